@@ -1,0 +1,584 @@
+/* sim.c: FORMAT.md's machine model, step by step, on integer picoseconds.
+ *
+ * The compute stream is walked in schedule order. Transfers have their
+ * start and end fixed at issue (each channel is FIFO and every earlier
+ * transfer's end is known), so pending completions sit in a min-heap on
+ * (end, issue order) and are applied before any later event. Events are
+ * applied in nondecreasing time; an instant is "finalized" (memory and tier
+ * use measured, budget and capacity checked) when time moves past it, so
+ * every measure is taken after all events of its instant, as rule 8 says.
+ *
+ * A step that breaks a rule is recorded and has no effect; an op always
+ * runs (its missing inputs are reported, not waited for), so one run lists
+ * every violation. Cost: O((steps + list entries) log transfers). */
+#include "sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	RES = 1 << 0,    /* on the device and usable */
+	PF = 1 << 1,     /* prefetch in flight */
+	ST = 1 << 2,     /* store in flight */
+	STORED = 1 << 3, /* stored, and no prefetch issued since (rule 5) */
+	INV = 1 << 4,    /* the store in flight will leave no valid copy */
+};
+
+typedef struct tstate {
+	uint64_t valid; /* tiers holding a valid copy */
+	int64_t pf_end; /* end of the prefetch in flight */
+	int64_t st_end; /* end of the store in flight */
+	int16_t st_tier;
+	uint8_t flags;
+	uint8_t nblk; /* device blocks allocated (2 while store and prefetch
+			 overlap) */
+} tstate;
+
+typedef struct xfer {
+	int64_t end;
+	int64_t seq; /* issue order: FIFO among equal ends */
+	int32_t t;
+	int16_t tier;
+	bool store;
+} xfer;
+
+typedef struct sim {
+	const hoff_graph *g;
+	const hoff_sched *s;
+	const hoff_sim_opts *o;
+	hoff_sim_result *r;
+	tstate *ts;
+	xfer *heap;
+	size_t nheap, heap_cap;
+	int64_t seq;
+	int64_t now;      /* the current instant */
+	int64_t mem;      /* device bytes in use */
+	int64_t ws;       /* workspace of the running op */
+	int64_t end_ps;   /* latest finish seen (ops and transfers) */
+	int64_t *tier_use;  /* (ntiers) valid copies + stores in flight */
+	int64_t *chan_free; /* (2 * ntiers): h2d of tier i at 2i, d2h 2i+1 */
+	bool over_budget;
+	uint64_t tier_over;
+	int64_t alloc_step;   /* last step that allocated device memory */
+	int32_t alloc_tensor; /* and its tensor, or HOFF_NONE */
+	int64_t *tier_step;   /* (ntiers) last step that added to tier use */
+	int32_t *tier_tensor; /* (ntiers) */
+	int32_t next_op;      /* ops finished so far */
+	bool snapped;
+	hoff_status st;
+	hoff_err *e;
+} sim;
+
+hoff_sim_opts hoff_sim_defaults(void)
+{
+	return (hoff_sim_opts){.budget_bytes = HOFF_NONE,
+			       .timeline = false,
+			       .snapshot_ps = HOFF_NONE};
+}
+
+static void violate(sim *m, int64_t step, int32_t t, int32_t op, int rule,
+		    const char *why)
+{
+	hoff_sim_result *r = m->r;
+	r->valid = false;
+	if (r->nviol < HOFF_SIM_MAXVIOL) {
+		hoff_violation *v = &r->viol[r->nviol];
+		v->step = step;
+		v->tensor = t;
+		v->op = op;
+		v->rule = (uint8_t)rule;
+		snprintf(v->why, sizeof v->why, "%s", why);
+	}
+	r->nviol++;
+}
+
+static bool before(const xfer *a, const xfer *b)
+{
+	return a->end < b->end || (a->end == b->end && a->seq < b->seq);
+}
+
+static bool heap_push(sim *m, xfer x)
+{
+	if (!hoff_grow((void **)&m->heap, &m->heap_cap, m->nheap + 1,
+		       sizeof *m->heap))
+		return false;
+	size_t i = m->nheap++;
+	while (i > 0 && before(&x, &m->heap[(i - 1) / 2])) {
+		m->heap[i] = m->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	m->heap[i] = x;
+	return true;
+}
+
+static xfer heap_pop(sim *m)
+{
+	xfer top = m->heap[0], last = m->heap[--m->nheap];
+	size_t i = 0, n = m->nheap;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(&m->heap[c + 1], &m->heap[c]))
+			c++;
+		if (!before(&m->heap[c], &last))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	if (n)
+		m->heap[i] = last;
+	return top;
+}
+
+static void snapshot(sim *m)
+{
+	hoff_sim_result *r = m->r;
+	const hoff_graph *g = m->g;
+	m->snapped = true;
+	r->snap = hoff_alloc((size_t)g->ntensors + 1, sizeof *r->snap);
+	if (!r->snap) {
+		m->st = hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+		return;
+	}
+	for (int32_t t = 0; t < g->ntensors; t++)
+		for (int b = 0; b < m->ts[t].nblk; b++)
+			r->snap[r->nsnap++] = t;
+	r->snap_workspace_bytes = m->ws;
+}
+
+/* Measures the state after every event of instant m->now. */
+static void finalize(sim *m)
+{
+	hoff_sim_result *r = m->r;
+	const hoff_graph *g = m->g;
+	if (m->mem > r->summary.peak_bytes) {
+		r->summary.peak_bytes = m->mem;
+		r->peak_ps = m->now;
+	}
+	if (m->mem > r->budget_bytes) {
+		if (!m->over_budget)
+			violate(m, m->alloc_step, m->alloc_tensor, HOFF_NONE, 8,
+				"device memory exceeds the budget");
+		m->over_budget = true;
+	} else {
+		m->over_budget = false;
+	}
+	for (int32_t i = 0; i < g->ntiers; i++) {
+		int64_t cap = g->tier[i].capacity_bytes;
+		uint64_t bit = (uint64_t)1 << i;
+		if (cap != HOFF_UNLIMITED && m->tier_use[i] > cap) {
+			if (!(m->tier_over & bit))
+				violate(m, m->tier_step[i], m->tier_tensor[i],
+					HOFF_NONE, 8,
+					"tier capacity exceeded");
+			m->tier_over |= bit;
+		} else {
+			m->tier_over &= ~bit;
+		}
+	}
+	if (m->o->timeline &&
+	    hoff_timeline_mem(&r->tl, m->now, m->mem) != HOFF_OK)
+		m->st = hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	if (!m->snapped && m->o->snapshot_ps == m->now)
+		snapshot(m);
+}
+
+/* Moves the clock to t, finalizing the instant left behind. */
+static void advance(sim *m, int64_t t)
+{
+	if (t > m->now) {
+		finalize(m);
+		m->now = t;
+	}
+}
+
+static void release_copies(sim *m, int32_t t)
+{
+	tstate *x = &m->ts[t];
+	for (int32_t i = 0; i < m->g->ntiers; i++)
+		if (x->valid & ((uint64_t)1 << i))
+			m->tier_use[i] -= m->g->tensor[t].bytes;
+	x->valid = 0;
+}
+
+static void complete(sim *m, const xfer *x)
+{
+	tstate *ts = &m->ts[x->t];
+	int64_t bytes = m->g->tensor[x->t].bytes;
+	uint64_t bit = (uint64_t)1 << x->tier;
+	if (!x->store) {
+		ts->flags = (uint8_t)((ts->flags & ~PF) | RES);
+		return;
+	}
+	ts->nblk--;
+	m->mem -= bytes;
+	if ((ts->flags & INV) || (ts->valid & bit))
+		m->tier_use[x->tier] -= bytes; /* no new copy */
+	else
+		ts->valid |= bit; /* the reservation becomes the copy */
+	ts->flags &= (uint8_t)~(ST | INV);
+}
+
+/* Applies every transfer completion up to and including instant t. */
+static void drain(sim *m, int64_t t)
+{
+	while (m->nheap && m->heap[0].end <= t) {
+		xfer x = heap_pop(m);
+		advance(m, x.end);
+		complete(m, &x);
+	}
+}
+
+static hoff_status transfer(sim *m, int64_t step, int32_t t, int32_t tier,
+			    bool store, int64_t not_before)
+{
+	const hoff_graph *g = m->g;
+	int64_t *chan = &m->chan_free[2 * tier + (store ? 1 : 0)];
+	int64_t start = m->now;
+	if (*chan > start)
+		start = *chan;
+	if (not_before > start)
+		start = not_before;
+	int64_t dur = hoff_xfer_ps(g, tier, g->tensor[t].bytes, !store);
+	if (dur >= HOFF_PS_LIMIT - start)
+		return hoff_seterr(m->e, HOFF_EINPUT,
+				   "steps[%lld] \"%s\": transfer ends at or "
+				   "after 2^62 ps",
+				   (long long)step, g->tensor[t].id);
+	int64_t end = start + dur;
+	*chan = end;
+	if (end > m->end_ps)
+		m->end_ps = end;
+	if (store) {
+		m->ts[t].st_end = end;
+		m->r->summary.d2h_bytes += g->tensor[t].bytes;
+	} else {
+		m->ts[t].pf_end = end;
+		m->r->summary.h2d_bytes += g->tensor[t].bytes;
+	}
+	xfer x = {.end = end, .seq = m->seq++, .t = t, .tier = (int16_t)tier,
+		  .store = store};
+	if (!heap_push(m, x))
+		return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	if (m->o->timeline) {
+		hoff_event ev = {.start_ps = start, .end_ps = end, .step = step,
+				 .id = t, .tier = (int16_t)tier,
+				 .kind = store ? HOFF_EV_STORE
+					       : HOFF_EV_PREFETCH};
+		if (hoff_timeline_event(&m->r->tl, ev) != HOFF_OK)
+			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	}
+	return HOFF_OK;
+}
+
+static hoff_status prefetch(sim *m, int64_t i, int32_t t, int32_t tier)
+{
+	tstate *x = &m->ts[t];
+	if (x->flags & (RES | PF)) {
+		violate(m, i, t, HOFF_NONE, 4,
+			x->flags & RES ? "tensor is resident already"
+				       : "tensor is being prefetched already");
+		return HOFF_OK;
+	}
+	bool copy = (x->valid >> tier) & 1;
+	bool wait = !copy && (x->flags & ST) && x->st_tier == tier;
+	if (!copy && !wait) {
+		violate(m, i, t, HOFF_NONE, 4,
+			"no valid copy on that tier and no store to it in "
+			"flight");
+		return HOFF_OK;
+	}
+	x->nblk++;
+	x->flags = (uint8_t)((x->flags | PF) & ~STORED);
+	m->mem += m->g->tensor[t].bytes;
+	m->alloc_step = i;
+	m->alloc_tensor = t;
+	return transfer(m, i, t, tier, false, wait ? x->st_end : 0);
+}
+
+static hoff_status store(sim *m, int64_t i, int32_t t, int32_t tier)
+{
+	tstate *x = &m->ts[t];
+	const hoff_tensor *tt = &m->g->tensor[t];
+	if (!(x->flags & RES) || !hoff_tensor_offload(tt)) {
+		violate(m, i, t, HOFF_NONE, 5,
+			!(x->flags & RES) ? "tensor is not resident"
+					  : "tensor has offload false");
+		return HOFF_OK;
+	}
+	x->flags = (uint8_t)((x->flags & ~(RES | INV)) | ST | STORED);
+	x->st_tier = (int16_t)tier;
+	m->tier_use[tier] += tt->bytes;
+	m->tier_step[tier] = i;
+	m->tier_tensor[tier] = t;
+	return transfer(m, i, t, tier, true, 0);
+}
+
+static void detach(sim *m, int64_t i, int32_t t)
+{
+	tstate *x = &m->ts[t];
+	const hoff_tensor *tt = &m->g->tensor[t];
+	const char *why = NULL;
+	if (!(x->flags & RES))
+		why = "tensor is not resident";
+	else if (!hoff_tensor_offload(tt))
+		why = "tensor has offload false";
+	else if (x->valid == 0 &&
+		 (hoff_tensor_persistent(tt) || tt->last_use >= m->next_op))
+		why = hoff_tensor_persistent(tt)
+			      ? "dirty persistent tensor would lose data"
+			      : "dirty tensor has a later use";
+	if (why) {
+		violate(m, i, t, HOFF_NONE, 7, why);
+		return;
+	}
+	x->flags &= (uint8_t)~RES;
+	x->nblk--;
+	m->mem -= tt->bytes;
+}
+
+/* Frees tensor t after its last use (rule 6), and its tier copies. */
+static void free_dead(sim *m, int32_t t)
+{
+	tstate *x = &m->ts[t];
+	if (x->flags & RES) {
+		x->flags &= (uint8_t)~RES;
+		x->nblk--;
+		m->mem -= m->g->tensor[t].bytes;
+	}
+	if (x->flags & ST)
+		x->flags |= INV;
+	release_copies(m, t);
+}
+
+static hoff_status run_op(sim *m, int64_t i, int32_t k)
+{
+	const hoff_graph *g = m->g;
+	const hoff_op *op = &g->op[k];
+	int64_t ready = m->now;
+	/* Rule 1: start when every input and update is resident. */
+	for (int pass = 0; pass < 2; pass++) {
+		const int64_t *off = pass ? g->upd_off : g->in_off;
+		const int32_t *lst = pass ? g->upd : g->in;
+		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+			tstate *x = &m->ts[lst[j]];
+			if (x->flags & RES)
+				continue;
+			if (x->flags & PF) {
+				if (x->pf_end > ready)
+					ready = x->pf_end;
+			} else if (x->flags & (ST | STORED)) {
+				violate(m, i, lst[j], k, 5,
+					"op uses a stored tensor not "
+					"prefetched again");
+			} else {
+				violate(m, i, lst[j], k, 1,
+					"op input is not resident and no "
+					"prefetch is in flight");
+			}
+		}
+	}
+	int64_t fin = m->now;
+	if (op->time_ps >= HOFF_PS_LIMIT - ready)
+		return hoff_seterr(m->e, HOFF_EINPUT,
+				   "steps[%lld] \"%s\": op ends at or after "
+				   "2^62 ps",
+				   (long long)i, op->id);
+	drain(m, ready);
+	advance(m, ready);
+	if (m->o->timeline) {
+		hoff_event ev = {.start_ps = fin, .end_ps = ready, .step = i,
+				 .id = k, .tier = HOFF_NONE,
+				 .kind = HOFF_EV_STALL};
+		if (ready > fin && hoff_timeline_event(&m->r->tl, ev))
+			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+		ev.kind = HOFF_EV_OP;
+		ev.start_ps = ready;
+		ev.end_ps = ready + op->time_ps;
+		if (hoff_timeline_event(&m->r->tl, ev))
+			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	}
+	/* Start: outputs and workspace allocated, updates dirty. */
+	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++) {
+		int32_t t = g->out[j];
+		m->ts[t].flags |= RES;
+		m->ts[t].nblk++;
+		m->mem += g->tensor[t].bytes;
+		m->alloc_tensor = t;
+	}
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++) {
+		int32_t t = g->upd[j];
+		release_copies(m, t);
+		if (m->ts[t].flags & ST)
+			m->ts[t].flags |= INV;
+	}
+	m->ws = op->workspace_bytes;
+	m->mem += m->ws;
+	m->alloc_step = i;
+	if (g->out_off[k] == g->out_off[k + 1])
+		m->alloc_tensor = HOFF_NONE;
+	/* Finish: rule 6. */
+	int64_t end = ready + op->time_ps;
+	if (end > m->end_ps)
+		m->end_ps = end;
+	drain(m, end);
+	advance(m, end);
+	m->mem -= m->ws;
+	m->ws = 0;
+	m->next_op = k + 1;
+	for (int pass = 0; pass < 3; pass++) {
+		const int64_t *off = pass == 0   ? g->in_off
+				     : pass == 1 ? g->upd_off
+						 : g->out_off;
+		const int32_t *lst = pass == 0   ? g->in
+				     : pass == 1 ? g->upd
+						 : g->out;
+		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+			const hoff_tensor *t = &g->tensor[lst[j]];
+			if (!hoff_tensor_persistent(t) && t->last_use <= k &&
+			    (m->ts[lst[j]].nblk || m->ts[lst[j]].valid ||
+			     (m->ts[lst[j]].flags & ST)))
+				free_dead(m, lst[j]);
+		}
+	}
+	return HOFF_OK;
+}
+
+static hoff_status init(sim *m)
+{
+	const hoff_graph *g = m->g;
+	hoff_sim_result *r = m->r;
+	size_t nt = (size_t)g->ntiers;
+	m->ts = hoff_zalloc((size_t)g->ntensors, sizeof *m->ts);
+	m->tier_use = hoff_zalloc(nt, sizeof *m->tier_use);
+	m->chan_free = hoff_zalloc(2 * nt, sizeof *m->chan_free);
+	m->tier_step = hoff_zalloc(nt, sizeof *m->tier_step);
+	m->tier_tensor = hoff_zalloc(nt, sizeof *m->tier_tensor);
+	r->viol = hoff_alloc(HOFF_SIM_MAXVIOL, sizeof *r->viol);
+	if (!m->ts || !m->tier_use || !m->chan_free || !m->tier_step ||
+	    !m->tier_tensor || !r->viol)
+		return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	m->alloc_step = HOFF_NONE;
+	m->alloc_tensor = HOFF_NONE;
+	for (size_t i = 0; i < nt; i++) {
+		m->tier_step[i] = HOFF_NONE;
+		m->tier_tensor[i] = HOFF_NONE;
+	}
+	/* Start state: graph inputs on their home, produced ones nowhere. */
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *tt = &g->tensor[t];
+		if (tt->producer != HOFF_NONE)
+			continue;
+		if (tt->home == HOFF_DEVICE) {
+			m->ts[t].flags = RES;
+			m->ts[t].nblk = 1;
+			m->mem += tt->bytes;
+		} else {
+			m->ts[t].valid = (uint64_t)1 << tt->home;
+			m->tier_use[tt->home] += tt->bytes;
+			if (m->tier_tensor[tt->home] == HOFF_NONE)
+				m->tier_tensor[tt->home] = t;
+		}
+	}
+	return HOFF_OK;
+}
+
+hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
+			 const hoff_sim_opts *o, hoff_sim_result *r,
+			 hoff_err *e)
+{
+	HOFF_REQUIRE(g && s && o && r);
+	memset(r, 0, sizeof *r);
+	r->valid = true;
+	r->peak_ps = 0;
+	r->budget_bytes = o->budget_bytes != HOFF_NONE ? o->budget_bytes
+			  : s->budget_bytes != HOFF_NONE
+				  ? s->budget_bytes
+				  : g->device.memory_bytes;
+	sim m = {.g = g, .s = s, .o = o, .r = r, .e = e};
+	hoff_status st = init(&m);
+	for (int64_t i = 0; st == HOFF_OK && i < s->nsteps; i++) {
+		const hoff_step *p = &s->step[i];
+		drain(&m, m.now); /* zero-length transfers just issued */
+		switch (p->kind) {
+		case HOFF_STEP_OP:
+			r->summary.compute_ps += g->op[p->id].time_ps;
+			st = run_op(&m, i, p->id);
+			break;
+		case HOFF_STEP_PREFETCH:
+			st = prefetch(&m, i, p->id, p->tier);
+			break;
+		case HOFF_STEP_STORE:
+			st = store(&m, i, p->id, p->tier);
+			break;
+		case HOFF_STEP_DETACH:
+			detach(&m, i, p->id);
+			break;
+		default:
+			HOFF_REQUIRE(!"checked schedule");
+		}
+		if (st == HOFF_OK)
+			st = m.st;
+	}
+	if (st == HOFF_OK) {
+		drain(&m, HOFF_PS_LIMIT);
+		finalize(&m);
+		st = m.st;
+	}
+	if (st == HOFF_OK) {
+		/* Rule 9: persistent state survives. */
+		for (int32_t t = 0; t < g->ntensors; t++) {
+			const tstate *x = &m.ts[t];
+			if (hoff_tensor_persistent(&g->tensor[t]) &&
+			    !(x->flags & RES) && x->valid == 0)
+				violate(&m, HOFF_NONE, t, HOFF_NONE, 9,
+					"persistent tensor is neither resident "
+					"nor on a tier at the end");
+		}
+		r->summary.makespan_ps = m.end_ps;
+		r->summary.stall_ps = m.end_ps - r->summary.compute_ps;
+	}
+	free(m.ts);
+	free(m.heap);
+	free(m.tier_use);
+	free(m.chan_free);
+	free(m.tier_step);
+	free(m.tier_tensor);
+	return st;
+}
+
+void hoff_sim_result_free(hoff_sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->viol);
+	free(r->snap);
+	hoff_timeline_free(&r->tl);
+	memset(r, 0, sizeof *r);
+}
+
+void hoff_violation_format(const hoff_graph *g, const hoff_sched *s,
+			   const hoff_violation *v, char *buf, size_t len)
+{
+	static const char *const kinds[] = {"op", "prefetch", "store",
+					    "detach"};
+	const char *name = v->tensor != HOFF_NONE ? g->tensor[v->tensor].id
+			   : v->op != HOFF_NONE   ? g->op[v->op].id
+						  : "";
+	if (v->step == HOFF_NONE) {
+		snprintf(buf, len, "end: \"%s\": rule %d: %s", name, v->rule,
+			 v->why);
+		return;
+	}
+	const hoff_step *p = &s->step[v->step];
+	if (p->kind == HOFF_STEP_OP && v->tensor != HOFF_NONE)
+		snprintf(buf, len, "steps[%lld] op \"%s\": \"%s\": rule %d: %s",
+			 (long long)v->step, g->op[p->id].id, name, v->rule,
+			 v->why);
+	else
+		snprintf(buf, len, "steps[%lld] %s \"%s\": rule %d: %s",
+			 (long long)v->step, kinds[p->kind], name, v->rule,
+			 v->why);
+}

@@ -1,0 +1,138 @@
+/* analysis.c: lower bound, totals and the closed-form no-offload memory
+ * profile; all passes O(ops + tensors + list entries) times tiers. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	int32_t from = x->producer != HOFF_NONE ? x->producer : 0;
+	int32_t to = x->last_use != HOFF_NONE ? x->last_use : x->producer;
+	return to == HOFF_NONE ? 0 : to - from + 1;
+}
+
+/* FORMAT.md: max(compute, max over tiers and ops k of H_k + C_k). */
+static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
+			       hoff_err *e)
+{
+	a->lower_bound_ps = a->compute_ps;
+	a->lb_op = a->lb_tier = HOFF_NONE;
+	if (g->ntiers == 0 || g->nops == 0)
+		return HOFF_OK;
+	int64_t *h = hoff_alloc((size_t)g->nops, sizeof *h);
+	if (!h)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	for (int32_t r = 0; r < g->ntiers; r++) {
+		memset(h, 0, (size_t)g->nops * sizeof *h);
+		for (int32_t t = 0; t < g->ntensors; t++) {
+			const hoff_tensor *x = &g->tensor[t];
+			if (x->producer == HOFF_NONE && x->home == r &&
+			    x->first_use != HOFF_NONE)
+				h[x->first_use] +=
+					hoff_xfer_ps(g, r, x->bytes, true);
+		}
+		int64_t hk = 0, ck = a->compute_ps;
+		for (int32_t k = 0; k < g->nops; k++) {
+			hk += h[k];
+			if (hk + ck > a->lower_bound_ps) {
+				a->lower_bound_ps = hk + ck;
+				a->lb_op = k;
+				a->lb_tier = r;
+			}
+			ck -= g->op[k].time_ps;
+		}
+	}
+	free(h);
+	return HOFF_OK;
+}
+
+/* Memory with everything resident while live: graph inputs on the device
+ * or used from a tier from time 0; op k adds outputs and workspace at its
+ * start and frees workspace and dead non-persistent tensors at its end. */
+static void closed_peak(const hoff_graph *g, hoff_analysis *a)
+{
+	int64_t mem = 0;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		if (x->producer == HOFF_NONE &&
+		    (x->home == HOFF_DEVICE || x->first_use != HOFF_NONE))
+			mem += x->bytes;
+	}
+	a->closed_peak_bytes = mem;
+	a->closed_peak_op = HOFF_NONE;
+	for (int32_t k = 0; k < g->nops; k++) {
+		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+			mem += g->tensor[g->out[j]].bytes;
+		int64_t during = mem + g->op[k].workspace_bytes;
+		if (during > a->closed_peak_bytes) {
+			a->closed_peak_bytes = during;
+			a->closed_peak_op = k;
+		}
+		for (int pass = 0; pass < 3; pass++) {
+			const int64_t *off = pass == 0   ? g->in_off
+					     : pass == 1 ? g->upd_off
+							 : g->out_off;
+			const int32_t *lst = pass == 0   ? g->in
+					     : pass == 1 ? g->upd
+							 : g->out;
+			for (int64_t j = off[k]; j < off[k + 1]; j++) {
+				const hoff_tensor *x = &g->tensor[lst[j]];
+				if (!hoff_tensor_persistent(x) &&
+				    x->last_use <= k)
+					mem -= x->bytes;
+			}
+		}
+		/* A tensor both read and updated by op k is listed twice. */
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++) {
+			const hoff_tensor *x = &g->tensor[g->upd[j]];
+			if (hoff_tensor_persistent(x) || x->last_use > k)
+				continue;
+			for (int64_t i = g->in_off[k]; i < g->in_off[k + 1];
+			     i++)
+				if (g->in[i] == g->upd[j])
+					mem += x->bytes;
+		}
+	}
+}
+
+hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e)
+{
+	memset(a, 0, sizeof *a);
+	for (int32_t k = 0; k < g->nops; k++)
+		a->compute_ps += g->op[k].time_ps;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		a->bytes_by_kind[x->kind] += x->bytes;
+		a->count_by_kind[x->kind]++;
+		a->total_bytes += x->bytes;
+		if (x->producer == HOFF_NONE && x->home != HOFF_DEVICE)
+			a->tier_homed_bytes += x->bytes;
+		if (x->producer == HOFF_NONE && x->first_use == HOFF_NONE)
+			a->nunused++;
+	}
+	closed_peak(g, a);
+	return lower_bound(g, a, e);
+}
+
+hoff_sched *hoff_sched_noffload(const hoff_graph *g)
+{
+	hoff_sched *s = hoff_sched_new();
+	if (!s || hoff_sched_set_policy(s, "no-offload") != HOFF_OK)
+		goto fail;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		if (x->producer == HOFF_NONE && x->home != HOFF_DEVICE &&
+		    x->first_use != HOFF_NONE &&
+		    hoff_sched_push(s, HOFF_STEP_PREFETCH, t, x->home))
+			goto fail;
+	}
+	for (int32_t k = 0; k < g->nops; k++)
+		if (hoff_sched_push(s, HOFF_STEP_OP, k, HOFF_NONE))
+			goto fail;
+	return s;
+fail:
+	hoff_sched_free(s);
+	return NULL;
+}

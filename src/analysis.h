@@ -1,0 +1,42 @@
+/* analysis.h: what a graph costs before any offloading — compute time,
+ * FORMAT.md's lower bound, bytes by kind, lifetimes, and the no-offload
+ * schedule (every tensor resident while live, tier-homed tensors fetched at
+ * time 0) whose simulation gives the no-offload memory timeline.
+ * requires a finished graph; allocates only what it returns. */
+#ifndef HOFF_ANALYSIS_H
+#define HOFF_ANALYSIS_H
+
+#include "graph.h"
+#include "sched.h"
+
+typedef struct hoff_analysis {
+	int64_t compute_ps;     /* sum of op durations */
+	int64_t lower_bound_ps; /* FORMAT.md's lower_bound_s, in ps */
+	int32_t lb_op;          /* op k that sets the bound, HOFF_NONE when it
+				   is the compute time */
+	int32_t lb_tier;        /* and its tier */
+	int64_t bytes_by_kind[HOFF_NKINDS];
+	int32_t count_by_kind[HOFF_NKINDS];
+	int64_t total_bytes;
+	int64_t tier_homed_bytes; /* graph inputs homed on a tier */
+	int32_t nunused;          /* tensors no op reads, updates or writes */
+	/* Closed-form no-offload peak (exact when every op lasts > 0 ps):
+	 * the largest of memory at time 0 and, for each op, memory while it
+	 * runs. Recomputed independently of the simulator. */
+	int64_t closed_peak_bytes;
+	int32_t closed_peak_op; /* HOFF_NONE: at time 0 */
+} hoff_analysis;
+
+/* Fills *a for g. HOFF_ENOMEM on failure. */
+hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e);
+
+/* Lifetime of tensor t in ops: from its producer (or op 0 for a graph
+ * input) to its last use; 0 when no op touches it. */
+int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t);
+
+/* Builds the no-offload schedule: a prefetch from its home of every
+ * tier-homed graph input some op uses (in id order), then every op.
+ * Caller frees; NULL on OOM. */
+hoff_sched *hoff_sched_noffload(const hoff_graph *g);
+
+#endif

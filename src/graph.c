@@ -1,0 +1,410 @@
+/* graph.c: building, validating and deriving the IR of graph.h.
+ * hoff_graph_finish() is the one place that checks the cross-references of
+ * FORMAT.md (producers, order of use, op times) and derives the use lists;
+ * it runs in O(ops + tensors + list entries). */
+#include "graph.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[HOFF_NKINDS] = {
+	"other", "weight", "activation", "kv",
+	"optimizer", "gradient", "input", "output",
+};
+
+const char *hoff_kind_name(int k)
+{
+	return k >= 0 && k < HOFF_NKINDS ? kind_names[k] : "?";
+}
+
+int hoff_kind_parse(const char *s)
+{
+	for (int k = 0; k < HOFF_NKINDS; k++)
+		if (strcmp(s, kind_names[k]) == 0)
+			return k;
+	return -1;
+}
+
+hoff_graph *hoff_graph_new(void)
+{
+	hoff_graph *g = calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->in_off = calloc(1, sizeof *g->in_off);
+	g->upd_off = calloc(1, sizeof *g->upd_off);
+	g->out_off = calloc(1, sizeof *g->out_off);
+	if (!g->in_off || !g->upd_off || !g->out_off) {
+		hoff_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void hoff_graph_free(hoff_graph *g)
+{
+	if (!g)
+		return;
+	free(g->name);
+	free(g->meta);
+	free(g->tier);
+	free(g->tensor);
+	free(g->op);
+	free(g->in_off);
+	free(g->upd_off);
+	free(g->out_off);
+	free(g->in);
+	free(g->upd);
+	free(g->out);
+	free(g->use_off);
+	free(g->use);
+	hoff_strmap_free(&g->tensor_ids);
+	hoff_strmap_free(&g->op_ids);
+	hoff_strmap_free(&g->tier_ids);
+	hoff_strpool_free(&g->pool);
+	free(g);
+}
+
+const char *hoff_graph_intern(hoff_graph *g, const char *s)
+{
+	return hoff_strpool_add(&g->pool, s, strlen(s));
+}
+
+/* Interns name and maps it to id in m; HOFF_NONE on a duplicate or OOM. */
+static int32_t add_name(hoff_graph *g, hoff_strmap *m, const char *what,
+			const char *name, int32_t id, const char **out,
+			hoff_err *e)
+{
+	if (id == INT32_MAX) {
+		hoff_seterr(e, HOFF_EINPUT, "too many %ss", what);
+		return HOFF_NONE;
+	}
+	const char *s = hoff_graph_intern(g, name);
+	if (!s) {
+		hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		return HOFF_NONE;
+	}
+	hoff_status st = hoff_strmap_put(m, s, id, NULL);
+	if (st == HOFF_EINPUT) {
+		hoff_seterr(e, st, "duplicate %s id \"%s\"", what, name);
+		return HOFF_NONE;
+	}
+	if (st != HOFF_OK) {
+		hoff_seterr(e, st, "out of memory");
+		return HOFF_NONE;
+	}
+	*out = s;
+	return id;
+}
+
+int32_t hoff_graph_add_tier(hoff_graph *g, const char *name, hoff_err *e)
+{
+	if (strcmp(name, "device") == 0) {
+		hoff_seterr(e, HOFF_EINPUT, "tier name \"device\" is reserved");
+		return HOFF_NONE;
+	}
+	if (g->ntiers >= HOFF_MAX_TIERS) {
+		hoff_seterr(e, HOFF_EINPUT, "more than %d tiers", HOFF_MAX_TIERS);
+		return HOFF_NONE;
+	}
+	if (!hoff_grow((void **)&g->tier, &g->tier_cap, (size_t)g->ntiers + 1,
+		       sizeof *g->tier)) {
+		hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		return HOFF_NONE;
+	}
+	hoff_tier *t = &g->tier[g->ntiers];
+	memset(t, 0, sizeof *t);
+	t->capacity_bytes = HOFF_UNLIMITED;
+	if (add_name(g, &g->tier_ids, "tier", name, g->ntiers, &t->name, e) ==
+	    HOFF_NONE)
+		return HOFF_NONE;
+	return g->ntiers++;
+}
+
+int32_t hoff_graph_add_tensor(hoff_graph *g, const char *id, int64_t bytes,
+			      hoff_err *e)
+{
+	if (!hoff_grow((void **)&g->tensor, &g->tensor_cap,
+		       (size_t)g->ntensors + 1, sizeof *g->tensor)) {
+		hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		return HOFF_NONE;
+	}
+	hoff_tensor *t = &g->tensor[g->ntensors];
+	memset(t, 0, sizeof *t);
+	t->bytes = bytes;
+	t->home = HOFF_DEVICE;
+	t->kind = HOFF_KIND_OTHER;
+	t->flags = HOFF_T_OFFLOAD;
+	t->producer = t->first_use = t->last_use = HOFF_NONE;
+	if (add_name(g, &g->tensor_ids, "tensor", id, g->ntensors, &t->id,
+		     e) == HOFF_NONE)
+		return HOFF_NONE;
+	return g->ntensors++;
+}
+
+int32_t hoff_graph_add_op(hoff_graph *g, const char *id, hoff_err *e)
+{
+	size_t n = (size_t)g->nops + 2; /* offsets need nops + 2 slots */
+	size_t cap = g->op_cap;
+	if (!hoff_grow((void **)&g->op, &g->op_cap, n, sizeof *g->op)) {
+		hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		return HOFF_NONE;
+	}
+	if (g->op_cap != cap) {
+		int64_t *a = hoff_realloc(g->in_off, g->op_cap, sizeof *a);
+		if (a)
+			g->in_off = a;
+		int64_t *b = hoff_realloc(g->upd_off, g->op_cap, sizeof *b);
+		if (b)
+			g->upd_off = b;
+		int64_t *c = hoff_realloc(g->out_off, g->op_cap, sizeof *c);
+		if (c)
+			g->out_off = c;
+		if (!a || !b || !c) {
+			g->op_cap = cap;
+			hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+			return HOFF_NONE;
+		}
+	}
+	hoff_op *o = &g->op[g->nops];
+	memset(o, 0, sizeof *o);
+	if (add_name(g, &g->op_ids, "op", id, g->nops, &o->id, e) == HOFF_NONE)
+		return HOFF_NONE;
+	int32_t k = g->nops++;
+	g->in_off[k + 1] = g->in_off[k];
+	g->upd_off[k + 1] = g->upd_off[k];
+	g->out_off[k + 1] = g->out_off[k];
+	return k;
+}
+
+hoff_status hoff_graph_op_use(hoff_graph *g, hoff_use use, int32_t t,
+			      hoff_err *e)
+{
+	HOFF_REQUIRE(g->nops > 0 && t >= 0 && t < g->ntensors);
+	int64_t *off = use == HOFF_USE_IN    ? g->in_off
+		       : use == HOFF_USE_UPD ? g->upd_off
+					     : g->out_off;
+	int32_t **list = use == HOFF_USE_IN    ? &g->in
+			 : use == HOFF_USE_UPD ? &g->upd
+					       : &g->out;
+	size_t *cap = use == HOFF_USE_IN    ? &g->in_cap
+		      : use == HOFF_USE_UPD ? &g->upd_cap
+					    : &g->out_cap;
+	int32_t k = g->nops - 1;
+	for (int64_t i = off[k]; i < off[k + 1]; i++)
+		if ((*list)[i] == t)
+			return HOFF_OK; /* repeated names count once */
+	if (!hoff_grow((void **)list, cap, (size_t)off[k + 1] + 1,
+		       sizeof **list))
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	(*list)[off[k + 1]++] = t;
+	return HOFF_OK;
+}
+
+void hoff_tensor_defaults(hoff_tensor *t)
+{
+	if (!(t->flags & HOFF_T_HAS_OUTPUT) && t->kind == HOFF_KIND_OUTPUT)
+		t->flags |= HOFF_T_OUTPUT;
+	if (!(t->flags & HOFF_T_HAS_PERSISTENT)) {
+		bool p = t->kind == HOFF_KIND_WEIGHT ||
+			 t->kind == HOFF_KIND_KV ||
+			 t->kind == HOFF_KIND_OPTIMIZER ||
+			 (t->flags & HOFF_T_OUTPUT);
+		if (p)
+			t->flags |= HOFF_T_PERSISTENT;
+	}
+	/* An explicit persistent: false stands even for an output: the
+	 * conformance vectors (049, 173, 237, ...) are judged that way. */
+}
+
+int64_t hoff_xfer_ps(const hoff_graph *g, int32_t tier, int64_t bytes,
+		     bool to_device)
+{
+	HOFF_REQUIRE(tier >= 0 && tier < g->ntiers);
+	const hoff_tier *t = &g->tier[tier];
+	double rate = to_device ? t->h2d_Bps : t->d2h_Bps;
+	int64_t x = hoff_ps((double)bytes / rate);
+	/* The reader bounds both terms below 2^62, so the sum fits. */
+	return x < 0 ? HOFF_PS_LIMIT : t->latency_ps + x;
+}
+
+int32_t hoff_graph_find_tensor(const hoff_graph *g, const char *name)
+{
+	return hoff_strmap_get(&g->tensor_ids, name);
+}
+
+int32_t hoff_graph_find_op(const hoff_graph *g, const char *name)
+{
+	return hoff_strmap_get(&g->op_ids, name);
+}
+
+int32_t hoff_graph_find_tier(const hoff_graph *g, const char *name)
+{
+	return hoff_strmap_get(&g->tier_ids, name);
+}
+
+/* Op time of FORMAT.md in seconds (time_s, else the roofline). */
+static double op_time_s(const hoff_graph *g, const hoff_op *o)
+{
+	if (o->flags & HOFF_O_HAS_TIME)
+		return o->time_s;
+	double c = o->flops / g->device.flops_per_s;
+	double m = o->bytes_accessed / g->device.mem_bandwidth_Bps;
+	return (c > m ? c : m) + g->device.op_overhead_s;
+}
+
+hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
+{
+	const hoff_device *d = &g->device;
+	for (int32_t i = 0; i < g->ntiers; i++) {
+		hoff_tier *t = &g->tier[i];
+		t->latency_ps = hoff_ps(t->latency_s);
+		if (t->latency_ps < 0)
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "%s: machine.tiers[%d] \"%s\": "
+					   "latency_s must be below 2^62 ps",
+					   file, i, t->name);
+	}
+	/* Producers; outputs may not also be updates of one op. */
+	for (int32_t k = 0; k < g->nops; k++) {
+		for (int64_t i = g->out_off[k]; i < g->out_off[k + 1]; i++) {
+			hoff_tensor *t = &g->tensor[g->out[i]];
+			if (t->producer != HOFF_NONE)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: ops[%d] \"%s\": outputs: tensor "
+					"\"%s\" already produced by op \"%s\"",
+					file, k, g->op[k].id, t->id,
+					g->op[t->producer].id);
+			t->producer = k;
+			for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1];
+			     j++)
+				if (g->upd[j] == g->out[i])
+					return hoff_seterr(
+						e, HOFF_EINPUT,
+						"%s: ops[%d] \"%s\": tensor "
+						"\"%s\" is both an output and "
+						"an update",
+						file, k, g->op[k].id, t->id);
+		}
+	}
+	/* Uses: counts, then a stable fill in op order (ascending). */
+	free(g->use_off);
+	free(g->use);
+	g->use = NULL;
+	g->use_off = hoff_zalloc((size_t)g->ntensors + 1, sizeof *g->use_off);
+	if (!g->use_off)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	bool need_roofline = false;
+	for (int32_t k = 0; k < g->nops; k++) {
+		hoff_op *o = &g->op[k];
+		for (int pass = 0; pass < 2; pass++) {
+			const int64_t *off = pass ? g->upd_off : g->in_off;
+			const int32_t *lst = pass ? g->upd : g->in;
+			for (int64_t i = off[k]; i < off[k + 1]; i++) {
+				hoff_tensor *t = &g->tensor[lst[i]];
+				if (t->producer != HOFF_NONE &&
+				    t->producer >= k)
+					return hoff_seterr(
+						e, HOFF_EINPUT,
+						"%s: ops[%d] \"%s\": %s: tensor "
+						"\"%s\" is used before op "
+						"\"%s\" produces it",
+						file, k, o->id,
+						pass ? "updates" : "inputs",
+						t->id, g->op[t->producer].id);
+				if (t->last_use == k)
+					continue; /* in both lists */
+				if (t->first_use == HOFF_NONE)
+					t->first_use = k;
+				t->last_use = k;
+				g->use_off[lst[i] + 1]++;
+			}
+		}
+		if (!(o->flags & HOFF_O_HAS_TIME))
+			need_roofline = true;
+	}
+	for (int32_t t = 0; t < g->ntensors; t++)
+		g->use_off[t + 1] += g->use_off[t];
+	g->use = hoff_alloc((size_t)g->use_off[g->ntensors] + 1,
+			    sizeof *g->use);
+	int64_t *fill = hoff_alloc((size_t)g->ntensors + 1, sizeof *fill);
+	if (!g->use || !fill) {
+		free(fill);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	memcpy(fill, g->use_off, (size_t)g->ntensors * sizeof *fill);
+	for (int32_t k = 0; k < g->nops; k++)
+		for (int pass = 0; pass < 2; pass++) {
+			const int64_t *off = pass ? g->upd_off : g->in_off;
+			const int32_t *lst = pass ? g->upd : g->in;
+			for (int64_t i = off[k]; i < off[k + 1]; i++) {
+				int32_t t = lst[i];
+				if (fill[t] > g->use_off[t] &&
+				    g->use[fill[t] - 1] == k)
+					continue;
+				g->use[fill[t]++] = k;
+			}
+		}
+	free(fill);
+	if (need_roofline && (!d->has_flops || !d->has_mem_bw)) {
+		for (int32_t k = 0; k < g->nops; k++)
+			if (!(g->op[k].flags & HOFF_O_HAS_TIME))
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: machine.device: %s required: op "
+					"\"%s\" has no time_s",
+					file,
+					d->has_flops ? "mem_bandwidth_Bps"
+						     : "flops_per_s",
+					g->op[k].id);
+	}
+	/* Op times in ps; the sum of all op times is an instant too. */
+	int64_t total = 0;
+	for (int32_t k = 0; k < g->nops; k++) {
+		hoff_op *o = &g->op[k];
+		o->time_ps = hoff_ps(op_time_s(g, o));
+		if (o->time_ps < 0 || o->time_ps >= HOFF_PS_LIMIT - total)
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "%s: ops[%d] \"%s\": time_s: op time "
+					   "reaches 2^62 ps (%s)",
+					   file, k, o->id,
+					   o->time_ps < 0 ? "this op"
+							  : "sum of op times");
+		total += o->time_ps;
+	}
+	/* Memory sums must fit int64 with room: bound every tensor, and
+	 * transfers of each below 2^62 ps on every channel. */
+	int64_t bytes = 0;
+	for (int32_t i = 0; i < g->ntensors; i++) {
+		const hoff_tensor *t = &g->tensor[i];
+		if (t->bytes > HOFF_PS_LIMIT - bytes)
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "%s: tensors[%d] \"%s\": bytes: sum "
+					   "of tensor bytes reaches 2^62",
+					   file, i, t->id);
+		bytes += t->bytes;
+		for (int32_t r = 0; r < g->ntiers; r++) {
+			const hoff_tier *tr = &g->tier[r];
+			int64_t a = hoff_ps((double)t->bytes / tr->h2d_Bps);
+			int64_t b = hoff_ps((double)t->bytes / tr->d2h_Bps);
+			if (a < 0 || b < 0 ||
+			    a >= HOFF_PS_LIMIT - tr->latency_ps ||
+			    b >= HOFF_PS_LIMIT - tr->latency_ps)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: tensors[%d] \"%s\": bytes: a "
+					"transfer on tier \"%s\" reaches "
+					"2^62 ps",
+					file, i, t->id, tr->name);
+		}
+	}
+	for (int32_t k = 0; k < g->nops; k++) {
+		if (g->op[k].workspace_bytes > HOFF_PS_LIMIT - bytes)
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "%s: ops[%d] \"%s\": workspace_bytes "
+					   "too large",
+					   file, k, g->op[k].id);
+	}
+	return HOFF_OK;
+}

@@ -1,0 +1,66 @@
+/* hoff.h: what every hoffopt module shares — status codes, the error
+ * buffer, checked arithmetic and the picosecond clock of FORMAT.md.
+ * Invariant: a function that fails returns a status other than HOFF_OK and
+ * leaves a one-line message in its hoff_err; nothing else reports errors. */
+#ifndef HOFF_H
+#define HOFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOFF_NONE (-1)
+
+typedef enum hoff_status {
+	HOFF_OK = 0,
+	HOFF_EINPUT,    /* malformed input: bad JSON, unknown id, rejected value */
+	HOFF_ENOMEM,    /* allocation failed or size overflowed */
+	HOFF_EIO,       /* a file could not be read or written */
+	HOFF_EINVALID,  /* a schedule breaks a rule of the machine model */
+	HOFF_EUSAGE,    /* bad command-line arguments */
+} hoff_status;
+
+#define HOFF_ERRLEN 512
+typedef struct hoff_err {
+	char msg[HOFF_ERRLEN];
+} hoff_err;
+
+/* Formats msg into e (when e is not NULL) and returns st. */
+hoff_status hoff_seterr(hoff_err *e, hoff_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/* API misuse: aborts naming the function (never for bad input). */
+#define HOFF_REQUIRE(cond)                                                     \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			hoff_require_fail(__func__, #cond);                    \
+	} while (0)
+void hoff_require_fail(const char *fn, const char *cond);
+
+/* Largest duration or instant FORMAT.md admits: 2^62 ps. */
+#define HOFF_PS_LIMIT ((int64_t)1 << 62)
+
+/* ps(x) = floor(x * 1e12 + 0.5) in IEEE double, exactly as FORMAT.md;
+ * returns -1 when x is negative, not finite or the result is >= 2^62. */
+int64_t hoff_ps(double x_s);
+
+/* Picoseconds to seconds as written in reports: ps / 1e12. */
+static inline double hoff_s(int64_t ps) { return (double)ps / 1e12; }
+
+/* malloc(n * size) with overflow check; NULL on overflow or failure. */
+void *hoff_alloc(size_t n, size_t size);
+/* calloc with the same contract. */
+void *hoff_zalloc(size_t n, size_t size);
+/* realloc(p, n * size) with overflow check; p is kept on failure. */
+void *hoff_realloc(void *p, size_t n, size_t size);
+/* Grows *p (holding *cap items of size) to hold at least need items;
+ * doubles capacity. Returns false (and keeps *p) on overflow or failure. */
+bool hoff_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* strdup that returns NULL for NULL. */
+char *hoff_strdup(const char *s);
+
+#endif

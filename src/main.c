@@ -1,0 +1,543 @@
+/* main.c: the hoffopt command line — parses arguments, runs the pipeline
+ * (read → analyse → [plan] → simulate → write) and maps statuses to exit
+ * codes: 0 ok, 1 invalid schedule or infeasible budget, 2 bad input or
+ * usage. The only file that calls exit() or prints for the user. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "graph_json.h"
+#include "outfile.h"
+#include "sched_json.h"
+#include "sim.h"
+#include "trace_json.h"
+
+#define EXIT_INVALID 1
+#define EXIT_BAD 2
+
+static const char *usage_main =
+	"usage: hoffopt <command> [options]\n"
+	"\n"
+	"Plans how an LLM's tensors move between device memory and slower\n"
+	"tiers (host, NVMe, remote), and checks plans on FORMAT.md's machine\n"
+	"model.\n"
+	"\n"
+	"commands:\n"
+	"  analyze GRAPH [--json] [--tensors] [--top N]\n"
+	"        lifetimes, no-offload memory peak, bytes by kind, lower bound\n"
+	"  simulate GRAPH SCHEDULE [--budget B] [--json] [--trace T]\n"
+	"        check a schedule and report its peak, makespan and stall\n"
+	"\n"
+	"Run 'hoffopt <command> --help' for a command's options.\n"
+	"Exit codes: 0 ok, 1 invalid schedule, 2 bad input or usage.\n";
+
+static const char *usage_analyze =
+	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
+	"\n"
+	"Reads GRAPH (graph.json, '-' for stdin) and reports the op count,\n"
+	"compute time, FORMAT.md's lower_bound_s, bytes by tensor kind, and\n"
+	"the no-offload memory timeline (every tensor resident while live,\n"
+	"tier-homed tensors fetched at time 0): its peak and the tensors\n"
+	"that make it up.\n"
+	"\n"
+	"  --json       one JSON object on stdout\n"
+	"  --tensors    with --json: each tensor's first/last use and lifetime\n"
+	"  --top N      contributors to the peak to list (default 10)\n";
+
+static const char *usage_simulate =
+	"usage: hoffopt simulate GRAPH SCHEDULE [--budget B] [--json] "
+	"[--trace T]\n"
+	"\n"
+	"Runs SCHEDULE on GRAPH under FORMAT.md's machine model, exactly, in\n"
+	"integer picoseconds, and reports validity (every broken rule, with\n"
+	"its step and tensor) and the summary: peak, makespan, compute,\n"
+	"stall, bytes moved each way, overhead and lower bound.\n"
+	"\n"
+	"  --budget B   device budget: bytes, with KiB/MiB/GiB/KB/MB/GB, or a\n"
+	"               percentage of the no-offload peak (75%%); default: the\n"
+	"               schedule's budget_bytes, else device.memory_bytes\n"
+	"  --json       one JSON object on stdout\n"
+	"  --trace T    write a Chrome trace (Perfetto) of the run to T\n"
+	"\n"
+	"Exit codes: 0 valid, 1 invalid, 2 bad input or usage.\n";
+
+typedef struct opts {
+	const char *pos[4];
+	int npos;
+	const char *budget;
+	const char *trace;
+	bool json, tensors, help;
+	int top;
+} opts;
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hoffopt: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return EXIT_BAD;
+}
+
+/* Parses argv[2..] for a command; returns 0 or an exit code. */
+static int parse_opts(int argc, char **argv, opts *o, int maxpos)
+{
+	memset(o, 0, sizeof *o);
+	o->top = 10;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			o->help = true;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "--tensors")) {
+			o->tensors = true;
+		} else if (!strcmp(a, "--budget") && more) {
+			o->budget = argv[++i];
+		} else if (!strcmp(a, "--trace") && more) {
+			o->trace = argv[++i];
+		} else if (!strcmp(a, "--top") && more) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 0 || v > 1000000)
+				return bad("--top takes a count, not '%s'",
+					   argv[i]);
+			o->top = (int)v;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return bad(more || strncmp(a, "--", 2)
+					   ? "unknown option '%s'"
+					   : "option '%s' needs a value",
+				   a);
+		} else if (o->npos < maxpos) {
+			o->pos[o->npos++] = a;
+		} else {
+			return bad("unexpected argument '%s'", a);
+		}
+	}
+	return 0;
+}
+
+/* Parses a budget: bytes with an optional unit, or a percentage of
+ * noffload_peak. Returns -1 when s is not a budget. */
+static int64_t parse_budget(const char *s, int64_t noffload_peak)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {{"", 1},	  {"B", 1},	  {"KiB", 1024.0},
+		     {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+		     {"TiB", 1099511627776.0}, {"KB", 1e3},
+		     {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		     {"%", -1}};
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) != 0)
+			continue;
+		double b = units[i].scale < 0 ? v / 100.0 * (double)noffload_peak
+					      : v * units[i].scale;
+		if (units[i].scale == 1 && b != floor(b))
+			return -1; /* bytes are whole */
+		if (!(b < 9.0e18))
+			return -1;
+		return (int64_t)floor(b);
+	}
+	return -1;
+}
+
+static void print_bytes(FILE *f, int64_t b)
+{
+	double v = (double)b;
+	const char *u = "B";
+	if (v >= 1073741824.0) {
+		v /= 1073741824.0;
+		u = "GiB";
+	} else if (v >= 1048576.0) {
+		v /= 1048576.0;
+		u = "MiB";
+	} else if (v >= 1024.0) {
+		v /= 1024.0;
+		u = "KiB";
+	}
+	if (*u == 'B')
+		fprintf(f, "%" PRId64 " B", b);
+	else
+		fprintf(f, "%" PRId64 " B (%.2f %s)", b, v, u);
+}
+
+/* JSON numbers: times as ps/1e12 with 17 significant digits. */
+static void json_time(FILE *f, const char *key, int64_t ps)
+{
+	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
+}
+
+static void json_overhead(FILE *f, const hoff_summary *s)
+{
+	if (s->compute_ps == 0)
+		fprintf(f, "\"overhead\": null");
+	else
+		fprintf(f, "\"overhead\": %.17g",
+			(double)s->makespan_ps / (double)s->compute_ps - 1.0);
+}
+
+static void json_summary(FILE *f, const hoff_summary *s)
+{
+	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
+	json_time(f, "makespan_s", s->makespan_ps);
+	fputs(", ", f);
+	json_time(f, "compute_s", s->compute_ps);
+	fputs(", ", f);
+	json_time(f, "stall_s", s->stall_ps);
+	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
+		s->h2d_bytes, s->d2h_bytes);
+}
+
+/* Simulates the no-offload schedule; with top > 0 also records the
+ * tensors in use at its peak. */
+static hoff_status noffload(const hoff_graph *g, bool snap,
+			    hoff_sim_result *r, hoff_err *e)
+{
+	hoff_sched *s = hoff_sched_noffload(g);
+	if (!s)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = INT64_MAX; /* measure, do not judge */
+	hoff_status st = hoff_sim_run(g, s, &o, r, e);
+	if (st == HOFF_OK && snap) {
+		o.snapshot_ps = r->peak_ps;
+		hoff_sim_result_free(r);
+		st = hoff_sim_run(g, s, &o, r, e);
+	}
+	hoff_sched_free(s);
+	return st;
+}
+
+static int exit_for(hoff_status st)
+{
+	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
+}
+
+/* Sorts tensor ids by bytes descending, then id ascending. */
+static const hoff_graph *sort_graph;
+static int by_bytes(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	int64_t bx = sort_graph->tensor[x].bytes, by = sort_graph->tensor[y].bytes;
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+static int cmd_analyze(int argc, char **argv)
+{
+	opts o;
+	int rc = parse_opts(argc, argv, &o, 1);
+	if (rc)
+		return rc;
+	if (o.help) {
+		fputs(usage_analyze, stdout);
+		return 0;
+	}
+	if (o.npos != 1)
+		return bad("%s", "analyze needs GRAPH (see --help)");
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_analysis a;
+	hoff_sim_result r = {0};
+	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
+	if (st == HOFF_OK)
+		st = hoff_analyze(g, &a, &e);
+	if (st == HOFF_OK)
+		st = noffload(g, o.top > 0, &r, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	sort_graph = g;
+	if (r.nsnap)
+		qsort(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes);
+	int64_t ntop = r.nsnap < o.top ? r.nsnap : o.top;
+	FILE *f = stdout;
+	if (o.json) {
+		fputs("{\"graph\": ", f);
+		hoff_json_string(f, g->name ? g->name : "");
+		fprintf(f, ", \"ops\": %d, \"tensors\": %d, \"tiers\": %d, ",
+			g->nops, g->ntensors, g->ntiers);
+		json_time(f, "compute_s", a.compute_ps);
+		fputs(", ", f);
+		json_time(f, "lower_bound_s", a.lower_bound_ps);
+		fprintf(f, ", \"budget_bytes\": %" PRId64,
+			g->device.memory_bytes);
+		fprintf(f, ", \"no_offload\": {");
+		json_summary(f, &r.summary);
+		fputs(", ", f);
+		json_time(f, "peak_at_s", r.peak_ps);
+		fprintf(f, ", \"fits\": %s, \"top\": [",
+			r.summary.peak_bytes <= g->device.memory_bytes
+				? "true"
+				: "false");
+		for (int64_t i = 0; i < ntop; i++) {
+			const hoff_tensor *t = &g->tensor[r.snap[i]];
+			fputs(i ? ", {\"tensor\": " : "{\"tensor\": ", f);
+			hoff_json_string(f, t->id);
+			fprintf(f, ", \"bytes\": %" PRId64 ", \"kind\": \"%s\"}",
+				t->bytes, hoff_kind_name(t->kind));
+		}
+		fprintf(f, "], \"workspace_bytes_at_peak\": %" PRId64 "}",
+			r.snap_workspace_bytes);
+		fputs(", \"bytes_by_kind\": {", f);
+		for (int k = 0, n = 0; k < HOFF_NKINDS; k++)
+			if (a.count_by_kind[k])
+				fprintf(f, "%s\"%s\": %" PRId64, n++ ? ", " : "",
+					hoff_kind_name(k), a.bytes_by_kind[k]);
+		fputs("}", f);
+		if (o.tensors) {
+			fputs(", \"tensor_lifetimes\": [", f);
+			for (int32_t t = 0; t < g->ntensors; t++) {
+				const hoff_tensor *x = &g->tensor[t];
+				fputs(t ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
+				hoff_json_string(f, x->id);
+				fprintf(f,
+					", \"bytes\": %" PRId64
+					", \"first_use\": %d, \"last_use\": %d"
+					", \"producer\": %d, \"lifetime_ops\": "
+					"%d}",
+					x->bytes, x->first_use, x->last_use,
+					x->producer, hoff_tensor_lifetime(g, t));
+			}
+			fputs("]", f);
+		}
+		fputs("}\n", f);
+		goto out;
+	}
+	fprintf(f, "graph %s: %d ops, %d tensors, %d tiers\n",
+		g->name ? g->name : "(unnamed)", g->nops, g->ntensors,
+		g->ntiers);
+	fprintf(f, "compute       %.9g s\n", hoff_s(a.compute_ps));
+	fprintf(f, "lower bound   %.9g s", hoff_s(a.lower_bound_ps));
+	if (a.lb_op != HOFF_NONE)
+		fprintf(f, " (transfers from %s needed by op \"%s\", then the "
+			   "rest of compute)",
+			g->tier[a.lb_tier].name, g->op[a.lb_op].id);
+	fputs("\nno-offload    peak ", f);
+	print_bytes(f, r.summary.peak_bytes);
+	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",
+		hoff_s(r.peak_ps), hoff_s(r.summary.makespan_ps));
+	print_bytes(f, g->device.memory_bytes);
+	fputs(r.summary.peak_bytes <= g->device.memory_bytes ? " (fits)\n"
+							      : " (does not fit)\n",
+	      f);
+	if (ntop) {
+		fprintf(f, "at the peak   %" PRId64 " tensors", r.nsnap);
+		if (r.snap_workspace_bytes)
+			fprintf(f, " + workspace %" PRId64 " B",
+				r.snap_workspace_bytes);
+		fputs("; largest:\n", f);
+		for (int64_t i = 0; i < ntop; i++) {
+			const hoff_tensor *t = &g->tensor[r.snap[i]];
+			fprintf(f, "  %-24s %-10s ", t->id,
+				hoff_kind_name(t->kind));
+			print_bytes(f, t->bytes);
+			fputc('\n', f);
+		}
+	}
+	fputs("bytes by kind\n", f);
+	for (int k = 0; k < HOFF_NKINDS; k++)
+		if (a.count_by_kind[k]) {
+			fprintf(f, "  %-12s %8d tensors  ", hoff_kind_name(k),
+				a.count_by_kind[k]);
+			print_bytes(f, a.bytes_by_kind[k]);
+			fputc('\n', f);
+		}
+out:
+	hoff_sim_result_free(&r);
+	hoff_graph_free(g);
+	return rc;
+}
+
+/* Resolves --budget against the graph (percentages need the no-offload
+ * peak); HOFF_NONE when not given. */
+static hoff_status resolve_budget(const hoff_graph *g, const char *arg,
+				  int64_t *budget, hoff_err *e)
+{
+	*budget = HOFF_NONE;
+	if (!arg)
+		return HOFF_OK;
+	int64_t peak = 0;
+	if (strchr(arg, '%')) {
+		hoff_sim_result r = {0};
+		hoff_status st = noffload(g, false, &r, e);
+		peak = r.summary.peak_bytes;
+		hoff_sim_result_free(&r);
+		if (st != HOFF_OK)
+			return st;
+	}
+	*budget = parse_budget(arg, peak);
+	if (*budget < 0)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "--budget: '%s' is not a byte count "
+				   "(e.g. 80000000, 40GiB, 75%%)",
+				   arg);
+	return HOFF_OK;
+}
+
+static int cmd_simulate(int argc, char **argv)
+{
+	opts o;
+	int rc = parse_opts(argc, argv, &o, 2);
+	if (rc)
+		return rc;
+	if (o.help) {
+		fputs(usage_simulate, stdout);
+		return 0;
+	}
+	if (o.npos != 2)
+		return bad("%s", "simulate needs GRAPH and SCHEDULE (see --help)");
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL;
+	hoff_analysis a;
+	hoff_sim_result r = {0};
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.timeline = o.trace != NULL;
+	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
+	if (st == HOFF_OK)
+		st = hoff_sched_read(o.pos[1], g, &s, &e);
+	if (st == HOFF_OK)
+		st = resolve_budget(g, o.budget, &so.budget_bytes, &e);
+	if (st == HOFF_OK)
+		st = hoff_analyze(g, &a, &e);
+	if (st == HOFF_OK)
+		st = hoff_sim_run(g, s, &so, &r, &e);
+	if (st == HOFF_OK && o.trace)
+		st = hoff_trace_write(g, &r.tl, o.trace, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	if (s->graph && g->name && strcmp(s->graph, g->name) != 0)
+		fprintf(stderr,
+			"hoffopt: warning: %s: graph \"%s\" does not match the "
+			"graph's name \"%s\"\n",
+			o.pos[1], s->graph, g->name);
+	if (s->has_summary && r.valid) {
+		const hoff_summary *w = &s->summary, *m = &r.summary;
+		double tol = 1e-9 * fmax(1.0, hoff_s(m->makespan_ps)) * 1e12;
+		if (w->peak_bytes != m->peak_bytes ||
+		    w->h2d_bytes != m->h2d_bytes ||
+		    w->d2h_bytes != m->d2h_bytes ||
+		    fabs((double)(w->makespan_ps - m->makespan_ps)) > tol ||
+		    fabs((double)(w->compute_ps - m->compute_ps)) > tol ||
+		    fabs((double)(w->stall_ps - m->stall_ps)) > tol)
+			fprintf(stderr,
+				"hoffopt: warning: %s: its summary differs "
+				"from the simulation (the simulation is "
+				"reported)\n",
+				o.pos[1]);
+	}
+	rc = r.valid ? 0 : EXIT_INVALID;
+	char line[HOFF_ERRLEN];
+	int64_t shown = r.nviol < HOFF_SIM_MAXVIOL ? r.nviol : HOFF_SIM_MAXVIOL;
+	FILE *f = stdout;
+	if (o.json) {
+		fprintf(f, "{\"valid\": %s, \"errors\": [",
+			r.valid ? "true" : "false");
+		for (int64_t i = 0; i < shown; i++) {
+			const hoff_violation *v = &r.viol[i];
+			hoff_violation_format(g, s, v, line, sizeof line);
+			fprintf(f, "%s{\"step\": ", i ? ", " : "");
+			if (v->step == HOFF_NONE)
+				fputs("null", f);
+			else
+				fprintf(f, "%" PRId64, v->step);
+			fputs(", \"tensor\": ", f);
+			if (v->tensor == HOFF_NONE)
+				fputs("null", f);
+			else
+				hoff_json_string(f, g->tensor[v->tensor].id);
+			fprintf(f, ", \"rule\": %d, \"message\": ", v->rule);
+			hoff_json_string(f, line);
+			fputc('}', f);
+		}
+		fprintf(f, "], \"errors_total\": %" PRId64 ", ", r.nviol);
+		json_summary(f, &r.summary);
+		fputs(", ", f);
+		json_overhead(f, &r.summary);
+		fputs(", ", f);
+		json_time(f, "lower_bound_s", a.lower_bound_ps);
+		fprintf(f, ", \"budget_bytes\": %" PRId64 "}\n", r.budget_bytes);
+		goto out;
+	}
+	for (int64_t i = 0; i < shown && i < 20; i++) {
+		hoff_violation_format(g, s, &r.viol[i], line, sizeof line);
+		fprintf(stderr, "%s: %s\n", o.pos[1], line);
+	}
+	if (r.nviol > 20)
+		fprintf(stderr, "%s: ... %" PRId64 " violations in all\n",
+			o.pos[1], r.nviol);
+	fprintf(f, "schedule %s (policy %s, budget ",
+		r.valid ? "valid" : "INVALID", s->policy ? s->policy : "?");
+	print_bytes(f, r.budget_bytes);
+	fputs(")\npeak          ", f);
+	print_bytes(f, r.summary.peak_bytes);
+	fprintf(f, "\nmakespan      %.9g s  (compute %.9g s, stall %.9g s",
+		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.compute_ps),
+		hoff_s(r.summary.stall_ps));
+	if (r.summary.compute_ps)
+		fprintf(f, ", overhead %.2f%%",
+			100.0 * ((double)r.summary.makespan_ps /
+					 (double)r.summary.compute_ps -
+				 1.0));
+	fprintf(f, ")\nlower bound   %.9g s\nmoved         h2d ",
+		hoff_s(a.lower_bound_ps));
+	print_bytes(f, r.summary.h2d_bytes);
+	fputs(", d2h ", f);
+	print_bytes(f, r.summary.d2h_bytes);
+	fputc('\n', f);
+out:
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return EXIT_BAD;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
+	    !strcmp(cmd, "help")) {
+		if (argc > 2 && !strcmp(argv[2], "analyze"))
+			fputs(usage_analyze, stdout);
+		else if (argc > 2 && !strcmp(argv[2], "simulate"))
+			fputs(usage_simulate, stdout);
+		else
+			fputs(usage_main, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		puts("hoffopt 0.1");
+		return 0;
+	}
+	if (!strcmp(cmd, "analyze"))
+		return cmd_analyze(argc, argv);
+	if (!strcmp(cmd, "simulate"))
+		return cmd_simulate(argc, argv);
+	fprintf(stderr, "hoffopt: unknown command '%s' (see hoffopt --help)\n",
+		cmd);
+	return EXIT_BAD;
+}

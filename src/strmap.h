@@ -1,0 +1,36 @@
+/* strmap.h: interning for the reader — a string pool that owns the bytes
+ * and an open-addressing map from string to int32 id.
+ * Invariant: the map never holds two equal keys; its load stays <= 1/2. */
+#ifndef HOFF_STRMAP_H
+#define HOFF_STRMAP_H
+
+#include "hoff.h"
+
+typedef struct hoff_strpool {
+	char **chunk;  /* (nchunks) blocks of strings */
+	size_t nchunks, chunk_cap;
+	size_t used, avail; /* bytes used and left in the last chunk */
+} hoff_strpool;
+
+typedef struct hoff_strmap {
+	const char **key; /* (cap) NULL for an empty slot; keys are not owned */
+	int32_t *val;     /* (cap) */
+	uint32_t *hash;   /* (cap) */
+	size_t cap, n;
+} hoff_strmap;
+
+/* Copies s into the pool; NULL on OOM. The pool owns the copy. */
+const char *hoff_strpool_add(hoff_strpool *p, const char *s, size_t len);
+/* Frees every string of the pool. */
+void hoff_strpool_free(hoff_strpool *p);
+
+/* Returns the id of key, or HOFF_NONE. */
+int32_t hoff_strmap_get(const hoff_strmap *m, const char *key);
+/* Adds key -> val (key must outlive the map). Returns HOFF_OK, HOFF_EINPUT
+ * when key is present already (*old gets its id), or HOFF_ENOMEM. */
+hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
+			    int32_t *old);
+/* Frees the map's arrays (not the keys). */
+void hoff_strmap_free(hoff_strmap *m);
+
+#endif

@@ -1,0 +1,174 @@
+/* test_conformance.c: every vector of ../shared/conformance, judged by an
+ * independent implementation of FORMAT.md, must come out the same here:
+ * validity, the broken rules, the summary to the byte and picosecond,
+ * overhead and lower_bound_s. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis.h"
+#include "testutil.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Exact ps of a written time: FORMAT.md writes ps / 1e12. */
+static int64_t ps_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	assert_non_null(v);
+	return (int64_t)llround(v->valuedouble * 1e12);
+}
+
+static int64_t int_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	assert_non_null(v);
+	return (int64_t)v->valuedouble;
+}
+
+static int check_vector(const char *dir, const char *name)
+{
+	char path[8192];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char *text = tu_slurp(path, NULL);
+	assert_non_null(text);
+	cJSON *v = cJSON_Parse(text);
+	assert_non_null(v);
+	char *gtext = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "graph"));
+	char *stext =
+		cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "schedule"));
+	const cJSON *ex = cJSON_GetObjectItem(v, "expect");
+	hoff_graph *g = tu_graph(gtext);
+	hoff_sched *s = tu_sched(g, stext);
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	hoff_analysis a;
+	hoff_err e;
+	assert_int_equal(hoff_analyze(g, &a, &e), HOFF_OK);
+	int bad = 0;
+	bool valid = cJSON_IsTrue(cJSON_GetObjectItem(ex, "valid"));
+	if (valid != r.valid) {
+		print_error("%s: valid expected %d got %d\n", name, valid,
+			    r.valid);
+		bad = 1;
+	}
+	/* Every rule we report must be one the reference names, and the
+	 * reference's set must be covered exactly. */
+	int want[16] = {0}, got[16] = {0};
+	const cJSON *rule;
+	cJSON_ArrayForEach(rule, cJSON_GetObjectItem(ex, "rules"))
+		want[rule->valueint & 15] = 1;
+	for (int64_t i = 0; i < r.nviol && i < HOFF_SIM_MAXVIOL; i++)
+		got[r.viol[i].rule & 15] = 1;
+	for (int i = 0; i < 16; i++)
+		if (got[i] && !want[i]) {
+			char line[512];
+			for (int64_t j = 0; j < r.nviol; j++) {
+				hoff_violation_format(g, s, &r.viol[j], line,
+						      sizeof line);
+				print_error("  %s\n", line);
+			}
+			print_error("%s: rule %d reported, not expected\n",
+				    name, i);
+			bad = 1;
+		}
+	if (r.nviol && !want[r.viol[0].rule & 15])
+		bad = 1;
+	const cJSON *sum = cJSON_GetObjectItem(ex, "summary");
+	if (valid && sum) {
+		struct {
+			const char *key;
+			int64_t got, want;
+		} f[] = {
+			{"peak_bytes", r.summary.peak_bytes,
+			 int_of(sum, "peak_bytes")},
+			{"h2d_bytes", r.summary.h2d_bytes,
+			 int_of(sum, "h2d_bytes")},
+			{"d2h_bytes", r.summary.d2h_bytes,
+			 int_of(sum, "d2h_bytes")},
+			{"makespan_s", r.summary.makespan_ps,
+			 ps_of(sum, "makespan_s")},
+			{"compute_s", r.summary.compute_ps,
+			 ps_of(sum, "compute_s")},
+			{"stall_s", r.summary.stall_ps, ps_of(sum, "stall_s")},
+		};
+		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+			if (f[i].got != f[i].want) {
+				print_error("%s: %s expected %lld got %lld\n",
+					    name, f[i].key,
+					    (long long)f[i].want,
+					    (long long)f[i].got);
+				bad = 1;
+			}
+	}
+	const cJSON *lb = cJSON_GetObjectItem(ex, "lower_bound_s");
+	if (lb && ps_of(ex, "lower_bound_s") != a.lower_bound_ps) {
+		print_error("%s: lower_bound_s expected %.17g got %.17g\n",
+			    name, lb->valuedouble, hoff_s(a.lower_bound_ps));
+		bad = 1;
+	}
+	const cJSON *ov = cJSON_GetObjectItem(ex, "overhead");
+	if (valid && ov && cJSON_IsNumber(ov) && r.summary.compute_ps) {
+		double o = (double)r.summary.makespan_ps /
+				   (double)r.summary.compute_ps -
+			   1.0;
+		if (fabs(o - ov->valuedouble) > 1e-12 * fmax(1, fabs(o))) {
+			print_error("%s: overhead expected %.17g got %.17g\n",
+				    name, ov->valuedouble, o);
+			bad = 1;
+		}
+	}
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	cJSON_free(gtext);
+	cJSON_free(stext);
+	cJSON_Delete(v);
+	free(text);
+	return bad;
+}
+
+static void test_all_vectors(void **state)
+{
+	(void)state;
+	const char *shared = tu_shared_dir();
+	if (!shared)
+		skip();
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/conformance", shared);
+	DIR *d = opendir(dir);
+	if (!d)
+		skip();
+	char *names[4096];
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 4096) {
+		size_t len = strlen(de->d_name);
+		if (len > 5 && !strcmp(de->d_name + len - 5, ".json"))
+			names[n++] = hoff_strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, cmp_str);
+	int failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		failed += check_vector(dir, names[i]);
+		free(names[i]);
+	}
+	print_message("%zu conformance vectors, %d differ\n", n, failed);
+	assert_true(n >= 1);
+	assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_vectors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,640 @@
+/* test_sim.c: the simulator against schedules worked out by hand.
+ * Machine for most cases: one tier "host" at 1e9 B/s each way and no
+ * latency, so 1 MB moves in exactly 1 ms (1e9 ps); ops take whole ms. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "testutil.h"
+
+#define MS 1000000000LL /* one millisecond in ps */
+#define MB 1000000LL
+
+#define MACHINE(budget, tiers)                                                 \
+	"\"machine\": {\"device\": {\"memory_bytes\": " budget                 \
+	", \"flops_per_s\": 7e14, \"mem_bandwidth_Bps\": 3e12},"               \
+	" \"tiers\": [" tiers "]}"
+#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
+#define GRAPH(budget, tiers, tensors, ops)                                     \
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
+	MACHINE(budget, tiers) ", \"tensors\": [" tensors "], \"ops\": [" ops  \
+	"]}"
+#define SCHED(steps)                                                           \
+	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
+	steps "]}"
+
+/* FORMAT.md's example graph; `w0`/`w1` homes and sizes vary by case. */
+#define EX_TENSORS(w1home, w1bytes)                                            \
+	"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"            \
+	"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", "          \
+	"\"home\": \"host\"},"                                                 \
+	"{\"id\": \"w1\", \"bytes\": " w1bytes ", \"kind\": \"weight\", "      \
+	"\"home\": \"" w1home "\"},"                                           \
+	"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"       \
+	"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}"
+#define EX_OPS                                                                 \
+	"{\"id\": \"op0\", \"inputs\": [\"x\", \"w0\"], \"outputs\": "         \
+	"[\"a\"], \"time_s\": 0.004},"                                         \
+	"{\"id\": \"op1\", \"inputs\": [\"a\", \"w1\"], \"outputs\": "         \
+	"[\"b\"], \"time_s\": 0.004}"
+#define EX_STEPS                                                               \
+	"{\"prefetch\": \"w0\", \"from\": \"host\"},"                          \
+	"{\"prefetch\": \"w1\", \"from\": \"host\"}, {\"op\": \"op0\"},"       \
+	"{\"detach\": \"w0\"}, {\"op\": \"op1\"}"
+
+typedef struct expect {
+	int64_t peak, makespan, compute, stall, h2d, d2h;
+} expect;
+
+static void check_summary(const hoff_sim_result *r, expect x)
+{
+	assert_int_equal(r->summary.peak_bytes, x.peak);
+	assert_int_equal(r->summary.makespan_ps, x.makespan);
+	assert_int_equal(r->summary.compute_ps, x.compute);
+	assert_int_equal(r->summary.stall_ps, x.stall);
+	assert_int_equal(r->summary.h2d_bytes, x.h2d);
+	assert_int_equal(r->summary.d2h_bytes, x.d2h);
+}
+
+/* Runs schedule text on graph text; returns the result (caller frees). */
+static hoff_sim_result run(const char *graph, const char *sched,
+			   int64_t budget, bool timeline)
+{
+	hoff_graph *g = tu_graph(graph);
+	hoff_sched *s = tu_sched(g, sched);
+	hoff_sim_result r;
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = budget;
+	o.timeline = timeline;
+	hoff_err e;
+	assert_int_equal(hoff_sim_run(g, s, &o, &r, &e), HOFF_OK);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	return r;
+}
+
+/* The transfer event of tensor-step `step` in r's timeline. */
+static const hoff_event *xfer_at(const hoff_sim_result *r, int64_t step)
+{
+	for (size_t i = 0; i < r->tl.nev; i++)
+		if (r->tl.ev[i].step == step &&
+		    (r->tl.ev[i].kind == HOFF_EV_PREFETCH ||
+		     r->tl.ev[i].kind == HOFF_EV_STORE))
+			return &r->tl.ev[i];
+	fail_msg("no transfer for step %lld", (long long)step);
+	return NULL;
+}
+
+/* FORMAT.md's example: w0 0-4 ms, w1 queued 4-8 ms; op0 waits for w0
+ * (4-8), op1 runs 8-12. Peak at 4 ms: x 1 + w0 4 + w1 4 + a 2 = 11 MB. */
+static void test_format_example(void **state)
+{
+	(void)state;
+	hoff_sim_result r = run(GRAPH("100000000", HOST,
+				      EX_TENSORS("host", "4000000"), EX_OPS),
+				SCHED(EX_STEPS), HOFF_NONE, true);
+	assert_true(r.valid);
+	check_summary(&r, (expect){11 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
+	assert_int_equal(r.peak_ps, 4 * MS);
+	/* Two prefetches queue FIFO on the one h2d channel. */
+	assert_int_equal(xfer_at(&r, 0)->start_ps, 0);
+	assert_int_equal(xfer_at(&r, 0)->end_ps, 4 * MS);
+	assert_int_equal(xfer_at(&r, 1)->start_ps, 4 * MS);
+	assert_int_equal(xfer_at(&r, 1)->end_ps, 8 * MS);
+	hoff_sim_result_free(&r);
+}
+
+/* Everything on the device: at 4 ms op0 frees x (1) and op1 allocates
+ * b (2): 1 + 4 + 4 + 2 - 1 + 2 = 12 MB; no stall. */
+static void test_no_offload(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
+		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
+		EX_OPS);
+	hoff_sim_result r =
+		run(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"), HOFF_NONE,
+		    false);
+	assert_true(r.valid);
+	check_summary(&r, (expect){12 * MB, 8 * MS, 8 * MS, 0, 0, 0});
+	assert_int_equal(r.peak_ps, 4 * MS);
+	hoff_sim_result_free(&r);
+}
+
+/* w1 (4 MB, 4 ms) prefetched at 0 behind op0 (4 ms): op1 starts at 4 ms,
+ * no stall. w0 lives on the device. */
+static void test_prefetch_hidden(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
+		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
+		EX_OPS);
+	hoff_sim_result r = run(g,
+				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
+				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+				HOFF_NONE, false);
+	assert_true(r.valid);
+	/* peak at 4 ms: w0 4 + w1 4 + a 2 - x 1 ... = x freed, b added:
+	 * 0 ms: x1 w0 4 w1 4 = 9; op0 start: +a = 11; 4 ms: -x +b = 12. */
+	check_summary(&r, (expect){12 * MB, 8 * MS, 8 * MS, 0, 4 * MB, 0});
+	hoff_sim_result_free(&r);
+}
+
+/* w1 is 8 MB (8 ms) but op0 lasts 4 ms: op1 waits 4 ms. */
+static void test_prefetch_stalls(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
+		"{\"id\": \"w1\", \"bytes\": 8000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
+		EX_OPS);
+	hoff_sim_result r = run(g,
+				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
+				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+				HOFF_NONE, true);
+	assert_true(r.valid);
+	/* 0: 1+4+8 = 13; op0: +2 = 15; 4 ms: -x = 14; 8 ms op1: +b = 16. */
+	check_summary(&r, (expect){16 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
+	/* The stall is its own event, 4 to 8 ms before op1. */
+	int stalls = 0;
+	for (size_t i = 0; i < r.tl.nev; i++)
+		if (r.tl.ev[i].kind == HOFF_EV_STALL) {
+			stalls++;
+			assert_int_equal(r.tl.ev[i].start_ps, 4 * MS);
+			assert_int_equal(r.tl.ev[i].end_ps, 8 * MS);
+		}
+	assert_int_equal(stalls, 1);
+	hoff_sim_result_free(&r);
+}
+
+/* Three ops; a (2 MB) is made by op0, stored after it, prefetched back
+ * before op2 that reads it. op1 (6 ms) hides both 2 ms transfers. */
+#define STASH_GRAPH(budget, extra_tier, host_cap)                              \
+	GRAPH(budget,                                                          \
+	      "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9" host_cap \
+	      "}" extra_tier,                                                  \
+	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",     \
+	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "  \
+	      "\"time_s\": 0.001},"                                            \
+	      "{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "  \
+	      "\"time_s\": 0.006},"                                            \
+	      "{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "    \
+	      "[\"y\"], \"time_s\": 0.001}")
+
+/* Store at 1 ms (1-3 ms), prefetch issued at 7 ms... no: issued after op1
+ * would stall; issued after op0 it waits for the store (3-5 ms). Here:
+ * store after op0, prefetch after op1 → prefetch 7-9 ms, op2 stalls 2 ms. */
+static void test_store_then_prefetch(void **state)
+{
+	(void)state;
+	hoff_sim_result r = run(
+		STASH_GRAPH("100000000", "", ""),
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, true);
+	assert_true(r.valid);
+	/* 0: x 1; op0 1 ms: +a = 3; op1 start 1 ms: +c = 4 (a still being
+	 * stored); 3 ms: a freed = 2; 7 ms: op1 ends, x freed, prefetch a:
+	 * 1 + 2 = 3; 9 ms op2: +y = 4; 10 ms: a, c freed. */
+	check_summary(&r, (expect){4 * MB, 10 * MS, 8 * MS, 2 * MS, 2 * MB,
+				   2 * MB});
+	assert_int_equal(xfer_at(&r, 1)->start_ps, 1 * MS);
+	assert_int_equal(xfer_at(&r, 1)->end_ps, 3 * MS);
+	assert_int_equal(xfer_at(&r, 3)->start_ps, 7 * MS);
+	assert_int_equal(xfer_at(&r, 3)->end_ps, 9 * MS);
+	hoff_sim_result_free(&r);
+}
+
+/* A prefetch issued while its tensor's store is in flight waits at the
+ * head of the h2d channel until the store ends; both blocks count. */
+static void test_prefetch_waits_for_store(void **state)
+{
+	(void)state;
+	hoff_sim_result r = run(
+		STASH_GRAPH("100000000", "", ""),
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, true);
+	assert_true(r.valid);
+	assert_int_equal(xfer_at(&r, 2)->start_ps, 3 * MS);
+	assert_int_equal(xfer_at(&r, 2)->end_ps, 5 * MS);
+	/* At 1 ms: x 1 + a 2 + a' 2 + c 1 = 6 MB; no stall (op2 at 7 ms). */
+	check_summary(&r, (expect){6 * MB, 8 * MS, 8 * MS, 0, 2 * MB, 2 * MB});
+	hoff_sim_result_free(&r);
+}
+
+/* h2d and d2h run in parallel: a store and a prefetch issued together
+ * both start at once. */
+static void test_h2d_d2h_parallel(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op2\", \"inputs\": [\"c\", \"w\"], \"outputs\": [], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op3\", \"inputs\": [\"a\"], \"outputs\": [\"y\"], "
+		"\"time_s\": 0.001}");
+	hoff_sim_result r = run(
+		g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"prefetch\": \"w\", \"from\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"},"
+		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
+		      "{\"op\": \"op3\"}"),
+		HOFF_NONE, true);
+	assert_true(r.valid);
+	assert_int_equal(xfer_at(&r, 1)->start_ps, 1 * MS); /* store a */
+	assert_int_equal(xfer_at(&r, 2)->start_ps, 1 * MS); /* prefetch w */
+	assert_int_equal(xfer_at(&r, 2)->end_ps, 4 * MS);
+	/* op1 1-2; op2 waits for w until 4, runs 4-5; a back 5-7; op3 7-8 */
+	assert_int_equal(r.summary.makespan_ps, 8 * MS);
+	assert_int_equal(r.summary.stall_ps, 4 * MS);
+	hoff_sim_result_free(&r);
+}
+
+/* Illegal steps, each named with its rule and step. */
+static void test_illegal_steps(void **state)
+{
+	(void)state;
+	const char *g = STASH_GRAPH("100000000", "", "");
+	/* Detach of a dirty tensor with a later use: rule 7. */
+	hoff_sim_result r = run(g,
+				SCHED("{\"op\": \"op0\"}, {\"detach\": \"a\"},"
+				      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+				HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.viol[0].rule, 7);
+	assert_int_equal(r.viol[0].step, 1);
+	hoff_sim_result_free(&r);
+	/* Use after store without a prefetch: rule 5 at op2's step. */
+	r = run(g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 5);
+	assert_int_equal(r.viol[0].step, 3);
+	hoff_sim_result_free(&r);
+	/* Prefetch of a resident tensor: rule 4. */
+	r = run(g,
+		SCHED("{\"op\": \"op0\"}, {\"prefetch\": \"a\", \"from\": "
+		      "\"host\"}, {\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 4);
+	hoff_sim_result_free(&r);
+	/* Store of a tensor not yet produced: rule 5. */
+	r = run(g,
+		SCHED("{\"store\": \"a\", \"to\": \"host\"}, {\"op\": \"op0\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.viol[0].rule, 5);
+	assert_int_equal(r.viol[0].step, 0);
+	hoff_sim_result_free(&r);
+}
+
+/* Detach of a clean weight frees it at issue (FORMAT.md example: w0 goes
+ * at 8 ms, so memory after 8 ms is w1 4 + a 2 + b 2 = 8 MB). */
+static void test_detach_clean(void **state)
+{
+	(void)state;
+	hoff_sim_result r = run(GRAPH("100000000", HOST,
+				      EX_TENSORS("host", "4000000"), EX_OPS),
+				SCHED(EX_STEPS), HOFF_NONE, true);
+	assert_true(r.valid);
+	int64_t at8 = -1;
+	for (size_t i = 0; i < r.tl.nmem; i++)
+		if (r.tl.mem[i].t_ps == 8 * MS)
+			at8 = r.tl.mem[i].bytes;
+	assert_int_equal(at8, 8 * MB);
+	hoff_sim_result_free(&r);
+}
+
+/* The example peaks at exactly 11 MB: a budget of 11 MB passes, one
+ * byte less fails with rule 8 at the step that allocated last (op0). */
+static void test_budget_exact(void **state)
+{
+	(void)state;
+	const char *g = GRAPH("100000000", HOST, EX_TENSORS("host", "4000000"),
+			      EX_OPS);
+	hoff_sim_result r = run(g, SCHED(EX_STEPS), 11 * MB, false);
+	assert_true(r.valid);
+	hoff_sim_result_free(&r);
+	r = run(g, SCHED(EX_STEPS), 11 * MB - 1, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 8);
+	assert_int_equal(r.viol[0].step, 2);
+	hoff_sim_result_free(&r);
+	/* The schedule's own budget_bytes applies when --budget is not given */
+	hoff_graph *gg = tu_graph(g);
+	hoff_sched *s = tu_sched(
+		gg, "{\"format\": \"hoffopt.schedule\", \"version\": 1, "
+		    "\"budget_bytes\": 10999999, \"steps\": [" EX_STEPS "]}");
+	r = tu_sim(gg, s, HOFF_NONE);
+	assert_false(r.valid);
+	assert_int_equal(r.budget_bytes, 11 * MB - 1);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(gg);
+}
+
+/* At one instant a store completes, an op finishes and frees, and the next
+ * op allocates: memory is measured after all of them. a's store runs 1-3
+ * ms, exactly when op1 (1-3 ms) ends and op2 allocates its 3 MB output. */
+static void test_one_instant(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"d\", \"bytes\": 3000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "
+		"\"time_s\": 0.002},"
+		"{\"id\": \"op2\", \"inputs\": [\"c\"], \"outputs\": [\"d\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op3\", \"inputs\": [\"d\", \"a\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.001}");
+	hoff_sim_result r = run(
+		g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"},"
+		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
+		      "{\"op\": \"op3\"}"),
+		HOFF_NONE, true);
+	assert_true(r.valid);
+	/* 1 ms: x1 a2 c1 = 4. 3 ms: a's block freed, x freed (op1's last
+	 * use), d +3: c1 + d3 = 4 (never 1+2+1+3 = 7). 4 ms: c freed, a back
+	 * 4-6 ms: d3 + a2 = 5; op3 6-7: +y = 6. */
+	check_summary(&r, (expect){6 * MB, 7 * MS, 5 * MS, 2 * MS, 2 * MB,
+				   2 * MB});
+	for (size_t i = 0; i < r.tl.nmem; i++)
+		if (r.tl.mem[i].t_ps == 3 * MS)
+			assert_int_equal(r.tl.mem[i].bytes, 4 * MB);
+	hoff_sim_result_free(&r);
+}
+
+/* Persistent state: a KV block updated in place stays dirty and must not
+ * be detached; stored instead, it leaves a valid copy (rule 9 holds). An
+ * op that updates it while it is off the device breaks rules 5 and 9. */
+static void test_persistent_end_state(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"kv\", \"bytes\": 2000000, \"kind\": \"kv\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"y\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op2\", \"inputs\": [\"y\"], \"updates\": [\"kv\"], "
+		"\"time_s\": 0.001}");
+	hoff_sim_result r =
+		run(g,
+		    SCHED("{\"op\": \"op0\"}, {\"detach\": \"kv\"},"
+			  "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		    HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.viol[0].rule, 7); /* dirty persistent */
+	hoff_sim_result_free(&r);
+	r = run(g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"kv\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"},"
+		      "{\"store\": \"kv\", \"to\": \"host\"}"),
+		HOFF_NONE, false);
+	assert_true(r.valid);
+	/* kv dirty at 0-1 ms; stored 1-3; its prefetch, issued at 2 ms,
+	 * waits for the store and runs 3-5; op2 5-6; stored again 6-8: the
+	 * transfer tail counts as stall. At 2 ms both kv blocks count:
+	 * kv 2 + kv' 2 + y 1 = 5 MB (x freed by op1). */
+	check_summary(&r, (expect){5 * MB, 8 * MS, 3 * MS, 5 * MS, 2 * MB,
+				   4 * MB});
+	hoff_sim_result_free(&r);
+	r = run(g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_true(tu_has_rule(&r, 5));
+	assert_true(tu_has_rule(&r, 9));
+	assert_int_equal(r.nviol, 2);
+	hoff_sim_result_free(&r);
+}
+
+/* Tier capacity: the host holds 3 MB; storing a (2 MB) while c (1 MB)
+ * ... here x (1 MB input homed on host) is counted from time 0. */
+static void test_tier_capacity(void **state)
+{
+	(void)state;
+	const char *tiers = "{\"name\": \"host\", \"h2d_Bps\": 1e9, "
+			    "\"d2h_Bps\": 1e9, \"capacity_bytes\": 2500000}";
+	const char *tens =
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}";
+	const char *ops =
+		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "
+		"\"time_s\": 0.006},"
+		"{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.001}";
+	char g[4096];
+	snprintf(g, sizeof g,
+		 "{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
+		 "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": [%s]},"
+		 " \"tensors\": [%s], \"ops\": [%s]}",
+		 tiers, tens, ops);
+	const char *steps =
+		SCHED("{\"prefetch\": \"x\", \"from\": \"host\"},"
+		      "{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"}");
+	/* x's copy (1) + a's store in flight (2) = 3 MB > 2.5 MB: rule 8. */
+	hoff_sim_result r = run(g, steps, HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 8);
+	assert_int_equal(r.viol[0].step, 2);
+	hoff_sim_result_free(&r);
+	/* With 3 MB it fits exactly. */
+	char *p = strstr(g, "2500000");
+	memcpy(p, "3000000", 7);
+	r = run(g, steps, HOFF_NONE, false);
+	assert_true(r.valid);
+	hoff_sim_result_free(&r);
+}
+
+/* Workspace is held while its op runs: op1 needs 5 MB of scratch. */
+static void test_workspace(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000", HOST,
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
+		"{\"id\": \"a\", \"bytes\": 2000000},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"a\"], \"outputs\": [\"y\"], "
+		"\"time_s\": 0.001, \"workspace_bytes\": 5000000}");
+	hoff_sim_result r =
+		run(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"), HOFF_NONE,
+		    true);
+	assert_true(r.valid);
+	/* 1 ms: x freed, a2 + y1 + ws5 = 8; 2 ms: y1. */
+	check_summary(&r, (expect){8 * MB, 2 * MS, 2 * MS, 0, 0, 0});
+	assert_int_equal(r.tl.mem[r.tl.nmem - 1].bytes, 1 * MB);
+	hoff_sim_result_free(&r);
+}
+
+/* Roofline: max(7e11 / 7e14, 6e9 / 3e12) + 1 us = 2 ms + 1 us. */
+static void test_roofline(void **state)
+{
+	(void)state;
+	const char *g =
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
+		"{\"device\": {\"memory_bytes\": 100000000, \"flops_per_s\": "
+		"7e14, \"mem_bandwidth_Bps\": 3e12, \"op_overhead_s\": 1e-6}},"
+		" \"tensors\": [{\"id\": \"x\", \"bytes\": 8}],"
+		" \"ops\": [{\"id\": \"mm\", \"inputs\": [\"x\"], \"flops\": "
+		"7e11, \"bytes_accessed\": 6e9},"
+		" {\"id\": \"cmp\", \"inputs\": [\"x\"], \"flops\": 1.4e12, "
+		"\"bytes_accessed\": 3e9},"
+		" {\"id\": \"fixed\", \"inputs\": [\"x\"], \"time_s\": 0.5}]}";
+	hoff_graph *gg = tu_graph(g);
+	assert_int_equal(gg->op[0].time_ps, 2 * MS + 1000000);
+	assert_int_equal(gg->op[1].time_ps, 2 * MS + 1000000);
+	assert_int_equal(gg->op[2].time_ps, 500 * MS); /* no overhead */
+	hoff_graph_free(gg);
+}
+
+/* Two tiers run in parallel: prefetches from host and nvme both start at
+ * 0; the nvme one (1e8 B/s + 1 ms latency) lasts 1 + 10 ms. */
+static void test_two_tiers(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000",
+		HOST ", {\"name\": \"nvme\", \"h2d_Bps\": 1e8, \"d2h_Bps\": 1e8,"
+		     " \"latency_s\": 0.001}",
+		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"w1\", \"bytes\": 1000000, \"kind\": \"weight\", "
+		"\"home\": \"nvme\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"w0\", \"w1\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.001}");
+	hoff_sim_result r = run(g,
+				SCHED("{\"prefetch\": \"w0\", \"from\": \"host\"},"
+				      "{\"prefetch\": \"w1\", \"from\": \"nvme\"},"
+				      "{\"op\": \"op0\"}"),
+				HOFF_NONE, true);
+	assert_true(r.valid);
+	assert_int_equal(xfer_at(&r, 0)->start_ps, 0);
+	assert_int_equal(xfer_at(&r, 1)->start_ps, 0);
+	assert_int_equal(xfer_at(&r, 1)->end_ps, 11 * MS);
+	check_summary(&r, (expect){6 * MB, 12 * MS, 1 * MS, 11 * MS, 5 * MB, 0});
+	hoff_sim_result_free(&r);
+	/* The lower bound sees the nvme chain: 11 ms + op0's 1 ms. */
+	hoff_graph *gg = tu_graph(g);
+	hoff_analysis a;
+	hoff_err e;
+	assert_int_equal(hoff_analyze(gg, &a, &e), HOFF_OK);
+	assert_int_equal(a.lower_bound_ps, 12 * MS);
+	assert_int_equal(a.lb_tier, 1);
+	hoff_graph_free(gg);
+}
+
+/* A zero-length transfer completes as it starts, before the next step:
+ * a 1-byte tensor on a 1e13 B/s link takes ps(1e-13) = 0 ps. */
+static void test_zero_transfer(void **state)
+{
+	(void)state;
+	const char *g = GRAPH(
+		"100000000",
+		"{\"name\": \"host\", \"h2d_Bps\": 1e13, \"d2h_Bps\": 1e13}",
+		"{\"id\": \"w\", \"bytes\": 1, \"kind\": \"weight\", "
+		"\"home\": \"host\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"w\"], \"time_s\": 0.001}");
+	/* Prefetch then detach at once: legal only if the prefetch has
+	 * completed when the detach is issued. */
+	hoff_sim_result r = run(g,
+				SCHED("{\"prefetch\": \"w\", \"from\": \"host\"},"
+				      "{\"detach\": \"w\"},"
+				      "{\"prefetch\": \"w\", \"from\": \"host\"},"
+				      "{\"op\": \"op0\"}"),
+				HOFF_NONE, false);
+	assert_true(r.valid);
+	check_summary(&r, (expect){1, 1 * MS, 1 * MS, 0, 2, 0});
+	hoff_sim_result_free(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_example),
+		cmocka_unit_test(test_no_offload),
+		cmocka_unit_test(test_prefetch_hidden),
+		cmocka_unit_test(test_prefetch_stalls),
+		cmocka_unit_test(test_store_then_prefetch),
+		cmocka_unit_test(test_prefetch_waits_for_store),
+		cmocka_unit_test(test_h2d_d2h_parallel),
+		cmocka_unit_test(test_illegal_steps),
+		cmocka_unit_test(test_detach_clean),
+		cmocka_unit_test(test_budget_exact),
+		cmocka_unit_test(test_one_instant),
+		cmocka_unit_test(test_persistent_end_state),
+		cmocka_unit_test(test_tier_capacity),
+		cmocka_unit_test(test_workspace),
+		cmocka_unit_test(test_roofline),
+		cmocka_unit_test(test_two_tiers),
+		cmocka_unit_test(test_zero_transfer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,94 @@
+/* testutil.c: see testutil.h. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_json.h"
+#include "sched_json.h"
+
+char *tu_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap + 1);
+	size_t got;
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			char *b = realloc(buf, 2 * cap + 1);
+			if (!b) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = b;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (buf)
+		buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+hoff_graph *tu_graph(const char *json)
+{
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_graph_parse(json, strlen(json), "test.json", &g, &e);
+	if (st != HOFF_OK)
+		print_error("graph: %s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	return g;
+}
+
+hoff_sched *tu_sched(const hoff_graph *g, const char *json)
+{
+	hoff_sched *s = NULL;
+	hoff_err e = {{0}};
+	hoff_status st =
+		hoff_sched_parse(json, strlen(json), "sched.json", g, &s, &e);
+	if (st != HOFF_OK)
+		print_error("schedule: %s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	return s;
+}
+
+hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
+		       int64_t budget)
+{
+	hoff_sim_result r;
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = budget;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_sim_run(g, s, &o, &r, &e);
+	if (st != HOFF_OK)
+		print_error("sim: %s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	return r;
+}
+
+const char *tu_shared_dir(void)
+{
+	return getenv("HOFF_SHARED_DIR");
+}
+
+const char *tu_src_dir(void)
+{
+	return getenv("HOFF_SRC_DIR");
+}
+
+int tu_has_rule(const hoff_sim_result *r, int rule)
+{
+	int64_t n = r->nviol < HOFF_SIM_MAXVIOL ? r->nviol : HOFF_SIM_MAXVIOL;
+	for (int64_t i = 0; i < n; i++)
+		if (r->viol[i].rule == rule)
+			return 1;
+	return 0;
+}
