@@ -1,17 +1,19 @@
-/* strmap.c: string pool and open-addressing string map (FNV-1a, linear
- * probing). Lookups never allocate; the map doubles at half load. */
+/* strmap.c: string pool and open-addressing string map (FNV-1a with a
+ * murmur3 finish, linear probing over slots that hold key, hash and value
+ * together). Lookups never allocate; the map doubles at half load. */
 #include "strmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES ((size_t)1 << 20)
-
 const char *hoff_strpool_add(hoff_strpool *p, const char *s, size_t len)
 {
 	size_t need = len + 1;
 	if (need > p->avail) {
-		size_t size = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+		/* Chunks grow from 4 KiB to 1 MiB: small graphs stay small. */
+		size_t size = (size_t)4096 << (p->nchunks < 8 ? p->nchunks : 8);
+		if (size < need)
+			size = need;
 		if (!hoff_grow((void **)&p->chunk, &p->chunk_cap,
 			       p->nchunks + 1, sizeof(char *)))
 			return NULL;
@@ -38,11 +40,18 @@ void hoff_strpool_free(hoff_strpool *p)
 	memset(p, 0, sizeof *p);
 }
 
-static uint32_t fnv1a(const char *s)
+/* FNV-1a, then a murmur3 finish: FNV alone leaves the low bits (the ones
+ * the mask keeps) weakly mixed for ids that differ in one digit. */
+static uint32_t hash_str(const char *s)
 {
 	uint32_t h = 2166136261u;
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 16777619u;
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
 	return h;
 }
 
@@ -50,23 +59,33 @@ int32_t hoff_strmap_get(const hoff_strmap *m, const char *key)
 {
 	if (m->cap == 0)
 		return HOFF_NONE;
-	uint32_t h = fnv1a(key);
+	uint32_t h = hash_str(key);
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->key[i])
+		const hoff_strslot *sl = &m->slot[i];
+		if (!sl->key)
 			return HOFF_NONE;
-		if (m->hash[i] == h && strcmp(m->key[i], key) == 0)
-			return m->val[i];
+		if (sl->hash == h && strcmp(sl->key, key) == 0)
+			return sl->val;
 	}
+}
+
+void hoff_strmap_prefetch(const hoff_strmap *m, const char *key)
+{
+#if defined(__GNUC__)
+	if (m->cap)
+		__builtin_prefetch(&m->slot[hash_str(key) & (m->cap - 1)]);
+#else
+	(void)m;
+	(void)key;
+#endif
 }
 
 static void insert(hoff_strmap *m, const char *key, uint32_t h, int32_t val)
 {
 	size_t i = h & (m->cap - 1);
-	while (m->key[i])
+	while (m->slot[i].key)
 		i = (i + 1) & (m->cap - 1);
-	m->key[i] = key;
-	m->hash[i] = h;
-	m->val[i] = val;
+	m->slot[i] = (hoff_strslot){key, h, val};
 	m->n++;
 }
 
@@ -74,16 +93,13 @@ static hoff_status rehash(hoff_strmap *m, size_t cap)
 {
 	hoff_strmap n = {0};
 	n.cap = cap;
-	n.key = hoff_zalloc(cap, sizeof *n.key);
-	n.val = hoff_alloc(cap, sizeof *n.val);
-	n.hash = hoff_alloc(cap, sizeof *n.hash);
-	if (!n.key || !n.val || !n.hash) {
-		hoff_strmap_free(&n);
+	n.slot = hoff_zalloc(cap, sizeof *n.slot);
+	if (!n.slot)
 		return HOFF_ENOMEM;
-	}
 	for (size_t i = 0; i < m->cap; i++)
-		if (m->key[i])
-			insert(&n, m->key[i], m->hash[i], m->val[i]);
+		if (m->slot[i].key)
+			insert(&n, m->slot[i].key, m->slot[i].hash,
+			       m->slot[i].val);
 	hoff_strmap_free(m);
 	*m = n;
 	return HOFF_OK;
@@ -92,25 +108,27 @@ static hoff_status rehash(hoff_strmap *m, size_t cap)
 hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
 			    int32_t *old)
 {
-	int32_t have = hoff_strmap_get(m, key);
-	if (have != HOFF_NONE) {
-		if (old)
-			*old = have;
-		return HOFF_EINPUT;
-	}
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 64;
 		if (cap < m->cap || rehash(m, cap) != HOFF_OK)
 			return HOFF_ENOMEM;
 	}
-	insert(m, key, fnv1a(key), val);
+	/* One probe sequence finds a duplicate or the free slot. */
+	uint32_t h = hash_str(key);
+	size_t i = h & (m->cap - 1);
+	for (; m->slot[i].key; i = (i + 1) & (m->cap - 1))
+		if (m->slot[i].hash == h && strcmp(m->slot[i].key, key) == 0) {
+			if (old)
+				*old = m->slot[i].val;
+			return HOFF_EINPUT;
+		}
+	m->slot[i] = (hoff_strslot){key, h, val};
+	m->n++;
 	return HOFF_OK;
 }
 
 void hoff_strmap_free(hoff_strmap *m)
 {
-	free(m->key);
-	free(m->val);
-	free(m->hash);
+	free(m->slot);
 	memset(m, 0, sizeof *m);
 }

@@ -12,10 +12,16 @@ typedef struct hoff_strpool {
 	size_t used, avail; /* bytes used and left in the last chunk */
 } hoff_strpool;
 
+/* One slot: key, hash and value side by side, so a probe touches one
+ * cache line (lookups of millions of ids are memory-bound). */
+typedef struct hoff_strslot {
+	const char *key; /* NULL for an empty slot; keys are not owned */
+	uint32_t hash;
+	int32_t val;
+} hoff_strslot;
+
 typedef struct hoff_strmap {
-	const char **key; /* (cap) NULL for an empty slot; keys are not owned */
-	int32_t *val;     /* (cap) */
-	uint32_t *hash;   /* (cap) */
+	hoff_strslot *slot; /* (cap) */
 	size_t cap, n;
 } hoff_strmap;
 
@@ -26,6 +32,9 @@ void hoff_strpool_free(hoff_strpool *p);
 
 /* Returns the id of key, or HOFF_NONE. */
 int32_t hoff_strmap_get(const hoff_strmap *m, const char *key);
+/* Hints that key will be looked up soon (loads its slot's cache line), so
+ * that a reader resolving several names overlaps their memory misses. */
+void hoff_strmap_prefetch(const hoff_strmap *m, const char *key);
 /* Adds key -> val (key must outlive the map). Returns HOFF_OK, HOFF_EINPUT
  * when key is present already (*old gets its id), or HOFF_ENOMEM. */
 hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,

@@ -1,0 +1,728 @@
+/* graph_json.c: graph.json reader and writer (FORMAT.md).
+ * The reader never holds a tree of the whole document: jscan walks the
+ * top-level object and the `tensors` and `ops` arrays, and cJSON parses one
+ * element at a time, so memory is the IR plus one element. Top-level keys
+ * come in any order: an element that arrives before what it depends on
+ * (tensors before the machine, ops before the tensors) is kept as an
+ * extent and converted once its dependencies are in.
+ * The writer streams with fprintf and writes back exactly the optional
+ * fields that were read (the HOFF_*_HAS_* flags), so a round trip is
+ * lossless: numbers print as the shortest text that reads back exactly. */
+#include "graph_json.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jscan.h"
+#include "outfile.h"
+
+enum { K_FORMAT, K_VERSION, K_NAME, K_META, K_MACHINE, K_TENSORS, K_OPS, NKEYS };
+static const char *const top_keys[NKEYS] = {
+	"format", "version", "name", "meta", "machine", "tensors", "ops",
+};
+
+typedef struct ext {
+	size_t a, b; /* [a, b) of the text */
+} ext;
+
+typedef struct reader {
+	jscan s;
+	hoff_graph *g;
+	const char *file;
+	hoff_err *e;
+	bool have[NKEYS]; /* key met and its value fully scanned */
+	bool hdr_ok;      /* format, version and machine converted */
+	bool tensors_ok;  /* every tensor converted */
+	bool ops_ok;
+	ext *tbuf, *obuf; /* elements waiting for their dependencies */
+	size_t ntbuf, nobuf, tbuf_cap, obuf_cap;
+	const char *kinds[16]; /* op kinds interned so far (a few labels) */
+	int nkinds;
+} reader;
+
+/* A builder failed with its message in e; adds file and place. */
+static hoff_status builder_fail(reader *r, const js_where *w)
+{
+	char msg[HOFF_ERRLEN];
+	snprintf(msg, sizeof msg, "%s", r->e->msg);
+	hoff_status st = strcmp(msg, "out of memory") == 0 ? HOFF_ENOMEM
+							   : HOFF_EINPUT;
+	return js_fail(r->e, w, st, "%s", msg);
+}
+
+/* A required, non-empty id. */
+static hoff_status get_id(reader *r, const js_where *w, const js_val *v,
+			  const char *name, const char **out)
+{
+	hoff_status st = js_str(r->e, w, v, name, true, out);
+	if (st == HOFF_OK && (*out)[0] == '\0')
+		return js_fail(r->e, w, HOFF_EINPUT,
+			       "%s must be a non-empty string", name);
+	return st;
+}
+
+/* ---- machine ---- */
+
+static hoff_status read_device(reader *r, const cJSON *d)
+{
+	static const char *const names[] = {
+		"name", "memory_bytes", "flops_per_s", "mem_bandwidth_Bps",
+		"op_overhead_s",
+	};
+	js_val f[5];
+	hoff_device *dv = &r->g->device;
+	js_where w = {r->file, "machine.device", -1, NULL};
+	const char *name;
+	hoff_status st;
+	js_fields(d, names, 5, f);
+	if ((st = js_str(r->e, &w, &f[0], "name", false, &name)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[1], "memory_bytes", true, 0, NULL,
+			 &dv->memory_bytes)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[2], "flops_per_s", false, true,
+			 &dv->has_flops, &dv->flops_per_s)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[3], "mem_bandwidth_Bps", false, true,
+			 &dv->has_mem_bw, &dv->mem_bandwidth_Bps)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[4], "op_overhead_s", false, false,
+			 &dv->has_overhead, &dv->op_overhead_s)) != HOFF_OK)
+		return st;
+	if (dv->has_overhead && hoff_ps(dv->op_overhead_s) < 0)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "op_overhead_s must be below 2^62 ps");
+	if (name && !(dv->name = hoff_graph_intern(r->g, name)))
+		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+	return HOFF_OK;
+}
+
+static hoff_status read_tier(reader *r, const cJSON *o, int64_t idx)
+{
+	static const char *const names[] = {
+		"name", "h2d_Bps", "d2h_Bps", "latency_s", "capacity_bytes",
+	};
+	js_val f[5];
+	js_where w = {r->file, "machine.tiers", idx, NULL};
+	const char *name;
+	hoff_status st;
+	if (!cJSON_IsObject(o))
+		return js_fail(r->e, &w, HOFF_EINPUT, "not an object");
+	js_fields(o, names, 5, f);
+	if ((st = get_id(r, &w, &f[0], "name", &name)) != HOFF_OK)
+		return st;
+	w.id = name;
+	if (strcmp(name, "device") == 0)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "name: tier name \"device\" is reserved");
+	if (hoff_graph_find_tier(r->g, name) != HOFF_NONE)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "name: duplicate tier name (first at "
+			       "machine.tiers[%d])",
+			       hoff_graph_find_tier(r->g, name));
+	hoff_tier t = {0};
+	bool has_cap;
+	if ((st = js_num(r->e, &w, &f[1], "h2d_Bps", true, true, NULL,
+			 &t.h2d_Bps)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[2], "d2h_Bps", true, true, NULL,
+			 &t.d2h_Bps)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[3], "latency_s", false, false,
+			 &t.has_latency, &t.latency_s)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[4], "capacity_bytes", false, 0, &has_cap,
+			 &t.capacity_bytes)) != HOFF_OK)
+		return st;
+	int32_t k = hoff_graph_add_tier(r->g, name, r->e);
+	if (k == HOFF_NONE)
+		return builder_fail(r, &w);
+	hoff_tier *dst = &r->g->tier[k];
+	dst->h2d_Bps = t.h2d_Bps;
+	dst->d2h_Bps = t.d2h_Bps;
+	dst->latency_s = t.has_latency ? t.latency_s : 0;
+	dst->has_latency = t.has_latency;
+	dst->capacity_bytes = has_cap ? t.capacity_bytes : HOFF_UNLIMITED;
+	return HOFF_OK;
+}
+
+static hoff_status read_machine(reader *r, const cJSON *m)
+{
+	js_where top = {r->file, NULL, -1, NULL};
+	js_where w = {r->file, "machine", -1, NULL};
+	if (cJSON_IsNull(m))
+		return js_fail(r->e, &top, HOFF_EINPUT, "machine must not be null");
+	if (!cJSON_IsObject(m))
+		return js_fail(r->e, &top, HOFF_EINPUT,
+			       "machine must be an object");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "device");
+	const cJSON *tiers = cJSON_GetObjectItemCaseSensitive(m, "tiers");
+	if (!d)
+		return js_fail(r->e, &w, HOFF_EINPUT, "device is required");
+	if (cJSON_IsNull(d))
+		return js_fail(r->e, &w, HOFF_EINPUT, "device must not be null");
+	if (!cJSON_IsObject(d))
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "device must be an object");
+	hoff_status st = read_device(r, d);
+	if (st != HOFF_OK)
+		return st;
+	if (!tiers || cJSON_IsNull(tiers))
+		return HOFF_OK;
+	if (!cJSON_IsArray(tiers))
+		return js_fail(r->e, &w, HOFF_EINPUT, "tiers must be an array");
+	int64_t i = 0;
+	for (const cJSON *t = tiers->child; t; t = t->next, i++)
+		if ((st = read_tier(r, t, i)) != HOFF_OK)
+			return st;
+	return HOFF_OK;
+}
+
+/* ---- tensors and ops ---- */
+
+/* Reads the tensor element at the scanner's position. */
+static hoff_status read_tensor(reader *r)
+{
+	static const char *const names[] = {
+		"id", "bytes", "kind", "home", "output", "persistent", "offload",
+	};
+	static const bool list[7] = {false};
+	js_val f[7];
+	js_where w = {r->file, "tensors", r->g->ntensors, NULL};
+	const char *id, *kind, *home;
+	int64_t bytes;
+	bool has_out, out = false, has_pers, pers = false, has_off,
+			  off = true;
+	int k = HOFF_KIND_OTHER;
+	int32_t place = HOFF_DEVICE;
+	hoff_status st = js_object(&r->s, &w, names, list, 7, f);
+	if (st != HOFF_OK)
+		return st;
+	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
+		return st;
+	w.id = id;
+	if ((st = js_int(r->e, &w, &f[1], "bytes", true, 1, NULL, &bytes)) !=
+		    HOFF_OK ||
+	    (st = js_str(r->e, &w, &f[2], "kind", false, &kind)) != HOFF_OK ||
+	    (st = js_str(r->e, &w, &f[3], "home", false, &home)) != HOFF_OK ||
+	    (st = js_bool(r->e, &w, &f[4], "output", &has_out, &out)) !=
+		    HOFF_OK ||
+	    (st = js_bool(r->e, &w, &f[5], "persistent", &has_pers, &pers)) !=
+		    HOFF_OK ||
+	    (st = js_bool(r->e, &w, &f[6], "offload", &has_off, &off)) !=
+		    HOFF_OK)
+		return st;
+	if (kind && (k = hoff_kind_parse(kind)) < 0)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "kind \"%.60s\" is unknown (weight, activation, "
+			       "kv, optimizer, gradient, input, output, other)",
+			       kind);
+	if (home && strcmp(home, "device") != 0 &&
+	    (place = hoff_graph_find_tier(r->g, home)) == HOFF_NONE)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "home: unknown tier \"%.60s\"", home);
+	int32_t ti = hoff_graph_add_tensor(r->g, id, bytes, r->e);
+	if (ti == HOFF_NONE) {
+		int32_t dup = hoff_graph_find_tensor(r->g, id);
+		if (dup != HOFF_NONE)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "id: duplicate tensor id (first at "
+				       "tensors[%d])",
+				       dup);
+		return builder_fail(r, &w);
+	}
+	hoff_tensor *t = &r->g->tensor[ti];
+	t->kind = (uint8_t)k;
+	t->home = place;
+	t->flags = (uint8_t)((kind ? HOFF_T_HAS_KIND : 0) |
+			     (home ? HOFF_T_HAS_HOME : 0) |
+			     (has_out ? HOFF_T_HAS_OUTPUT : 0) |
+			     (has_out && out ? HOFF_T_OUTPUT : 0) |
+			     (has_pers ? HOFF_T_HAS_PERSISTENT : 0) |
+			     (has_pers && pers ? HOFF_T_PERSISTENT : 0) |
+			     (has_off ? HOFF_T_HAS_OFFLOAD : 0) |
+			     (!has_off || off ? HOFF_T_OFFLOAD : 0));
+	hoff_tensor_defaults(t);
+	return HOFF_OK;
+}
+
+/* Appends the tensors named by list (an array of ids, or absent). */
+static hoff_status read_list(reader *r, const js_where *w, const js_val *v,
+			     const char *name, hoff_use use)
+{
+	if (v->type == JS_ABSENT || v->type == JS_NULL)
+		return HOFF_OK;
+	if (v->type != JS_ARR)
+		return js_fail(r->e, w, HOFF_EINPUT, "%s must be an array", name);
+	if (v->bad_item >= 0)
+		return js_fail(r->e, w, HOFF_EINPUT,
+			       "%s[%lld] must be a tensor id string", name,
+			       (long long)v->bad_item);
+	for (size_t i = 0; i < v->nitem; i++) {
+		int32_t t = hoff_graph_find_tensor(r->g, v->item[i]);
+		if (t == HOFF_NONE)
+			return js_fail(r->e, w, HOFF_EINPUT,
+				       "%s: unknown tensor \"%.100s\"", name,
+				       v->item[i]);
+		hoff_status st = hoff_graph_op_use(r->g, use, t, r->e);
+		if (st != HOFF_OK)
+			return st;
+	}
+	return HOFF_OK;
+}
+
+/* Interns an op kind once: a million ops share a handful of labels. */
+static const char *op_kind(reader *r, const char *kind)
+{
+	for (int i = 0; i < r->nkinds; i++)
+		if (strcmp(r->kinds[i], kind) == 0)
+			return r->kinds[i];
+	const char *k = hoff_graph_intern(r->g, kind);
+	if (k && r->nkinds < 16)
+		r->kinds[r->nkinds++] = k;
+	return k;
+}
+
+/* Reads the op element at the scanner's position. */
+static hoff_status read_op(reader *r)
+{
+	static const char *const names[] = {
+		"id",    "kind",           "inputs",          "updates", "outputs",
+		"time_s", "flops", "bytes_accessed", "workspace_bytes", "layer",
+	};
+	static const bool list[10] = {false, false, true, true, true};
+	js_val f[10];
+	js_where w = {r->file, "ops", r->g->nops, NULL};
+	const char *id, *kind;
+	hoff_op o = {0};
+	bool has_time, has_flops, has_ba, has_ws, has_layer;
+	hoff_status st = js_object(&r->s, &w, names, list, 10, f);
+	if (st != HOFF_OK)
+		return st;
+	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
+		return st;
+	w.id = id;
+	if ((st = js_str(r->e, &w, &f[1], "kind", false, &kind)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[5], "time_s", false, false, &has_time,
+			 &o.time_s)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[6], "flops", false, false, &has_flops,
+			 &o.flops)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[7], "bytes_accessed", false, false,
+			 &has_ba, &o.bytes_accessed)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[8], "workspace_bytes", false, 0, &has_ws,
+			 &o.workspace_bytes)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[9], "layer", false, INT64_MIN, &has_layer,
+			 &o.layer)) != HOFF_OK)
+		return st;
+	int32_t k = hoff_graph_add_op(r->g, id, r->e);
+	if (k == HOFF_NONE) {
+		int32_t dup = hoff_graph_find_op(r->g, id);
+		if (dup != HOFF_NONE)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "id: duplicate op id (first at ops[%d])",
+				       dup);
+		return builder_fail(r, &w);
+	}
+	hoff_op *dst = &r->g->op[k];
+	o.id = dst->id;
+	o.flags = (has_time ? HOFF_O_HAS_TIME : 0) |
+		  (has_flops ? HOFF_O_HAS_FLOPS : 0) |
+		  (has_ba ? HOFF_O_HAS_BYTES_ACCESSED : 0) |
+		  (has_ws ? HOFF_O_HAS_WORKSPACE : 0) |
+		  (has_layer ? HOFF_O_HAS_LAYER : 0);
+	if (kind && !(o.kind = op_kind(r, kind)))
+		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+	*dst = o;
+	/* Start every id's memory miss before the first lookup waits. */
+	for (int i = 2; i <= 4; i++)
+		for (size_t j = 0; f[i].type == JS_ARR && j < f[i].nitem; j++)
+			hoff_strmap_prefetch(&r->g->tensor_ids, f[i].item[j]);
+	if ((st = read_list(r, &w, &f[2], "inputs", HOFF_USE_IN)) != HOFF_OK ||
+	    (st = read_list(r, &w, &f[3], "updates", HOFF_USE_UPD)) != HOFF_OK ||
+	    (st = read_list(r, &w, &f[4], "outputs", HOFF_USE_OUT)) != HOFF_OK)
+		return st;
+	return HOFF_OK;
+}
+
+/* Reads a kept element [a, b) (already validated) as tensor or op. */
+static hoff_status replay(reader *r, ext x, bool tensor)
+{
+	size_t pos = r->s.pos;
+	r->s.pos = x.a;
+	hoff_status st = tensor ? read_tensor(r) : read_op(r);
+	r->s.pos = pos;
+	return st;
+}
+
+/* ---- the top level ---- */
+
+/* Converts a small top-level value (everything but tensors and ops). */
+static hoff_status read_top(reader *r, int k, size_t a, size_t b)
+{
+	js_where top = {r->file, NULL, -1, NULL};
+	cJSON *j = NULL;
+	const char *s;
+	int64_t ver;
+	js_where at = {r->file, r->s.key, -1, NULL}; /* the key just met */
+	hoff_status st = js_parse(&r->s, a, b, &at, &j);
+	if (st != HOFF_OK)
+		return st;
+	js_val v = js_from(j);
+	switch (k) {
+	case K_FORMAT:
+		if ((st = js_str(r->e, &top, &v, "format", true, &s)) !=
+		    HOFF_OK)
+			break;
+		if (strcmp(s, "hoffopt.graph") != 0)
+			st = js_fail(r->e, &top, HOFF_EINPUT,
+				     "format \"%.60s\" is unknown (expected "
+				     "\"hoffopt.graph\")",
+				     s);
+		break;
+	case K_VERSION:
+		if ((st = js_int(r->e, &top, &v, "version", true, INT64_MIN,
+				 NULL, &ver)) != HOFF_OK)
+			break;
+		if (ver != 1)
+			st = js_fail(r->e, &top, HOFF_EINPUT,
+				     "version %lld is unknown (expected 1)",
+				     (long long)ver);
+		break;
+	case K_NAME:
+		if ((st = js_str(r->e, &top, &v, "name", false, &s)) ==
+			    HOFF_OK &&
+		    s && !(r->g->name = hoff_strdup(s)))
+			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		break;
+	case K_META:
+		if (!cJSON_IsNull(j) && !(r->g->meta = js_compact(&r->s, a, b)))
+			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		break;
+	case K_MACHINE:
+		st = read_machine(r, j);
+		break;
+	default: /* an unknown key: checked for duplicate keys, ignored */
+		break;
+	}
+	cJSON_Delete(j);
+	return st;
+}
+
+/* Converts whatever has its dependencies in now. */
+static hoff_status advance(reader *r)
+{
+	hoff_status st;
+	if (!r->hdr_ok) {
+		if (!r->have[K_FORMAT] || !r->have[K_VERSION] ||
+		    !r->have[K_MACHINE])
+			return HOFF_OK;
+		r->hdr_ok = true;
+	}
+	if (!r->tensors_ok) {
+		if (!r->have[K_TENSORS])
+			return HOFF_OK;
+		for (size_t i = 0; i < r->ntbuf; i++)
+			if ((st = replay(r, r->tbuf[i], true)) != HOFF_OK)
+				return st;
+		free(r->tbuf);
+		r->tbuf = NULL;
+		r->ntbuf = r->tbuf_cap = 0;
+		r->tensors_ok = true;
+	}
+	if (!r->ops_ok) {
+		if (!r->have[K_OPS])
+			return HOFF_OK;
+		for (size_t i = 0; i < r->nobuf; i++)
+			if ((st = replay(r, r->obuf[i], false)) != HOFF_OK)
+				return st;
+		free(r->obuf);
+		r->obuf = NULL;
+		r->nobuf = r->obuf_cap = 0;
+		r->ops_ok = true;
+	}
+	return HOFF_OK;
+}
+
+/* Scans the tensors or ops array, converting elements whose dependencies
+ * are in and keeping the extents of the others. */
+static hoff_status read_array(reader *r, int k)
+{
+	js_where top = {r->file, NULL, -1, NULL};
+	const char *name = top_keys[k];
+	size_t a, b;
+	hoff_status st;
+	char c = js_peek(&r->s);
+	if (c != '[') {
+		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
+			return st;
+		return js_fail(r->e, &top, HOFF_EINPUT,
+			       c == 'n' ? "%s must not be null"
+					: "%s must be an array",
+			       name);
+	}
+	r->s.pos++;
+	bool first = true, more;
+	for (;;) {
+		if ((st = js_element(&r->s, &first, &more)) != HOFF_OK)
+			return st;
+		if (!more)
+			break;
+		bool ready = k == K_TENSORS ? r->hdr_ok : r->tensors_ok;
+		if (ready) {
+			st = k == K_TENSORS ? read_tensor(r) : read_op(r);
+			if (st != HOFF_OK)
+				return st;
+			continue;
+		}
+		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
+			return st;
+		ext **buf = k == K_TENSORS ? &r->tbuf : &r->obuf;
+		size_t *n = k == K_TENSORS ? &r->ntbuf : &r->nobuf;
+		size_t *cap = k == K_TENSORS ? &r->tbuf_cap : &r->obuf_cap;
+		if (!hoff_grow((void **)buf, cap, *n + 1, sizeof **buf))
+			return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		(*buf)[(*n)++] = (ext){a, b};
+	}
+	r->have[k] = true;
+	return HOFF_OK;
+}
+
+hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
+			     hoff_graph **out, hoff_err *e)
+{
+	hoff_err scratch;
+	reader r;
+	hoff_status st;
+	bool first = true, more;
+	js_where top = {file, NULL, -1, NULL};
+	if (!e)
+		e = &scratch;
+	*out = NULL;
+	memset(&r, 0, sizeof r);
+	r.file = file;
+	r.e = e;
+	js_init(&r.s, text, len, file, e);
+	if (!(r.g = hoff_graph_new())) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = js_begin(&r.s)) != HOFF_OK)
+		goto out;
+	for (;;) {
+		if ((st = js_member(&r.s, &first, &more)) != HOFF_OK)
+			goto out;
+		if (!more)
+			break;
+		if ((st = js_key_once(&r.s)) != HOFF_OK)
+			goto out;
+		int k = 0;
+		while (k < NKEYS && strcmp(r.s.key, top_keys[k]) != 0)
+			k++;
+		if (k == K_TENSORS || k == K_OPS) {
+			st = read_array(&r, k);
+		} else {
+			size_t a, b;
+			if ((st = js_value(&r.s, &a, &b)) == HOFF_OK)
+				st = read_top(&r, k, a, b);
+			if (k < NKEYS)
+				r.have[k] = true;
+		}
+		if (st == HOFF_OK)
+			st = advance(&r);
+		if (st != HOFF_OK)
+			goto out;
+	}
+	if ((st = js_end(&r.s)) != HOFF_OK)
+		goto out;
+	static const int required[] = {K_FORMAT, K_VERSION, K_MACHINE,
+				       K_TENSORS, K_OPS};
+	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+		if (!r.have[required[i]]) {
+			st = js_fail(e, &top, HOFF_EINPUT, "%s is required",
+				     top_keys[required[i]]);
+			goto out;
+		}
+	if ((st = advance(&r)) != HOFF_OK) /* a no-op: it ran after each key */
+		goto out;
+	assert(r.ops_ok);
+	st = hoff_graph_finish(r.g, file, e);
+out:
+	free(r.tbuf);
+	free(r.obuf);
+	js_free(&r.s);
+	if (st != HOFF_OK) {
+		js_oneline(e);
+		hoff_graph_free(r.g);
+	} else {
+		*out = r.g;
+	}
+	return st;
+}
+
+hoff_status hoff_graph_read(const char *path, hoff_graph **out, hoff_err *e)
+{
+	char *buf;
+	size_t len;
+	*out = NULL;
+	hoff_status st = hoff_slurp(path, &buf, &len, e);
+	if (st != HOFF_OK)
+		return st;
+	st = hoff_graph_parse(buf, len,
+			      strcmp(path, "-") == 0 ? "<stdin>" : path, out, e);
+	free(buf);
+	return st;
+}
+
+/* ---- writer ---- */
+
+static void put_key(FILE *f, const char *key)
+{
+	fprintf(f, ", \"%s\": ", key);
+}
+
+static void put_list(FILE *f, const hoff_graph *g, const char *key,
+		     const int64_t *off, const int32_t *lst, int32_t k)
+{
+	if (off[k] == off[k + 1])
+		return;
+	put_key(f, key);
+	putc('[', f);
+	for (int64_t i = off[k]; i < off[k + 1]; i++) {
+		if (i > off[k])
+			fputs(", ", f);
+		hoff_json_string(f, g->tensor[lst[i]].id);
+	}
+	putc(']', f);
+}
+
+static void put_tensor(FILE *f, const hoff_graph *g, const hoff_tensor *t)
+{
+	unsigned fl = t->flags;
+	bool out = fl & HOFF_T_OUTPUT, pers = fl & HOFF_T_PERSISTENT,
+	     off = fl & HOFF_T_OFFLOAD;
+	/* What a reader derives when the field is left out. */
+	bool def_out = t->kind == HOFF_KIND_OUTPUT;
+	bool def_pers = t->kind == HOFF_KIND_WEIGHT || t->kind == HOFF_KIND_KV ||
+			t->kind == HOFF_KIND_OPTIMIZER || out;
+	fputs("{\"id\": ", f);
+	hoff_json_string(f, t->id);
+	fprintf(f, ", \"bytes\": %lld", (long long)t->bytes);
+	if ((fl & HOFF_T_HAS_KIND) || t->kind != HOFF_KIND_OTHER) {
+		put_key(f, "kind");
+		hoff_json_string(f, hoff_kind_name(t->kind));
+	}
+	if ((fl & HOFF_T_HAS_HOME) || t->home != HOFF_DEVICE) {
+		put_key(f, "home");
+		hoff_json_string(f, t->home == HOFF_DEVICE
+					    ? "device"
+					    : g->tier[t->home].name);
+	}
+	if ((fl & HOFF_T_HAS_OUTPUT) || out != def_out)
+		fprintf(f, ", \"output\": %s", out ? "true" : "false");
+	if ((fl & HOFF_T_HAS_PERSISTENT) || pers != def_pers)
+		fprintf(f, ", \"persistent\": %s", pers ? "true" : "false");
+	if ((fl & HOFF_T_HAS_OFFLOAD) || !off)
+		fprintf(f, ", \"offload\": %s", off ? "true" : "false");
+	putc('}', f);
+}
+
+static void put_op(FILE *f, const hoff_graph *g, int32_t k)
+{
+	const hoff_op *o = &g->op[k];
+	fputs("{\"id\": ", f);
+	hoff_json_string(f, o->id);
+	if (o->kind) {
+		put_key(f, "kind");
+		hoff_json_string(f, o->kind);
+	}
+	put_list(f, g, "inputs", g->in_off, g->in, k);
+	put_list(f, g, "updates", g->upd_off, g->upd, k);
+	put_list(f, g, "outputs", g->out_off, g->out, k);
+	if (o->flags & HOFF_O_HAS_TIME) {
+		put_key(f, "time_s");
+		js_put_num(f, o->time_s);
+	}
+	if ((o->flags & HOFF_O_HAS_FLOPS) || o->flops != 0) {
+		put_key(f, "flops");
+		js_put_num(f, o->flops);
+	}
+	if ((o->flags & HOFF_O_HAS_BYTES_ACCESSED) || o->bytes_accessed != 0) {
+		put_key(f, "bytes_accessed");
+		js_put_num(f, o->bytes_accessed);
+	}
+	if ((o->flags & HOFF_O_HAS_WORKSPACE) || o->workspace_bytes != 0)
+		fprintf(f, ", \"workspace_bytes\": %lld",
+			(long long)o->workspace_bytes);
+	if (o->flags & HOFF_O_HAS_LAYER)
+		fprintf(f, ", \"layer\": %lld", (long long)o->layer);
+	putc('}', f);
+}
+
+void hoff_graph_print(const hoff_graph *g, FILE *f)
+{
+	const hoff_device *d = &g->device;
+	fputs("{\"format\": \"hoffopt.graph\", \"version\": 1", f);
+	if (g->name) {
+		fputs(",\n \"name\": ", f);
+		hoff_json_string(f, g->name);
+	}
+	if (g->meta)
+		fprintf(f, ",\n \"meta\": %s", g->meta);
+	fputs(",\n \"machine\": {\n  \"device\": {", f);
+	if (d->name) {
+		fputs("\"name\": ", f);
+		hoff_json_string(f, d->name);
+		fputs(", ", f);
+	}
+	fprintf(f, "\"memory_bytes\": %lld", (long long)d->memory_bytes);
+	if (d->has_flops || d->flops_per_s != 0) {
+		put_key(f, "flops_per_s");
+		js_put_num(f, d->flops_per_s);
+	}
+	if (d->has_mem_bw || d->mem_bandwidth_Bps != 0) {
+		put_key(f, "mem_bandwidth_Bps");
+		js_put_num(f, d->mem_bandwidth_Bps);
+	}
+	if (d->has_overhead || d->op_overhead_s != 0) {
+		put_key(f, "op_overhead_s");
+		js_put_num(f, d->op_overhead_s);
+	}
+	putc('}', f);
+	if (g->ntiers > 0) {
+		fputs(",\n  \"tiers\": [", f);
+		for (int32_t i = 0; i < g->ntiers; i++) {
+			const hoff_tier *t = &g->tier[i];
+			fputs(i ? ",\n   {\"name\": " : "\n   {\"name\": ", f);
+			hoff_json_string(f, t->name);
+			put_key(f, "h2d_Bps");
+			js_put_num(f, t->h2d_Bps);
+			put_key(f, "d2h_Bps");
+			js_put_num(f, t->d2h_Bps);
+			if (t->has_latency || t->latency_s != 0) {
+				put_key(f, "latency_s");
+				js_put_num(f, t->latency_s);
+			}
+			if (t->capacity_bytes != HOFF_UNLIMITED)
+				fprintf(f, ", \"capacity_bytes\": %lld",
+					(long long)t->capacity_bytes);
+			putc('}', f);
+		}
+		fputs("\n  ]", f);
+	}
+	fputs("},\n \"tensors\": [", f);
+	for (int32_t i = 0; i < g->ntensors; i++) {
+		fputs(i ? ",\n  " : "\n  ", f);
+		put_tensor(f, g, &g->tensor[i]);
+	}
+	fputs(g->ntensors ? "\n ],\n \"ops\": [" : "],\n \"ops\": [", f);
+	for (int32_t k = 0; k < g->nops; k++) {
+		fputs(k ? ",\n  " : "\n  ", f);
+		put_op(f, g, k);
+	}
+	fputs(g->nops ? "\n ]\n}\n" : "]\n}\n", f);
+}
+
+hoff_status hoff_graph_write(const hoff_graph *g, const char *path,
+			     hoff_err *e)
+{
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_graph_print(g, o.f);
+	return hoff_outfile_commit(&o, e);
+}

@@ -1,0 +1,1013 @@
+/* jscan.c: the strict JSON scanner, the one-pass object reader and the
+ * cJSON helpers of jscan.h.
+ * The scanner is iterative with a bracket stack, so hostile nesting costs
+ * no C stack; every read is guarded by pos < len. It validates all of
+ * RFC 8259 itself. js_object() decodes an element's fields into scratch
+ * buffers that are reused element after element, so reading a million
+ * tensors allocates nothing per tensor; cJSON is kept for the few small
+ * top-level values, and for the rare nested value of an unknown key, which
+ * must still be free of duplicate keys. */
+#include "jscan.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void js_init(jscan *s, const char *text, size_t len, const char *file,
+	     hoff_err *e)
+{
+	memset(s, 0, sizeof *s);
+	s->text = text;
+	s->len = len;
+	s->file = file;
+	s->e = e;
+	const char *dp = localeconv()->decimal_point;
+	s->dec_point = dp && dp[0] ? dp[0] : '.';
+}
+
+void js_free(jscan *s)
+{
+	free(s->key);
+	free(s->buf);
+	free(s->items);
+	free(s->ptrs);
+	free(s->ukeys);
+	hoff_strmap_free(&s->seen);
+	hoff_strpool_free(&s->pool);
+	memset(s, 0, sizeof *s);
+}
+
+hoff_status js_syntax(jscan *s, size_t pos, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (pos > s->len)
+		pos = s->len;
+	long long line = 1, col = 1;
+	for (size_t i = 0; i < pos; i++) {
+		if (s->text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	return hoff_seterr(s->e, HOFF_EINPUT, "%s:%lld:%lld: invalid JSON: %s",
+			   s->file, line, col, msg);
+}
+
+hoff_status js_fail(hoff_err *e, const js_where *w, hoff_status st,
+		    const char *fmt, ...)
+{
+	char msg[320], where[160] = "";
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (w->sect) {
+		int n = snprintf(where, sizeof where, ": %s", w->sect);
+		if (n > 0 && (size_t)n < sizeof where && w->idx >= 0)
+			n += snprintf(where + n, sizeof where - (size_t)n,
+				      "[%lld]", (long long)w->idx);
+		if (n > 0 && (size_t)n < sizeof where && w->id)
+			snprintf(where + n, sizeof where - (size_t)n,
+				 " \"%.100s\"", w->id);
+	}
+	return hoff_seterr(e, st, "%s%s: %s", w->file, where, msg);
+}
+
+void js_oneline(hoff_err *e)
+{
+	for (unsigned char *p = (unsigned char *)e->msg; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+/* ---- scanner ---- */
+
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static void skip_ws(jscan *s)
+{
+	while (s->pos < s->len && is_ws(s->text[s->pos]))
+		s->pos++;
+}
+
+/* Names the byte at pos for a message. */
+static hoff_status unexpected(jscan *s, const char *wanted)
+{
+	if (s->pos >= s->len)
+		return js_syntax(s, s->pos, "unexpected end of input; expected %s",
+				 wanted);
+	unsigned char c = (unsigned char)s->text[s->pos];
+	if (c > 0x20 && c < 0x7f)
+		return js_syntax(s, s->pos, "unexpected '%c'; expected %s", c,
+				 wanted);
+	return js_syntax(s, s->pos, "unexpected byte 0x%02x; expected %s", c,
+			 wanted);
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The code unit of "\uXXXX" at t[i] (i at the backslash), or -1. */
+static long u_escape(const unsigned char *t, size_t len, size_t i)
+{
+	if (len - i < 6 || t[i] != '\\' || t[i + 1] != 'u')
+		return -1;
+	long v = 0;
+	for (size_t k = i + 2; k < i + 6; k++) {
+		int h = hexval(t[k]);
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/* Length of the UTF-8 sequence at t (n bytes available), 0 if invalid. */
+static size_t utf8_len(const unsigned char *t, size_t n)
+{
+	unsigned char c = t[0];
+	size_t k;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		k = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		k = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		if (c == 0xed)
+			hi = 0x9f; /* no UTF-16 surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if (n < k || t[1] < lo || t[1] > hi)
+		return 0;
+	for (size_t i = 2; i < k; i++)
+		if (t[i] < 0x80 || t[i] > 0xbf)
+			return 0;
+	return k;
+}
+
+/* Scans the string whose '"' is at s->pos; *esc says whether it holds an
+ * escape. */
+static hoff_status scan_string(jscan *s, bool *esc)
+{
+	const unsigned char *t = (const unsigned char *)s->text;
+	size_t start = s->pos, i = s->pos + 1, n = s->len;
+	*esc = false;
+	for (;;) {
+		while (i < n && t[i] >= 0x20 && t[i] < 0x80 && t[i] != '"' &&
+		       t[i] != '\\')
+			i++;
+		if (i >= n)
+			return js_syntax(s, start, "unterminated string");
+		unsigned char c = t[i];
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			*esc = true;
+			if (i + 1 >= n)
+				return js_syntax(s, start, "unterminated string");
+			c = t[i + 1];
+			if (c != 'u') {
+				if (!strchr("\"\\/bfnrt", c) || c == 0)
+					return js_syntax(s, i,
+							 "invalid escape in string");
+				i += 2;
+				continue;
+			}
+			long u = u_escape(t, n, i);
+			if (u < 0)
+				return js_syntax(s, i, "invalid \\u escape");
+			if (u == 0)
+				return js_syntax(s, i,
+						 "\\u0000 is not allowed in strings");
+			if (u >= 0xdc00 && u <= 0xdfff)
+				return js_syntax(s, i, "unpaired UTF-16 surrogate");
+			if (u >= 0xd800 && u <= 0xdbff) {
+				long l = u_escape(t, n, i + 6);
+				if (l < 0xdc00 || l > 0xdfff)
+					return js_syntax(s, i,
+							 "unpaired UTF-16 surrogate");
+				i += 6;
+			}
+			i += 6;
+			continue;
+		}
+		if (c < 0x20)
+			return js_syntax(s, i,
+					 "control character in string (escape it)");
+		size_t k = utf8_len(t + i, n - i);
+		if (!k)
+			return js_syntax(s, i, "invalid UTF-8 in string");
+		i += k;
+	}
+	s->pos = i + 1;
+	return HOFF_OK;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* RFC 8259 number; cJSON reads at most 63 characters of one. */
+static hoff_status scan_number(jscan *s)
+{
+	const char *t = s->text;
+	size_t i = s->pos, n = s->len;
+	if (i < n && t[i] == '-')
+		i++;
+	if (i < n && t[i] == '0')
+		i++;
+	else if (i < n && t[i] >= '1' && t[i] <= '9')
+		while (i < n && is_digit(t[i]))
+			i++;
+	else
+		return js_syntax(s, i, "invalid number");
+	if (i < n && t[i] == '.') {
+		i++;
+		if (i >= n || !is_digit(t[i]))
+			return js_syntax(s, i, "invalid number");
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		if (i < n && (t[i] == '+' || t[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(t[i]))
+			return js_syntax(s, i, "invalid number");
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	if (i - s->pos > 63)
+		return js_syntax(s, s->pos, "number longer than 63 characters");
+	s->pos = i;
+	return HOFF_OK;
+}
+
+static hoff_status scan_literal(jscan *s)
+{
+	static const char *const lits[] = {"true", "false", "null"};
+	for (int k = 0; k < 3; k++) {
+		size_t l = strlen(lits[k]);
+		if (s->len - s->pos >= l &&
+		    memcmp(s->text + s->pos, lits[k], l) == 0) {
+			s->pos += l;
+			return HOFF_OK;
+		}
+	}
+	return unexpected(s, "a value");
+}
+
+/* A member key and its ':' inside a nested object. */
+static hoff_status scan_key(jscan *s)
+{
+	bool esc;
+	skip_ws(s);
+	if (s->pos >= s->len || s->text[s->pos] != '"')
+		return unexpected(s, "a key string");
+	hoff_status st = scan_string(s, &esc);
+	if (st != HOFF_OK)
+		return st;
+	skip_ws(s);
+	if (s->pos >= s->len || s->text[s->pos] != ':')
+		return unexpected(s, "':'");
+	s->pos++;
+	return HOFF_OK;
+}
+
+hoff_status js_value(jscan *s, size_t *a, size_t *b)
+{
+	char stack[JS_MAXDEPTH]; /* the closer expected at each level */
+	int depth = 0;
+	hoff_status st;
+	bool esc;
+	skip_ws(s);
+	*a = s->pos;
+	for (;;) {
+		skip_ws(s);
+		if (s->pos >= s->len)
+			return unexpected(s, "a value");
+		char c = s->text[s->pos];
+		if (c == '{' || c == '[') {
+			if (depth == JS_MAXDEPTH)
+				return js_syntax(s, s->pos,
+						 "nesting deeper than %d",
+						 JS_MAXDEPTH);
+			char close = c == '{' ? '}' : ']';
+			s->pos++;
+			skip_ws(s);
+			if (s->pos < s->len && s->text[s->pos] == close) {
+				s->pos++;
+			} else {
+				stack[depth++] = close;
+				if (c == '{' && (st = scan_key(s)) != HOFF_OK)
+					return st;
+				continue;
+			}
+		} else if (c == '"') {
+			if ((st = scan_string(s, &esc)) != HOFF_OK)
+				return st;
+		} else if (c == '-' || is_digit(c)) {
+			if ((st = scan_number(s)) != HOFF_OK)
+				return st;
+		} else if ((st = scan_literal(s)) != HOFF_OK) {
+			return st;
+		}
+		/* After a value: close levels until one wants another. */
+		for (;;) {
+			if (depth == 0) {
+				*b = s->pos;
+				return HOFF_OK;
+			}
+			char close = stack[depth - 1];
+			skip_ws(s);
+			if (s->pos < s->len && s->text[s->pos] == close) {
+				s->pos++;
+				depth--;
+				continue;
+			}
+			if (s->pos < s->len && s->text[s->pos] == ',') {
+				s->pos++;
+				if (close == '}' && (st = scan_key(s)) != HOFF_OK)
+					return st;
+				break;
+			}
+			return unexpected(s, close == '}' ? "',' or '}'"
+							  : "',' or ']'");
+		}
+	}
+}
+
+char js_peek(jscan *s)
+{
+	skip_ws(s);
+	return s->pos < s->len ? s->text[s->pos] : 0;
+}
+
+hoff_status js_begin(jscan *s)
+{
+	if (s->len >= 3 && memcmp(s->text, "\xef\xbb\xbf", 3) == 0)
+		s->pos = 3;
+	skip_ws(s);
+	if (s->pos >= s->len || s->text[s->pos] != '{') {
+		if (s->pos < s->len && strchr("[\"-0123456789tfn", s->text[s->pos]))
+			return js_syntax(s, s->pos,
+					 "the top level must be an object");
+		return unexpected(s, "'{'");
+	}
+	s->pos++;
+	return HOFF_OK;
+}
+
+hoff_status js_end(jscan *s)
+{
+	skip_ws(s);
+	if (s->pos < s->len)
+		return js_syntax(s, s->pos, "garbage after the top-level object");
+	return HOFF_OK;
+}
+
+/* Decodes the accepted string [a, b) (quotes included) onto the end of
+ * s->buf, NUL-terminated; *off is where it starts. Escapes only shrink, so
+ * b - a bytes are room enough. */
+static hoff_status put_string(jscan *s, size_t a, size_t b, bool esc,
+			      size_t *off)
+{
+	const unsigned char *t = (const unsigned char *)s->text;
+	if (!hoff_grow((void **)&s->buf, &s->buf_cap, s->nbuf + (b - a), 1))
+		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+	char *d = s->buf + s->nbuf;
+	size_t i = a + 1, end = b - 1;
+	if (!esc) {
+		memcpy(d, t + i, end - i);
+		d += end - i;
+	}
+	while (esc && i < end) {
+		if (t[i] != '\\') {
+			*d++ = (char)t[i++];
+			continue;
+		}
+		unsigned char c = t[i + 1];
+		if (c != 'u') {
+			*d++ = c == 'b'   ? '\b'
+			       : c == 'f' ? '\f'
+			       : c == 'n' ? '\n'
+			       : c == 'r' ? '\r'
+			       : c == 't' ? '\t'
+					  : (char)c; /* " \ / */
+			i += 2;
+			continue;
+		}
+		unsigned long u = (unsigned long)u_escape(t, s->len, i);
+		i += 6;
+		if (u >= 0xd800 && u <= 0xdbff) { /* the scanner paired it */
+			unsigned long l = (unsigned long)u_escape(t, s->len, i);
+			u = 0x10000 + ((u - 0xd800) << 10) + (l - 0xdc00);
+			i += 6;
+		}
+		if (u < 0x80) {
+			*d++ = (char)u;
+		} else if (u < 0x800) {
+			*d++ = (char)(0xc0 | (u >> 6));
+			*d++ = (char)(0x80 | (u & 0x3f));
+		} else if (u < 0x10000) {
+			*d++ = (char)(0xe0 | (u >> 12));
+			*d++ = (char)(0x80 | ((u >> 6) & 0x3f));
+			*d++ = (char)(0x80 | (u & 0x3f));
+		} else {
+			*d++ = (char)(0xf0 | (u >> 18));
+			*d++ = (char)(0x80 | ((u >> 12) & 0x3f));
+			*d++ = (char)(0x80 | ((u >> 6) & 0x3f));
+			*d++ = (char)(0x80 | (u & 0x3f));
+		}
+	}
+	*d++ = '\0';
+	*off = s->nbuf;
+	s->nbuf = (size_t)(d - s->buf);
+	return HOFF_OK;
+}
+
+/* Steps to the next member key of an object: [*a, *b) is the key string
+ * (quotes included), ':' is consumed. */
+static hoff_status next_key(jscan *s, bool *first, bool *more, size_t *a,
+			    size_t *b, bool *esc)
+{
+	skip_ws(s);
+	if (s->pos < s->len && s->text[s->pos] == '}') {
+		s->pos++;
+		*more = false;
+		return HOFF_OK;
+	}
+	if (!*first) {
+		if (s->pos >= s->len || s->text[s->pos] != ',')
+			return unexpected(s, "',' or '}'");
+		s->pos++;
+		skip_ws(s);
+	}
+	*first = false;
+	if (s->pos >= s->len || s->text[s->pos] != '"')
+		return unexpected(s, "a key string");
+	*a = s->pos;
+	hoff_status st = scan_string(s, esc);
+	if (st != HOFF_OK)
+		return st;
+	*b = s->pos;
+	skip_ws(s);
+	if (s->pos >= s->len || s->text[s->pos] != ':')
+		return unexpected(s, "':'");
+	s->pos++;
+	*more = true;
+	return HOFF_OK;
+}
+
+hoff_status js_member(jscan *s, bool *first, bool *more)
+{
+	size_t a = 0, b = 0, off;
+	bool esc = false;
+	hoff_status st = next_key(s, first, more, &a, &b, &esc);
+	if (st != HOFF_OK || !*more)
+		return st;
+	s->nbuf = 0;
+	if ((st = put_string(s, a, b, esc, &off)) != HOFF_OK)
+		return st;
+	size_t n = s->nbuf - off; /* with the NUL */
+	if (!hoff_grow((void **)&s->key, &s->key_cap, n, 1))
+		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+	memcpy(s->key, s->buf + off, n);
+	return HOFF_OK;
+}
+
+hoff_status js_element(jscan *s, bool *first, bool *more)
+{
+	skip_ws(s);
+	if (s->pos < s->len && s->text[s->pos] == ']') {
+		s->pos++;
+		*more = false;
+		return HOFF_OK;
+	}
+	if (!*first) {
+		if (s->pos >= s->len || s->text[s->pos] != ',')
+			return unexpected(s, "',' or ']'");
+		s->pos++;
+		skip_ws(s);
+	}
+	*first = false;
+	*more = true;
+	return HOFF_OK;
+}
+
+hoff_status js_key_once(jscan *s)
+{
+	if (hoff_strmap_get(&s->seen, s->key) != HOFF_NONE)
+		return hoff_seterr(s->e, HOFF_EINPUT,
+				   "%s: duplicate key \"%.100s\" in the top-level "
+				   "object",
+				   s->file, s->key);
+	const char *k = hoff_strpool_add(&s->pool, s->key, strlen(s->key));
+	if (!k || hoff_strmap_put(&s->seen, k, 0, NULL) != HOFF_OK)
+		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+	return HOFF_OK;
+}
+
+
+/* ---- one-pass object reader ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts n strings and returns one that occurs twice, or NULL. */
+static const char *dup_of(const char **p, size_t n)
+{
+	if (n < 2)
+		return NULL;
+	if (n == 2)
+		return strcmp(p[0], p[1]) == 0 ? p[0] : NULL;
+	qsort(p, n, sizeof *p, cmp_str);
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(p[i - 1], p[i]) == 0)
+			return p[i];
+	return NULL;
+}
+
+/* The accepted number [a, b) as a double: exact for short integers, else
+ * strtod (with the locale's decimal point, as cJSON does). */
+static double to_double(const jscan *s, size_t a, size_t b)
+{
+	const char *t = s->text;
+	size_t i = a;
+	bool neg = t[i] == '-';
+	i += neg;
+	if (b - i <= 15) {
+		int64_t v = 0;
+		size_t j = i;
+		while (j < b && is_digit(t[j]))
+			v = v * 10 + (t[j++] - '0');
+		if (j == b)
+			return neg ? -(double)v : (double)v;
+	}
+	char tmp[64];
+	memcpy(tmp, t + a, b - a); /* the scanner allows at most 63 */
+	tmp[b - a] = '\0';
+	if (s->dec_point != '.') {
+		char *dot = strchr(tmp, '.');
+		if (dot)
+			*dot = s->dec_point;
+	}
+	return strtod(tmp, NULL);
+}
+
+/* Reads the value at s->pos into v; a list field's array gets its items. */
+static hoff_status read_val(jscan *s, bool list, js_val *v)
+{
+	hoff_status st;
+	size_t a, b;
+	bool esc;
+	skip_ws(s);
+	char c = s->pos < s->len ? s->text[s->pos] : 0;
+	if (c == '"') {
+		a = s->pos;
+		if ((st = scan_string(s, &esc)) != HOFF_OK)
+			return st;
+		v->type = JS_STR;
+		return put_string(s, a, s->pos, esc, &v->off);
+	}
+	if (c == '-' || is_digit(c)) {
+		a = s->pos;
+		if ((st = scan_number(s)) != HOFF_OK)
+			return st;
+		v->type = JS_NUM;
+		v->num = to_double(s, a, s->pos);
+		return HOFF_OK;
+	}
+	if (c == '[' && list) {
+		bool first = true, more;
+		v->type = JS_ARR;
+		v->at = s->nitems;
+		v->bad_item = -1;
+		s->pos++;
+		for (int64_t i = 0;; i++) {
+			if ((st = js_element(s, &first, &more)) != HOFF_OK)
+				return st;
+			if (!more)
+				return HOFF_OK;
+			skip_ws(s);
+			if (s->pos >= s->len || s->text[s->pos] != '"') {
+				if (v->bad_item < 0)
+					v->bad_item = i;
+				if ((st = js_value(s, &a, &b)) != HOFF_OK)
+					return st;
+				continue;
+			}
+			a = s->pos;
+			if ((st = scan_string(s, &esc)) != HOFF_OK)
+				return st;
+			if (!hoff_grow((void **)&s->items, &s->items_cap,
+				       s->nitems + 1, sizeof *s->items))
+				return hoff_seterr(s->e, HOFF_ENOMEM,
+						   "out of memory");
+			if ((st = put_string(s, a, s->pos, esc,
+					     &s->items[s->nitems])) != HOFF_OK)
+				return st;
+			s->nitems++;
+			v->nitem++;
+		}
+	}
+	if ((st = js_value(s, &a, &b)) != HOFF_OK)
+		return st;
+	switch (s->text[a]) {
+	case 't':
+	case 'f':
+		v->type = JS_BOOL;
+		v->b = s->text[a] == 't';
+		break;
+	case 'n':
+		v->type = JS_NULL;
+		break;
+	default:
+		v->type = s->text[a] == '[' ? JS_ARR : JS_OBJ;
+		v->bad_item = -1;
+		break;
+	}
+	return HOFF_OK;
+}
+
+hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
+		      const bool *list, int n, js_val *slot)
+{
+	size_t nlen[JS_MAXFIELDS];
+	uint32_t seen = 0;
+	hoff_status st;
+	size_t ka = 0, kb = 0, a, b;
+	bool esc = false, first = true, more;
+	HOFF_REQUIRE(n <= JS_MAXFIELDS);
+	memset(slot, 0, (size_t)n * sizeof *slot);
+	for (int i = 0; i < n; i++)
+		nlen[i] = strlen(names[i]);
+	s->nbuf = s->nitems = s->nukeys = 0;
+	if (js_peek(s) != '{') {
+		if ((st = js_value(s, &a, &b)) != HOFF_OK)
+			return st;
+		return js_fail(s->e, w, HOFF_EINPUT, "not an object");
+	}
+	s->pos++;
+	for (;;) {
+		if ((st = next_key(s, &first, &more, &ka, &kb, &esc)) != HOFF_OK)
+			return st;
+		if (!more)
+			break;
+		int f = -1;
+		size_t koff = 0;
+		if (esc) {
+			if ((st = put_string(s, ka, kb, esc, &koff)) != HOFF_OK)
+				return st;
+			for (int i = 0; i < n && f < 0; i++)
+				if (strcmp(s->buf + koff, names[i]) == 0)
+					f = i;
+		} else {
+			const char *k = s->text + ka + 1;
+			size_t kl = kb - ka - 2;
+			for (int i = 0; i < n && f < 0; i++)
+				if (kl == nlen[i] && memcmp(k, names[i], kl) == 0)
+					f = i;
+		}
+		if (f >= 0) {
+			if (seen & (UINT32_C(1) << f))
+				return js_fail(s->e, w, HOFF_EINPUT,
+					       "duplicate key \"%s\"", names[f]);
+			seen |= UINT32_C(1) << f;
+			if ((st = read_val(s, list[f], &slot[f])) != HOFF_OK)
+				return st;
+			continue;
+		}
+		/* An unknown member: remember its key, check its value. */
+		if (!esc && (st = put_string(s, ka, kb, esc, &koff)) != HOFF_OK)
+			return st;
+		if (!hoff_grow((void **)&s->ukeys, &s->ukeys_cap, s->nukeys + 1,
+			       sizeof *s->ukeys))
+			return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+		s->ukeys[s->nukeys++] = koff;
+		if ((st = js_value(s, &a, &b)) != HOFF_OK)
+			return st;
+		if (s->text[a] == '{' || s->text[a] == '[') {
+			cJSON *j;
+			if ((st = js_parse(s, a, b, w, &j)) != HOFF_OK)
+				return st;
+			cJSON_Delete(j);
+		}
+	}
+	/* Offsets become pointers now that the buffers stop moving. */
+	size_t np = s->nukeys > s->nitems ? s->nukeys : s->nitems;
+	if (!hoff_grow((void **)&s->ptrs, &s->ptrs_cap, np, sizeof *s->ptrs))
+		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->nukeys; i++)
+		s->ptrs[i] = s->buf + s->ukeys[i];
+	const char *dup = dup_of(s->ptrs, s->nukeys);
+	if (dup)
+		return js_fail(s->e, w, HOFF_EINPUT, "duplicate key \"%.100s\"",
+			       dup);
+	for (size_t i = 0; i < s->nitems; i++)
+		s->ptrs[i] = s->buf + s->items[i];
+	for (int i = 0; i < n; i++) {
+		if (slot[i].type == JS_STR)
+			slot[i].str = s->buf + slot[i].off;
+		if (slot[i].type == JS_ARR && list[i])
+			slot[i].item = s->ptrs + slot[i].at;
+	}
+	return HOFF_OK;
+}
+
+/* ---- cJSON side ---- */
+
+/* First duplicate key in o or below (NULL when none); false on OOM. */
+static bool find_dup(jscan *s, const cJSON *o, const char **dup)
+{
+	if (cJSON_IsObject(o)) {
+		size_t n = 0;
+		for (const cJSON *c = o->child; c; c = c->next)
+			n++;
+		if (!hoff_grow((void **)&s->ptrs, &s->ptrs_cap, n,
+			       sizeof *s->ptrs))
+			return false;
+		size_t i = 0;
+		for (const cJSON *c = o->child; c; c = c->next)
+			s->ptrs[i++] = c->string;
+		if ((*dup = dup_of(s->ptrs, n)))
+			return true;
+	}
+	if (cJSON_IsObject(o) || cJSON_IsArray(o))
+		for (const cJSON *c = o->child; c; c = c->next) {
+			if (!find_dup(s, c, dup))
+				return false;
+			if (*dup)
+				return true;
+		}
+	return true;
+}
+
+hoff_status js_parse(jscan *s, size_t a, size_t b, const js_where *w,
+		     cJSON **out)
+{
+	const char *end = NULL;
+	*out = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(s->text + a, b - a, &end, 0);
+	if (!j || end != s->text + b) {
+		/* The scanner accepted [a, b): only OOM gets here in practice. */
+		size_t at = end && end >= s->text + a && end <= s->text + b
+				    ? (size_t)(end - s->text)
+				    : a;
+		cJSON_Delete(j);
+		return js_syntax(s, at, "cJSON cannot parse this value");
+	}
+	const char *dup = NULL;
+	if (!find_dup(s, j, &dup)) {
+		cJSON_Delete(j);
+		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
+	}
+	if (dup) {
+		hoff_status st = js_fail(s->e, w, HOFF_EINPUT,
+					 "duplicate key \"%.100s\"", dup);
+		cJSON_Delete(j);
+		return st;
+	}
+	*out = j;
+	return HOFF_OK;
+}
+
+char *js_compact(const jscan *s, size_t a, size_t b)
+{
+	char *o = malloc(b - a + 1);
+	if (!o)
+		return NULL;
+	size_t n = 0;
+	bool str = false, esc = false;
+	for (size_t i = a; i < b; i++) {
+		char c = s->text[i];
+		if (str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				str = false;
+		} else if (c == '"') {
+			str = true;
+		} else if (is_ws(c)) {
+			continue;
+		}
+		o[n++] = c;
+	}
+	o[n] = '\0';
+	return o;
+}
+
+js_val js_from(const cJSON *c)
+{
+	js_val v;
+	memset(&v, 0, sizeof v);
+	v.bad_item = -1;
+	if (!c)
+		v.type = JS_ABSENT;
+	else if (cJSON_IsNull(c))
+		v.type = JS_NULL;
+	else if (cJSON_IsBool(c)) {
+		v.type = JS_BOOL;
+		v.b = cJSON_IsTrue(c);
+	} else if (cJSON_IsNumber(c)) {
+		v.type = JS_NUM;
+		v.num = c->valuedouble;
+	} else if (cJSON_IsString(c)) {
+		v.type = JS_STR;
+		v.str = c->valuestring;
+	} else
+		v.type = cJSON_IsArray(c) ? JS_ARR : JS_OBJ;
+	return v;
+}
+
+void js_fields(const cJSON *o, const char *const *names, int n, js_val *slot)
+{
+	const cJSON *f[JS_MAXFIELDS] = {0};
+	HOFF_REQUIRE(n <= JS_MAXFIELDS);
+	for (const cJSON *c = o->child; c; c = c->next)
+		for (int i = 0; i < n; i++)
+			if (strcmp(c->string, names[i]) == 0) {
+				f[i] = c;
+				break;
+			}
+	for (int i = 0; i < n; i++)
+		slot[i] = js_from(f[i]);
+}
+
+/* ---- getters ---- */
+
+/* Common head of the getters: *absent when there is no value to read. */
+static hoff_status absent_or_null(hoff_err *e, const js_where *w,
+				  const js_val *v, const char *name, bool req,
+				  bool *absent)
+{
+	*absent = v->type == JS_ABSENT || v->type == JS_NULL;
+	if (*absent && req)
+		return js_fail(e, w, HOFF_EINPUT,
+			       v->type == JS_NULL ? "%s must not be null"
+						  : "%s is required",
+			       name);
+	return HOFF_OK;
+}
+
+hoff_status js_str(hoff_err *e, const js_where *w, const js_val *v,
+		   const char *name, bool req, const char **out)
+{
+	bool absent;
+	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
+	*out = NULL;
+	if (st != HOFF_OK || absent)
+		return st;
+	if (v->type != JS_STR)
+		return js_fail(e, w, HOFF_EINPUT, "%s must be a string", name);
+	*out = v->str;
+	return HOFF_OK;
+}
+
+#define TWO53 9007199254740992.0
+
+hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
+		   const char *name, bool req, int64_t min, bool *present,
+		   int64_t *out)
+{
+	bool absent;
+	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
+	if (present)
+		*present = false;
+	if (st != HOFF_OK || absent)
+		return st;
+	double x = v->num;
+	if (v->type != JS_NUM || (isfinite(x) && x != floor(x)))
+		return js_fail(e, w, HOFF_EINPUT, "%s must be an integer", name);
+	if (!(fabs(x) <= TWO53))
+		return js_fail(e, w, HOFF_EINPUT,
+			       "%s is too large (beyond 2^53)", name);
+	int64_t i = (int64_t)x;
+	if (i < min) {
+		if (min == 1)
+			return js_fail(e, w, HOFF_EINPUT, "%s must be > 0", name);
+		return js_fail(e, w, HOFF_EINPUT, "%s must be >= %lld", name,
+			       (long long)min);
+	}
+	*out = i;
+	if (present)
+		*present = true;
+	return HOFF_OK;
+}
+
+hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
+		   const char *name, bool req, bool positive, bool *present,
+		   double *out)
+{
+	bool absent;
+	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
+	if (present)
+		*present = false;
+	if (st != HOFF_OK || absent)
+		return st;
+	if (v->type != JS_NUM)
+		return js_fail(e, w, HOFF_EINPUT, "%s must be a number", name);
+	double x = v->num;
+	if (!isfinite(x))
+		return js_fail(e, w, HOFF_EINPUT, "%s must be finite", name);
+	if (positive && !(x > 0))
+		return js_fail(e, w, HOFF_EINPUT, "%s must be > 0", name);
+	if (x < 0)
+		return js_fail(e, w, HOFF_EINPUT, "%s must be >= 0", name);
+	*out = x;
+	if (present)
+		*present = true;
+	return HOFF_OK;
+}
+
+hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
+		    const char *name, bool *present, bool *out)
+{
+	bool absent;
+	hoff_status st = absent_or_null(e, w, v, name, false, &absent);
+	*present = false;
+	if (st != HOFF_OK || absent)
+		return st;
+	if (v->type != JS_BOOL)
+		return js_fail(e, w, HOFF_EINPUT, "%s must be true or false",
+			       name);
+	*out = v->b;
+	*present = true;
+	return HOFF_OK;
+}
+
+/* ---- numbers out ---- */
+
+/* snprintf's decimal point follows the locale; JSON's is '.'. */
+static void put_dot(FILE *f, char *buf)
+{
+	const char *dp = localeconv()->decimal_point;
+	if (dp && dp[0] && dp[0] != '.') {
+		char *p = strchr(buf, dp[0]);
+		if (p)
+			*p = '.';
+	}
+	fputs(buf, f);
+}
+
+void js_put_num(FILE *f, double x)
+{
+	char buf[40];
+	if (!isfinite(x)) {
+		fputs("null", f);
+		return;
+	}
+	if (x == floor(x) && fabs(x) < 1e15) { /* exact as an integer */
+		fprintf(f, "%.0f", x);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.15g", x);
+	if (strtod(buf, NULL) != x) {
+		snprintf(buf, sizeof buf, "%.16g", x);
+		if (strtod(buf, NULL) != x)
+			snprintf(buf, sizeof buf, "%.17g", x);
+	}
+	put_dot(f, buf);
+}
+
+void js_put_num17(FILE *f, double x)
+{
+	char buf[40];
+	if (!isfinite(x)) {
+		fputs("null", f);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.17g", x);
+	put_dot(f, buf);
+}

@@ -1,0 +1,415 @@
+/* sched_json.c: schedule.json reader and writer (FORMAT.md).
+ * Like the graph reader, it walks the top level with jscan and parses one
+ * step at a time with cJSON, so a schedule of millions of steps costs its
+ * step array and nothing more. Names resolve against the graph as they
+ * are read; hoff_sched_check() then checks the op order. */
+#include "sched_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jscan.h"
+#include "outfile.h"
+
+enum { K_FORMAT, K_VERSION, K_GRAPH, K_POLICY, K_BUDGET, K_STEPS, K_SUMMARY,
+       NKEYS };
+static const char *const top_keys[NKEYS] = {
+	"format", "version", "graph", "policy", "budget_bytes", "steps",
+	"summary",
+};
+
+typedef struct ext {
+	size_t a, b;
+} ext;
+
+typedef struct reader {
+	jscan s;
+	hoff_sched *sc;
+	const hoff_graph *g;
+	const char *file;
+	hoff_err *e;
+	bool have[NKEYS];
+	ext *buf; /* steps met before format and version */
+	size_t nbuf, buf_cap;
+} reader;
+
+/* Reads the step element at the scanner's position. */
+static hoff_status read_step(reader *r)
+{
+	static const char *const names[] = {
+		"op", "prefetch", "store", "detach", "from", "to",
+	};
+	static const bool list[6] = {false};
+	static const hoff_step_kind kinds[] = {
+		HOFF_STEP_OP, HOFF_STEP_PREFETCH, HOFF_STEP_STORE,
+		HOFF_STEP_DETACH,
+	};
+	js_val f[6];
+	js_where w = {r->file, "steps", r->sc->nsteps, NULL};
+	const char *name, *tier_name;
+	int32_t id, tier = HOFF_NONE;
+	int kind = -1;
+	hoff_status st = js_object(&r->s, &w, names, list, 6, f);
+	if (st != HOFF_OK)
+		return st;
+	for (int i = 0; i < 4; i++) {
+		if (f[i].type == JS_ABSENT)
+			continue;
+		if (kind >= 0)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "more than one step key (\"%s\" and "
+				       "\"%s\")",
+				       names[kind], names[i]);
+		kind = i;
+	}
+	if (kind < 0)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "no step key (op, prefetch, store or detach)");
+	if ((st = js_str(r->e, &w, &f[kind], names[kind], true, &name)) !=
+	    HOFF_OK)
+		return st;
+	w.id = name;
+	/* from goes with prefetch, to with store, neither with the rest. */
+	int want = kinds[kind] == HOFF_STEP_PREFETCH ? 4
+		   : kinds[kind] == HOFF_STEP_STORE  ? 5
+						     : -1;
+	for (int i = 4; i < 6; i++)
+		if (f[i].type != JS_ABSENT && i != want)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "\"%s\" belongs to %s steps only",
+				       names[i], i == 4 ? "prefetch" : "store");
+	if (kinds[kind] == HOFF_STEP_OP) {
+		id = hoff_graph_find_op(r->g, name);
+		if (id == HOFF_NONE)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "op: unknown op \"%.100s\"", name);
+	} else {
+		id = hoff_graph_find_tensor(r->g, name);
+		if (id == HOFF_NONE)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "%s: unknown tensor \"%.100s\"",
+				       names[kind], name);
+	}
+	if (want >= 0) {
+		if ((st = js_str(r->e, &w, &f[want], names[want], true,
+				 &tier_name)) != HOFF_OK)
+			return st;
+		tier = hoff_graph_find_tier(r->g, tier_name);
+		if (tier == HOFF_NONE)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "%s: unknown tier \"%.100s\"",
+				       names[want], tier_name);
+	}
+	if (hoff_sched_push(r->sc, kinds[kind], id, tier) != HOFF_OK)
+		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+	return HOFF_OK;
+}
+
+static hoff_status read_summary(reader *r, const cJSON *o)
+{
+	static const char *const names[] = {
+		"peak_bytes", "makespan_s", "compute_s", "stall_s",
+		"h2d_bytes",  "d2h_bytes",
+	};
+	js_val f[6];
+	js_where top = {r->file, NULL, -1, NULL};
+	js_where w = {r->file, "summary", -1, NULL};
+	hoff_summary *sm = &r->sc->summary;
+	int64_t *ps[3] = {&sm->makespan_ps, &sm->compute_ps, &sm->stall_ps};
+	hoff_status st;
+	if (cJSON_IsNull(o))
+		return HOFF_OK;
+	if (!cJSON_IsObject(o))
+		return js_fail(r->e, &top, HOFF_EINPUT,
+			       "summary must be an object");
+	js_fields(o, names, 6, f);
+	if ((st = js_int(r->e, &w, &f[0], names[0], true, 0, NULL,
+			 &sm->peak_bytes)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[4], names[4], true, 0, NULL,
+			 &sm->h2d_bytes)) != HOFF_OK ||
+	    (st = js_int(r->e, &w, &f[5], names[5], true, 0, NULL,
+			 &sm->d2h_bytes)) != HOFF_OK)
+		return st;
+	for (int i = 0; i < 3; i++) {
+		double x;
+		if ((st = js_num(r->e, &w, &f[i + 1], names[i + 1], true, false,
+				 NULL, &x)) != HOFF_OK)
+			return st;
+		if ((*ps[i] = hoff_ps(x)) < 0)
+			return js_fail(r->e, &w, HOFF_EINPUT,
+				       "%s must be below 2^62 ps", names[i + 1]);
+	}
+	r->sc->has_summary = true;
+	return HOFF_OK;
+}
+
+/* Converts a top-level value other than steps. */
+static hoff_status read_top(reader *r, int k, size_t a, size_t b)
+{
+	js_where top = {r->file, NULL, -1, NULL};
+	cJSON *j = NULL;
+	const char *s;
+	int64_t n;
+	bool present;
+	js_where at = {r->file, r->s.key, -1, NULL}; /* the key just met */
+	hoff_status st = js_parse(&r->s, a, b, &at, &j);
+	if (st != HOFF_OK)
+		return st;
+	js_val v = js_from(j);
+	switch (k) {
+	case K_FORMAT:
+		if ((st = js_str(r->e, &top, &v, "format", true, &s)) !=
+		    HOFF_OK)
+			break;
+		if (strcmp(s, "hoffopt.schedule") != 0)
+			st = js_fail(r->e, &top, HOFF_EINPUT,
+				     "format \"%.60s\" is unknown (expected "
+				     "\"hoffopt.schedule\")",
+				     s);
+		break;
+	case K_VERSION:
+		if ((st = js_int(r->e, &top, &v, "version", true, INT64_MIN,
+				 NULL, &n)) != HOFF_OK)
+			break;
+		if (n != 1)
+			st = js_fail(r->e, &top, HOFF_EINPUT,
+				     "version %lld is unknown (expected 1)",
+				     (long long)n);
+		break;
+	case K_GRAPH:
+	case K_POLICY:
+		if ((st = js_str(r->e, &top, &v, top_keys[k], false, &s)) !=
+			    HOFF_OK ||
+		    !s)
+			break;
+		if (k == K_GRAPH && !(r->sc->graph = hoff_strdup(s)))
+			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		if (k == K_POLICY && hoff_sched_set_policy(r->sc, s) != HOFF_OK)
+			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		break;
+	case K_BUDGET:
+		if ((st = js_int(r->e, &top, &v, "budget_bytes", false, 0,
+				 &present, &n)) == HOFF_OK &&
+		    present)
+			r->sc->budget_bytes = n;
+		break;
+	case K_SUMMARY:
+		st = read_summary(r, j);
+		break;
+	default: /* an unknown key: checked for duplicate keys, ignored */
+		break;
+	}
+	cJSON_Delete(j);
+	return st;
+}
+
+static bool hdr_ok(const reader *r)
+{
+	return r->have[K_FORMAT] && r->have[K_VERSION];
+}
+
+static hoff_status read_steps(reader *r)
+{
+	js_where top = {r->file, NULL, -1, NULL};
+	size_t a, b;
+	hoff_status st;
+	char c = js_peek(&r->s);
+	if (c != '[') {
+		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
+			return st;
+		return js_fail(r->e, &top, HOFF_EINPUT,
+			       c == 'n' ? "steps must not be null"
+					: "steps must be an array");
+	}
+	r->s.pos++;
+	bool first = true, more;
+	for (;;) {
+		if ((st = js_element(&r->s, &first, &more)) != HOFF_OK)
+			return st;
+		if (!more)
+			return HOFF_OK;
+		if (hdr_ok(r)) {
+			if ((st = read_step(r)) != HOFF_OK)
+				return st;
+			continue;
+		}
+		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
+			return st;
+		if (!hoff_grow((void **)&r->buf, &r->buf_cap, r->nbuf + 1,
+			       sizeof *r->buf))
+			return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		r->buf[r->nbuf++] = (ext){a, b};
+	}
+}
+
+hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
+			     const hoff_graph *g, hoff_sched **out,
+			     hoff_err *e)
+{
+	hoff_err scratch;
+	reader r;
+	hoff_status st;
+	bool first = true, more;
+	js_where top = {file, NULL, -1, NULL};
+	if (!e)
+		e = &scratch;
+	*out = NULL;
+	memset(&r, 0, sizeof r);
+	r.g = g;
+	r.file = file;
+	r.e = e;
+	js_init(&r.s, text, len, file, e);
+	if (!(r.sc = hoff_sched_new())) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = js_begin(&r.s)) != HOFF_OK)
+		goto out;
+	for (;;) {
+		if ((st = js_member(&r.s, &first, &more)) != HOFF_OK)
+			goto out;
+		if (!more)
+			break;
+		if ((st = js_key_once(&r.s)) != HOFF_OK)
+			goto out;
+		int k = 0;
+		while (k < NKEYS && strcmp(r.s.key, top_keys[k]) != 0)
+			k++;
+		if (k == K_STEPS) {
+			st = read_steps(&r);
+		} else {
+			size_t a, b;
+			if ((st = js_value(&r.s, &a, &b)) == HOFF_OK)
+				st = read_top(&r, k, a, b);
+		}
+		if (st != HOFF_OK)
+			goto out;
+		if (k < NKEYS)
+			r.have[k] = true;
+		if (hdr_ok(&r) && r.nbuf) { /* steps came first */
+			size_t pos = r.s.pos;
+			for (size_t i = 0; i < r.nbuf && st == HOFF_OK; i++) {
+				r.s.pos = r.buf[i].a;
+				st = read_step(&r);
+			}
+			r.s.pos = pos;
+			r.nbuf = 0;
+			if (st != HOFF_OK)
+				goto out;
+		}
+	}
+	if ((st = js_end(&r.s)) != HOFF_OK)
+		goto out;
+	static const int required[] = {K_FORMAT, K_VERSION, K_STEPS};
+	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+		if (!r.have[required[i]]) {
+			st = js_fail(e, &top, HOFF_EINPUT, "%s is required",
+				     top_keys[required[i]]);
+			goto out;
+		}
+	st = hoff_sched_check(r.sc, g, file, e);
+out:
+	free(r.buf);
+	js_free(&r.s);
+	if (st != HOFF_OK) {
+		js_oneline(e);
+		hoff_sched_free(r.sc);
+	} else {
+		*out = r.sc;
+	}
+	return st;
+}
+
+hoff_status hoff_sched_read(const char *path, const hoff_graph *g,
+			    hoff_sched **out, hoff_err *e)
+{
+	char *buf;
+	size_t len;
+	*out = NULL;
+	hoff_status st = hoff_slurp(path, &buf, &len, e);
+	if (st != HOFF_OK)
+		return st;
+	st = hoff_sched_parse(buf, len,
+			      strcmp(path, "-") == 0 ? "<stdin>" : path, g, out,
+			      e);
+	free(buf);
+	return st;
+}
+
+/* ---- writer ---- */
+
+void hoff_sched_print(const hoff_sched *s, const hoff_graph *g, FILE *f)
+{
+	const char *gname = s->graph ? s->graph : g->name;
+	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1", f);
+	if (gname) {
+		fputs(",\n \"graph\": ", f);
+		hoff_json_string(f, gname);
+	}
+	if (s->policy) {
+		fputs(",\n \"policy\": ", f);
+		hoff_json_string(f, s->policy);
+	}
+	if (s->budget_bytes != HOFF_NONE)
+		fprintf(f, ",\n \"budget_bytes\": %lld",
+			(long long)s->budget_bytes);
+	fputs(",\n \"steps\": [", f);
+	for (int64_t i = 0; i < s->nsteps; i++) {
+		const hoff_step *st = &s->step[i];
+		fputs(i ? ",\n  " : "\n  ", f);
+		switch (st->kind) {
+		case HOFF_STEP_OP:
+			HOFF_REQUIRE(st->id >= 0 && st->id < g->nops);
+			fputs("{\"op\": ", f);
+			hoff_json_string(f, g->op[st->id].id);
+			break;
+		case HOFF_STEP_PREFETCH:
+		case HOFF_STEP_STORE:
+			HOFF_REQUIRE(st->id >= 0 && st->id < g->ntensors);
+			HOFF_REQUIRE(st->tier >= 0 && st->tier < g->ntiers);
+			fputs(st->kind == HOFF_STEP_PREFETCH ? "{\"prefetch\": "
+							     : "{\"store\": ",
+			      f);
+			hoff_json_string(f, g->tensor[st->id].id);
+			fputs(st->kind == HOFF_STEP_PREFETCH ? ", \"from\": "
+							     : ", \"to\": ",
+			      f);
+			hoff_json_string(f, g->tier[st->tier].name);
+			break;
+		default:
+			HOFF_REQUIRE(st->kind == HOFF_STEP_DETACH);
+			HOFF_REQUIRE(st->id >= 0 && st->id < g->ntensors);
+			fputs("{\"detach\": ", f);
+			hoff_json_string(f, g->tensor[st->id].id);
+			break;
+		}
+		putc('}', f);
+	}
+	fputs(s->nsteps ? "\n ]" : "]", f);
+	if (s->has_summary) {
+		const hoff_summary *sm = &s->summary;
+		fprintf(f,
+			",\n \"summary\": {\"peak_bytes\": %lld, "
+			"\"makespan_s\": ",
+			(long long)sm->peak_bytes);
+		js_put_num17(f, hoff_s(sm->makespan_ps));
+		fputs(", \"compute_s\": ", f);
+		js_put_num17(f, hoff_s(sm->compute_ps));
+		fputs(", \"stall_s\": ", f);
+		js_put_num17(f, hoff_s(sm->stall_ps));
+		fprintf(f, ", \"h2d_bytes\": %lld, \"d2h_bytes\": %lld}",
+			(long long)sm->h2d_bytes, (long long)sm->d2h_bytes);
+	}
+	fputs("\n}\n", f);
+}
+
+hoff_status hoff_sched_write(const hoff_sched *s, const hoff_graph *g,
+			     const char *path, hoff_err *e)
+{
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_sched_print(s, g, o.f);
+	return hoff_outfile_commit(&o, e);
+}
