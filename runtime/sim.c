@@ -74,6 +74,7 @@ hoff_sim_opts hoff_sim_defaults(void)
 {
 	return (hoff_sim_opts){.budget_bytes = HOFF_NONE,
 			       .timeline = false,
+			       .op_times = false,
 			       .snapshot_ps = HOFF_NONE};
 }
 
@@ -381,6 +382,8 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 		}
 	}
 	int64_t fin = m->now;
+	if (m->r->op_start_ps)
+		m->r->op_start_ps[k] = ready;
 	if (op->time_ps >= HOFF_PS_LIMIT - ready)
 		return hoff_seterr(m->e, HOFF_EINPUT,
 				   "steps[%lld] \"%s\": op ends at or after "
@@ -428,6 +431,8 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 	m->mem -= m->ws;
 	m->ws = 0;
 	m->next_op = k + 1;
+	if (m->r->op_start_ps)
+		m->r->op_start_ps[k + 1] = end;
 	for (int pass = 0; pass < 3; pass++) {
 		const int64_t *off = pass == 0   ? g->in_off
 				     : pass == 1 ? g->upd_off
@@ -457,6 +462,12 @@ static hoff_status init(sim *m)
 	m->tier_step = hoff_zalloc(nt, sizeof *m->tier_step);
 	m->tier_tensor = hoff_zalloc(nt, sizeof *m->tier_tensor);
 	r->viol = hoff_alloc(HOFF_SIM_MAXVIOL, sizeof *r->viol);
+	if (m->o->op_times) {
+		r->op_start_ps = hoff_zalloc((size_t)g->nops + 1,
+					     sizeof *r->op_start_ps);
+		if (!r->op_start_ps)
+			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	}
 	if (!m->ts || !m->tier_use || !m->chan_free || !m->tier_step ||
 	    !m->tier_tensor || !r->viol)
 		return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
@@ -555,6 +566,7 @@ void hoff_sim_result_free(hoff_sim_result *r)
 		return;
 	free(r->viol);
 	free(r->snap);
+	free(r->op_start_ps);
 	hoff_timeline_free(&r->tl);
 	memset(r, 0, sizeof *r);
 }

@@ -23,6 +23,7 @@ typedef struct hoff_sim_opts {
 	bool timeline;        /* fill result.tl */
 	int64_t snapshot_ps;  /* HOFF_NONE, or an instant whose resident
 				 tensors to record in result.snap */
+	bool op_times;        /* fill result.op_start_ps */
 } hoff_sim_opts;
 
 #define HOFF_SIM_MAXVIOL 1000
@@ -35,6 +36,8 @@ typedef struct hoff_sim_result {
 	int64_t nviol;         /* violations found (all counted) */
 	hoff_violation *viol;  /* the first min(nviol, HOFF_SIM_MAXVIOL) */
 	hoff_timeline tl;      /* when opts.timeline */
+	int64_t *op_start_ps;  /* (nops + 1) when opts.op_times: each op's
+				  start, then the last op's end */
 	/* When opts.snapshot_ps: the blocks in use at that instant. */
 	int32_t *snap;         /* (nsnap) tensor ids, ascending */
 	int64_t nsnap;

@@ -51,50 +51,74 @@ static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
 /* Memory with everything resident while live: graph inputs on the device
  * or used from a tier from time 0; op k adds outputs and workspace at its
  * start and frees workspace and dead non-persistent tensors at its end. */
-static void closed_peak(const hoff_graph *g, hoff_analysis *a)
+static int64_t profile(const hoff_graph *g, int64_t *during, int32_t *peak_op)
 {
+	/* Time 0: the device-homed graph inputs and every prefetch (all
+	 * allocated at issue); the first op waits if a transfer takes time. */
 	int64_t mem = 0;
+	bool waits = false;
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
-		if (x->producer == HOFF_NONE &&
-		    (x->home == HOFF_DEVICE || x->first_use != HOFF_NONE))
+		if (x->producer != HOFF_NONE)
+			continue;
+		if (x->home == HOFF_DEVICE) {
 			mem += x->bytes;
+		} else if (x->first_use != HOFF_NONE) {
+			mem += x->bytes;
+			waits |= hoff_xfer_ps(g, x->home, x->bytes, true) > 0;
+		}
 	}
-	a->closed_peak_bytes = mem;
-	a->closed_peak_op = HOFF_NONE;
+	/* Memory is measured after every event of an instant (rule 8), so
+	 * time 0 stands apart from the first op only when that op waits, and
+	 * an op of 0 ps is seen only after its frees. */
+	int64_t peak = waits ? mem : 0;
+	*peak_op = HOFF_NONE;
 	for (int32_t k = 0; k < g->nops; k++) {
 		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
 			mem += g->tensor[g->out[j]].bytes;
-		int64_t during = mem + g->op[k].workspace_bytes;
-		if (during > a->closed_peak_bytes) {
-			a->closed_peak_bytes = during;
-			a->closed_peak_op = k;
+		int64_t run = mem + g->op[k].workspace_bytes;
+		if (during)
+			during[k] = run;
+		if (g->op[k].time_ps > 0 && run > peak) {
+			peak = run;
+			*peak_op = k;
 		}
-		for (int pass = 0; pass < 3; pass++) {
-			const int64_t *off = pass == 0   ? g->in_off
-					     : pass == 1 ? g->upd_off
-							 : g->out_off;
-			const int32_t *lst = pass == 0   ? g->in
-					     : pass == 1 ? g->upd
-							 : g->out;
-			for (int64_t j = off[k]; j < off[k + 1]; j++) {
-				const hoff_tensor *x = &g->tensor[lst[j]];
-				if (!hoff_tensor_persistent(x) &&
-				    x->last_use <= k)
-					mem -= x->bytes;
-			}
+		/* Rule 6: free what no later op reads; an output nothing
+		 * reads goes at once. A tensor in both inputs and updates is
+		 * freed once, on its input entry. */
+		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++) {
+			const hoff_tensor *x = &g->tensor[g->out[j]];
+			if (x->last_use == HOFF_NONE &&
+			    !hoff_tensor_persistent(x))
+				mem -= x->bytes;
 		}
-		/* A tensor both read and updated by op k is listed twice. */
+		for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++) {
+			const hoff_tensor *x = &g->tensor[g->in[j]];
+			if (x->last_use == k && !hoff_tensor_persistent(x))
+				mem -= x->bytes;
+		}
 		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++) {
 			const hoff_tensor *x = &g->tensor[g->upd[j]];
-			if (hoff_tensor_persistent(x) || x->last_use > k)
-				continue;
-			for (int64_t i = g->in_off[k]; i < g->in_off[k + 1];
-			     i++)
-				if (g->in[i] == g->upd[j])
-					mem += x->bytes;
+			bool dup = false;
+			for (int64_t i = g->in_off[k]; i < g->in_off[k + 1]; i++)
+				dup |= g->in[i] == g->upd[j];
+			if (!dup && x->last_use == k &&
+			    !hoff_tensor_persistent(x))
+				mem -= x->bytes;
 		}
 	}
+	return mem > peak ? mem : peak; /* the state after the last op */
+}
+
+static void closed_peak(const hoff_graph *g, hoff_analysis *a)
+{
+	a->closed_peak_bytes = profile(g, NULL, &a->closed_peak_op);
+}
+
+int64_t hoff_analysis_profile(const hoff_graph *g, int64_t *during)
+{
+	int32_t op;
+	return profile(g, during, &op);
 }
 
 hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e)
@@ -119,7 +143,8 @@ hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e)
 hoff_sched *hoff_sched_noffload(const hoff_graph *g)
 {
 	hoff_sched *s = hoff_sched_new();
-	if (!s || hoff_sched_set_policy(s, "no-offload") != HOFF_OK)
+	if (!s || hoff_sched_set_policy(s, "no-offload") != HOFF_OK ||
+	    (g->name && !(s->graph = hoff_strdup(g->name))))
 		goto fail;
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];

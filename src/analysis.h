@@ -27,6 +27,11 @@ typedef struct hoff_analysis {
 	int32_t closed_peak_op; /* HOFF_NONE: at time 0 */
 } hoff_analysis;
 
+/* Memory while each op runs with nothing offloaded (the closed form
+ * above): during[k] for k < nops, caller-sized (nops), or NULL. Returns
+ * the no-offload schedule's peak as the simulator measures it. */
+int64_t hoff_analysis_profile(const hoff_graph *g, int64_t *during);
+
 /* Fills *a for g. HOFF_ENOMEM on failure. */
 hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e);
 
