@@ -3,14 +3,19 @@
  * codes: 0 ok, 1 invalid schedule or infeasible budget, 2 bad input or
  * usage. The only file that calls exit() or prints for the user. */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "analysis.h"
 #include "graph_json.h"
+#include "models.h"
+#include "policy.h"
 #include "outfile.h"
 #include "sched_json.h"
 #include "sim.h"
@@ -31,6 +36,13 @@ static const char *usage_main =
 	"        lifetimes, no-offload memory peak, bytes by kind, lower bound\n"
 	"  simulate GRAPH SCHEDULE [--budget B] [--json] [--trace T]\n"
 	"        check a schedule and report its peak, makespan and stall\n"
+	"  --greedy GRAPH [-o SCHEDULE] [--budget B | --max-overhead X]\n"
+	"        plan a schedule with the greedy refinement\n"
+	"  --policy NAME GRAPH [...]\n"
+	"        plan with none, reactive, lookahead:N or greedy\n"
+	"  gen MODEL [--phase P] [--seq N] [--batch N] [--layers N]\n"
+	"      [--machine NAME] [--seed S] [--weights W] -o GRAPH\n"
+	"        write a model-shaped graph (gen --list for the names)\n"
 	"\n"
 	"Run 'hoffopt <command> --help' for a command's options.\n"
 	"Exit codes: 0 ok, 1 invalid schedule, 2 bad input or usage.\n";
@@ -65,12 +77,42 @@ static const char *usage_simulate =
 	"\n"
 	"Exit codes: 0 valid, 1 invalid, 2 bad input or usage.\n";
 
+static const char *usage_plan =
+	"usage: hoffopt --greedy GRAPH [-o SCHEDULE] [--budget B | "
+	"--max-overhead X]\n"
+	"                [--trace T] [--json] [--progress]\n"
+	"       hoffopt --policy NAME GRAPH [same options]\n"
+	"\n"
+	"Plans where each prefetch, store and detach goes, checks the plan on\n"
+	"FORMAT.md's machine model, and writes it as schedule.json.\n"
+	"\n"
+	"  --policy NAME      none (everything resident, tier-homed tensors\n"
+	"                     fetched just before first use), reactive (fetch\n"
+	"                     right before each use, evict right after),\n"
+	"                     lookahead:N (per-layer prefetch N layers ahead),\n"
+	"                     greedy (the cost-model refinement; --greedy)\n"
+	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
+	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
+	"                     KiB/MiB/GiB/KB/MB/GB, or %% of the no-offload peak\n"
+	"  --max-overhead X   without --budget: smallest peak whose makespan is\n"
+	"                     at most (1 + X) * lower_bound_s; X as 0.01 or 1%%\n"
+	"                     (default 1%%)\n"
+	"  --trace T          write a Chrome trace of the simulated plan\n"
+	"  --json             one JSON object on stdout\n"
+	"  --progress         progress lines on stderr\n"
+	"\n"
+	"Exit codes: 0 ok, 1 the budget cannot be met (nothing is written;\n"
+	"the smallest peak found is reported), 2 bad input or usage.\n";
+
 typedef struct opts {
 	const char *pos[4];
 	int npos;
 	const char *budget;
 	const char *trace;
-	bool json, tensors, help;
+	const char *out;
+	const char *overhead;
+	const char *policy;
+	bool json, tensors, help, progress;
 	int top;
 } opts;
 
@@ -82,12 +124,12 @@ static int bad(const char *fmt, const char *arg)
 	return EXIT_BAD;
 }
 
-/* Parses argv[2..] for a command; returns 0 or an exit code. */
-static int parse_opts(int argc, char **argv, opts *o, int maxpos)
+/* Parses argv[from..] for a command; returns 0 or an exit code. */
+static int parse_opts(int argc, char **argv, opts *o, int maxpos, int from)
 {
 	memset(o, 0, sizeof *o);
 	o->top = 10;
-	for (int i = 2; i < argc; i++) {
+	for (int i = from; i < argc; i++) {
 		const char *a = argv[i];
 		bool more = i + 1 < argc;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -100,6 +142,14 @@ static int parse_opts(int argc, char **argv, opts *o, int maxpos)
 			o->budget = argv[++i];
 		} else if (!strcmp(a, "--trace") && more) {
 			o->trace = argv[++i];
+		} else if (!strcmp(a, "-o") && more) {
+			o->out = argv[++i];
+		} else if (!strcmp(a, "--max-overhead") && more) {
+			o->overhead = argv[++i];
+		} else if (!strcmp(a, "--policy") && more) {
+			o->policy = argv[++i];
+		} else if (!strcmp(a, "--progress")) {
+			o->progress = true;
 		} else if (!strcmp(a, "--top") && more) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
@@ -107,6 +157,8 @@ static int parse_opts(int argc, char **argv, opts *o, int maxpos)
 				return bad("--top takes a count, not '%s'",
 					   argv[i]);
 			o->top = (int)v;
+		} else if (!strcmp(a, "--greedy")) {
+			o->policy = "greedy";
 		} else if (a[0] == '-' && a[1] != '\0') {
 			return bad(more || strncmp(a, "--", 2)
 					   ? "unknown option '%s'"
@@ -240,7 +292,7 @@ static int by_bytes(const void *a, const void *b)
 static int cmd_analyze(int argc, char **argv)
 {
 	opts o;
-	int rc = parse_opts(argc, argv, &o, 1);
+	int rc = parse_opts(argc, argv, &o, 1, 2);
 	if (rc)
 		return rc;
 	if (o.help) {
@@ -394,7 +446,7 @@ static hoff_status resolve_budget(const hoff_graph *g, const char *arg,
 static int cmd_simulate(int argc, char **argv)
 {
 	opts o;
-	int rc = parse_opts(argc, argv, &o, 2);
+	int rc = parse_opts(argc, argv, &o, 2, 2);
 	if (rc)
 		return rc;
 	if (o.help) {
@@ -512,6 +564,290 @@ out:
 	return rc;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Parses an overhead: "0.01", "1%"; -1 when not one. */
+static double parse_overhead(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	if (!strcmp(end, "%"))
+		return v / 100.0;
+	return *end ? -1 : v;
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+	opts o;
+	int rc = parse_opts(argc, argv, &o, 1, 1);
+	if (rc)
+		return rc;
+	if (o.help) {
+		fputs(usage_plan, stdout);
+		return 0;
+	}
+	if (o.npos != 1)
+		return bad("%s", "needs one GRAPH (see hoffopt --greedy --help)");
+	hoff_policy_opts po = hoff_policy_defaults();
+	if (!o.policy || !hoff_policy_parse(o.policy, &po))
+		return bad("unknown policy '%s' (none, reactive, lookahead:N, "
+			   "greedy)",
+			   o.policy ? o.policy : "");
+	if (o.budget && o.overhead)
+		return bad("%s", "--budget and --max-overhead exclude each other");
+	if (o.overhead && (po.max_overhead = parse_overhead(o.overhead)) < 0)
+		return bad("--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
+			   o.overhead);
+	po.progress = o.progress;
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL, *none = NULL;
+	hoff_sim_result r = {0}, rn = {0};
+	hoff_policy_report rep;
+	char name[32];
+	hoff_policy_name(&po, name, sizeof name);
+	double t0 = now_s();
+	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
+	if (st == HOFF_OK)
+		st = resolve_budget(g, o.budget, &po.budget_bytes, &e);
+	double t1 = now_s();
+	if (st == HOFF_OK)
+		st = hoff_policy_run(g, &po, &s, &rep, &e);
+	double solve_s = now_s() - t1;
+	/* The plan as written: simulated under the budget it claims. */
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = po.budget_bytes != HOFF_NONE ? po.budget_bytes
+						       : INT64_MAX;
+	so.timeline = o.trace != NULL;
+	if (st == HOFF_OK)
+		st = hoff_sim_run(g, s, &so, &r, &e);
+	if (st == HOFF_OK) {
+		hoff_policy_opts no = po;
+		no.kind = HOFF_POLICY_NONE;
+		no.budget_bytes = HOFF_NONE;
+		st = hoff_policy_baseline(g, &no, &none, &e);
+		hoff_sim_opts nso = hoff_sim_defaults();
+		nso.budget_bytes = INT64_MAX;
+		if (st == HOFF_OK)
+			st = hoff_sim_run(g, none, &nso, &rn, &e);
+	}
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	bool budget_ok = po.budget_bytes == HOFF_NONE ||
+			 r.summary.peak_bytes <= po.budget_bytes;
+	if (!r.valid && budget_ok) {
+		/* A bug, never a user error: say so rather than write it. */
+		char line[HOFF_ERRLEN];
+		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
+		fprintf(stderr, "hoffopt: internal error: %s planned an invalid "
+				"schedule: %s\n", name, line);
+		rc = EXIT_BAD;
+		goto out;
+	}
+	s->summary = r.summary;
+	s->has_summary = true;
+	s->budget_bytes = po.budget_bytes;
+	if (!budget_ok) {
+		fprintf(stderr,
+			"hoffopt: budget %lld B cannot be met by %s: the "
+			"smallest peak found is %lld B (try --budget %lld)\n",
+			(long long)po.budget_bytes, name,
+			(long long)r.summary.peak_bytes,
+			(long long)r.summary.peak_bytes);
+		rc = EXIT_INVALID;
+	} else {
+		if (o.out)
+			st = hoff_sched_write(s, g, o.out, &e);
+		if (st == HOFF_OK && o.trace)
+			st = hoff_trace_write(g, &r.tl, o.trace, &e);
+		if (st != HOFF_OK) {
+			fprintf(stderr, "hoffopt: %s\n", e.msg);
+			rc = exit_for(st);
+			goto out;
+		}
+	}
+	int64_t np = rn.summary.peak_bytes;
+	double red = np ? 1.0 - (double)r.summary.peak_bytes / (double)np : 0;
+	double ovh = r.summary.compute_ps
+			     ? (double)r.summary.makespan_ps /
+					       (double)r.summary.compute_ps -
+				       1.0
+			     : 0;
+	double lbo = rep.lower_bound_ps
+			     ? (double)r.summary.makespan_ps /
+					       (double)rep.lower_bound_ps -
+				       1.0
+			     : 0;
+	FILE *f = (o.out && !strcmp(o.out, "-")) ? stderr : stdout;
+	if (o.json) {
+		fprintf(f, "{\"policy\": \"%s\", \"graph\": ", name);
+		hoff_json_string(f, g->name ? g->name : "");
+		fprintf(f, ", \"valid\": %s, \"feasible\": %s, ",
+			r.valid ? "true" : "false",
+			budget_ok && rep.feasible ? "true" : "false");
+		if (po.budget_bytes == HOFF_NONE)
+			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
+				   "%.17g, ",
+				po.max_overhead);
+		else
+			fprintf(f, "\"budget_bytes\": %lld, \"max_overhead\": "
+				   "null, ",
+				(long long)po.budget_bytes);
+		json_summary(f, &r.summary);
+		fputs(", ", f);
+		json_overhead(f, &r.summary);
+		fputs(", ", f);
+		json_time(f, "lower_bound_s", rep.lower_bound_ps);
+		fprintf(f,
+			", \"overhead_vs_lower_bound\": %.17g, "
+			"\"none_peak_bytes\": %lld, \"reduction\": %.17g, "
+			"\"solve_s\": %.6f, \"read_s\": %.6f, \"iterations\": "
+			"%d, \"source\": \"%s\"}\n",
+			lbo, (long long)np, red, solve_s, t1 - t0,
+			rep.iterations, rep.source);
+		goto out;
+	}
+	fprintf(f, "%-12s %14s %9s %12s %9s %14s %14s %9s\n", "policy",
+		"peak_bytes", "reduction", "makespan_s", "overhead",
+		"h2d_bytes", "d2h_bytes", "solve_s");
+	fprintf(f, "%-12s %14lld %8.2f%% %12.6g %8.2f%% %14lld %14lld %9.3f\n",
+		name, (long long)r.summary.peak_bytes, 100 * red,
+		hoff_s(r.summary.makespan_ps), 100 * ovh,
+		(long long)r.summary.h2d_bytes, (long long)r.summary.d2h_bytes,
+		solve_s);
+	fprintf(f, "lower bound %.6g s (schedule %.2f%% over it); none peaks at "
+		   "%lld B",
+		hoff_s(rep.lower_bound_ps), 100 * lbo, (long long)np);
+	if (po.kind == HOFF_POLICY_GREEDY && strcmp(rep.source, "greedy"))
+		fprintf(f, "; best candidate: %s", rep.source);
+	fputc('\n', f);
+	fflush(f);
+out:
+	if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
+	    po.budget_bytes == HOFF_NONE && !rep.feasible)
+		fprintf(stderr,
+			"hoffopt: warning: no schedule found within %.4g%% of "
+			"the lower bound; this one is %.4g%% over it\n",
+			100 * po.max_overhead, 100 * lbo);
+	hoff_sim_result_free(&r);
+	hoff_sim_result_free(&rn);
+	hoff_sched_free(s);
+	hoff_sched_free(none);
+	hoff_graph_free(g);
+	return rc;
+}
+
+static const char *usage_gen =
+	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"
+	"                  [--batch N] [--layers N] [--machine NAME] [--seed S]\n"
+	"                  [--kv-block N] [--weights auto|device|host] [-o GRAPH]\n"
+	"       hoffopt gen --list\n"
+	"\n"
+	"Writes graph.json for a public model at its real dimensions (bf16),\n"
+	"op times by the roofline of the machine preset. Defaults: decode,\n"
+	"seq 4096, batch 1, full depth, h100-pcie5, seed 1, -o - (stdout).\n";
+
+static void print_list(const char *what, const char *const *names)
+{
+	printf("%-9s", what);
+	for (; *names; names++)
+		printf(" %s", *names);
+	putchar('\n');
+}
+
+/* Parses a whole decimal number in [lo, hi]; false otherwise. */
+static bool parse_int(const char *s, long long lo, long long hi,
+		      long long *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (end == s || *end || errno || x < lo || x > hi)
+		return false;
+	*v = x;
+	return true;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+	hoff_model_opts mo = hoff_model_defaults();
+	const char *out = "-";
+	bool have_model = false;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long long x;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_gen, stdout);
+			return 0;
+		} else if (!strcmp(a, "--list")) {
+			print_list("models:", hoff_model_names());
+			print_list("phases:", hoff_model_phases());
+			print_list("machines:", hoff_machine_names());
+			return 0;
+		} else if (a[0] != '-') {
+			if (have_model)
+				return bad("unexpected argument '%s'", a);
+			mo.model = a;
+			have_model = true;
+			continue;
+		} else if (!v) {
+			return bad("option '%s' needs a value", a);
+		} else if (!strcmp(a, "--phase")) {
+			mo.phase = v;
+		} else if (!strcmp(a, "--machine")) {
+			mo.machine = v;
+		} else if (!strcmp(a, "--weights")) {
+			mo.weights = v;
+		} else if (!strcmp(a, "-o")) {
+			out = v;
+		} else if (!strcmp(a, "--seq") && parse_int(v, 1, 1 << 24, &x)) {
+			mo.seq = x;
+		} else if (!strcmp(a, "--batch") &&
+			   parse_int(v, 1, 1 << 16, &x)) {
+			mo.batch = x;
+		} else if (!strcmp(a, "--layers") &&
+			   parse_int(v, 0, 1 << 20, &x)) {
+			mo.layers = (int32_t)x;
+		} else if (!strcmp(a, "--kv-block") &&
+			   parse_int(v, 1, 1 << 24, &x)) {
+			mo.kv_block_tokens = x;
+		} else if (!strcmp(a, "--seed") &&
+			   parse_int(v, 0, LLONG_MAX, &x)) {
+			mo.seed = (uint64_t)x;
+		} else {
+			fprintf(stderr, "hoffopt: gen: bad option '%s %s' (see "
+					"hoffopt gen --help)\n", a, v);
+			return EXIT_BAD;
+		}
+		i++;
+	}
+	if (!have_model)
+		return bad("%s", "gen needs a MODEL (hoffopt gen --list)");
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_status st = hoff_model_build(&mo, &g, &e);
+	if (st == HOFF_OK)
+		st = hoff_graph_write(g, out, &e);
+	hoff_graph_free(g);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: gen: %s\n", e.msg);
+		return exit_for(st);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -525,6 +861,10 @@ int main(int argc, char **argv)
 			fputs(usage_analyze, stdout);
 		else if (argc > 2 && !strcmp(argv[2], "simulate"))
 			fputs(usage_simulate, stdout);
+		else if (argc > 2 && (!strcmp(argv[2], "--greedy") ||
+				      !strcmp(argv[2], "greedy") ||
+				      !strcmp(argv[2], "--policy")))
+			fputs(usage_plan, stdout);
 		else
 			fputs(usage_main, stdout);
 		return 0;
@@ -535,8 +875,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc, argv);
+	if (!strcmp(cmd, "gen"))
+		return cmd_gen(argc, argv);
 	if (!strcmp(cmd, "simulate"))
 		return cmd_simulate(argc, argv);
+	if (!strcmp(cmd, "--greedy") || !strcmp(cmd, "--policy"))
+		return cmd_plan(argc, argv);
 	fprintf(stderr, "hoffopt: unknown command '%s' (see hoffopt --help)\n",
 		cmd);
 	return EXIT_BAD;

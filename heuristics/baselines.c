@@ -1,0 +1,179 @@
+/* baselines.c: the runtime policies greedy must beat, planned on the same
+ * machine model: none, reactive (on-demand, no lookahead) and lookahead:N
+ * (per-layer prefetch N layers ahead, as torchtitan's CPU-offload pass).
+ * Each is one pass over the ops: O(ops + list entries). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "policy.h"
+
+int64_t hoff_op_layer(const hoff_graph *g, int32_t k)
+{
+	const hoff_op *o = &g->op[k];
+	if (o->flags & HOFF_O_HAS_LAYER)
+		return o->layer;
+	static const char *const prefix[] = {"layers.", "layer.", "h.",
+					     "blocks."};
+	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++) {
+		size_t n = strlen(prefix[i]);
+		const char *p = strstr(o->id, prefix[i]);
+		/* at the start or after a '.', then digits, then '.' */
+		if (!p || (p != o->id && p[-1] != '.'))
+			continue;
+		p += n;
+		int64_t v = 0;
+		int digits = 0;
+		while (*p >= '0' && *p <= '9' && digits < 12)
+			v = v * 10 + (*p++ - '0'), digits++;
+		if (digits && (*p == '.' || *p == '\0'))
+			return v;
+	}
+	return HOFF_NONE;
+}
+
+/* Calls f(m, t) for each tensor op k reads or updates. */
+#define FOR_USES(g, k, t, body)                                                \
+	for (int pass_ = 0; pass_ < 2; pass_++) {                              \
+		const int64_t *off_ = pass_ ? (g)->upd_off : (g)->in_off;      \
+		const int32_t *lst_ = pass_ ? (g)->upd : (g)->in;              \
+		for (int64_t j_ = off_[k]; j_ < off_[k + 1]; j_++) {           \
+			int32_t t = lst_[j_];                                  \
+			body;                                                  \
+		}                                                              \
+	}
+
+/* Next op after k that reads or updates t, or HOFF_NONE. */
+static int32_t next_use(const hoff_graph *g, int32_t t, int32_t k)
+{
+	int64_t lo = g->use_off[t], hi = g->use_off[t + 1];
+	while (lo < hi) { /* first use > k */
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->use[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->use_off[t + 1] ? g->use[lo] : HOFF_NONE;
+}
+
+static void none(hoff_emit *m)
+{
+	const hoff_graph *g = m->g;
+	for (int32_t k = 0; k < g->nops; k++) {
+		FOR_USES(g, k, t, {
+			if (g->tensor[t].first_use == k)
+				hoff_emit_prefetch(m, t);
+		});
+		hoff_emit_op(m, k);
+	}
+}
+
+/* Evicts what op k touched unless the very next op needs it again. */
+static void evict_after(hoff_emit *m, int32_t k, int32_t keep_until)
+{
+	const hoff_graph *g = m->g;
+	for (int pass = 0; pass < 3; pass++) {
+		const int64_t *off = pass == 0   ? g->in_off
+				     : pass == 1 ? g->upd_off
+						 : g->out_off;
+		const int32_t *lst = pass == 0   ? g->in
+				     : pass == 1 ? g->upd
+						 : g->out;
+		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+			int32_t t = lst[j];
+			int32_t nu = next_use(g, t, k);
+			if (nu == HOFF_NONE &&
+			    !hoff_tensor_persistent(&g->tensor[t]))
+				continue; /* freed by rule 6 */
+			if (nu != HOFF_NONE && nu <= keep_until)
+				continue;
+			hoff_emit_evict(m, t);
+		}
+	}
+}
+
+static void reactive(hoff_emit *m)
+{
+	const hoff_graph *g = m->g;
+	for (int32_t k = 0; k < g->nops; k++) {
+		FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+		hoff_emit_op(m, k);
+		evict_after(m, k, k + 1);
+	}
+}
+
+/* Layer runs: maximal stretches of consecutive ops with one layer. */
+static void lookahead(hoff_emit *m, int32_t n, hoff_status *st)
+{
+	const hoff_graph *g = m->g;
+	int32_t *run = hoff_alloc((size_t)g->nops + 1, sizeof *run);
+	int32_t *start = hoff_alloc((size_t)g->nops + 2, sizeof *start);
+	if (!run || !start) {
+		*st = HOFF_ENOMEM;
+		goto out;
+	}
+	int32_t nruns = 0;
+	for (int32_t k = 0; k < g->nops; k++) {
+		if (k == 0 || hoff_op_layer(g, k) != hoff_op_layer(g, k - 1))
+			start[nruns++] = k;
+		run[k] = nruns - 1;
+	}
+	start[nruns] = g->nops;
+	int32_t fetched_to = -1; /* runs whose needs were prefetched */
+	for (int32_t r = 0; r < nruns; r++) {
+		int32_t last = r + n < nruns ? r + n : nruns - 1;
+		for (int32_t q = fetched_to + 1; q <= last; q++)
+			for (int32_t k = start[q]; k < start[q + 1]; k++)
+				FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+		if (last > fetched_to)
+			fetched_to = last;
+		for (int32_t k = start[r]; k < start[r + 1]; k++) {
+			/* A tensor evicted inside the window comes back. */
+			FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+			hoff_emit_op(m, k);
+		}
+		/* Keep what runs r+1 .. r+n need. */
+		int32_t keep = last + 1 <= nruns ? start[last + 1] - 1
+						 : g->nops - 1;
+		for (int32_t k = start[r]; k < start[r + 1]; k++)
+			evict_after(m, k, r + n < nruns ? keep : g->nops);
+	}
+out:
+	free(run);
+	free(start);
+}
+
+hoff_status hoff_policy_baseline(const hoff_graph *g,
+				 const hoff_policy_opts *o, hoff_sched **out,
+				 hoff_err *e)
+{
+	char name[32];
+	hoff_policy_name(o, name, sizeof name);
+	hoff_emit m;
+	*out = NULL;
+	if (hoff_emit_init(&m, g, name) != HOFF_OK)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	hoff_status st = HOFF_OK;
+	switch (o->kind) {
+	case HOFF_POLICY_NONE:
+		none(&m);
+		break;
+	case HOFF_POLICY_REACTIVE:
+		reactive(&m);
+		break;
+	case HOFF_POLICY_LOOKAHEAD:
+		lookahead(&m, o->lookahead, &st);
+		break;
+	default:
+		HOFF_REQUIRE(!"a baseline policy");
+	}
+	if (st == HOFF_OK)
+		*out = hoff_emit_finish(&m);
+	else
+		hoff_emit_free(&m);
+	if (!*out)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	return HOFF_OK;
+}

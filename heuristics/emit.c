@@ -1,0 +1,125 @@
+/* emit.c: see emit.h. O(1) per step, O(list entries) per op. */
+#include "emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int32_t hoff_best_tier(const hoff_graph *g)
+{
+	int32_t best = HOFF_NONE;
+	double rate = 0;
+	for (int32_t i = 0; i < g->ntiers; i++) {
+		const hoff_tier *t = &g->tier[i];
+		double r = t->h2d_Bps < t->d2h_Bps ? t->h2d_Bps : t->d2h_Bps;
+		if (r > rate) {
+			rate = r;
+			best = i;
+		}
+	}
+	return best;
+}
+
+hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
+			   const char *policy)
+{
+	memset(m, 0, sizeof *m);
+	m->g = g;
+	m->s = hoff_sched_new();
+	m->copy = hoff_alloc((size_t)g->ntensors, sizeof *m->copy);
+	m->on = hoff_zalloc((size_t)g->ntensors, sizeof *m->on);
+	if (!m->s || !m->copy || !m->on ||
+	    hoff_sched_set_policy(m->s, policy) != HOFF_OK) {
+		hoff_emit_free(m);
+		return m->st = HOFF_ENOMEM;
+	}
+	m->store_tier = (int16_t)hoff_best_tier(g);
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		bool input = x->producer == HOFF_NONE;
+		m->copy[t] = (int16_t)(input && x->home != HOFF_DEVICE ? x->home
+								       : HOFF_NONE);
+		m->on[t] = input && x->home == HOFF_DEVICE;
+	}
+	return HOFF_OK;
+}
+
+static void push(hoff_emit *m, hoff_step_kind kind, int32_t id, int32_t tier)
+{
+	if (m->st == HOFF_OK && hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
+		m->st = HOFF_ENOMEM;
+}
+
+void hoff_emit_op(hoff_emit *m, int32_t k)
+{
+	const hoff_graph *g = m->g;
+	HOFF_REQUIRE(k == m->next_op);
+	push(m, HOFF_STEP_OP, k, HOFF_NONE);
+	m->next_op = k + 1;
+	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+		m->on[g->out[j]] = 1;
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		m->copy[g->upd[j]] = HOFF_NONE;
+	for (int pass = 0; pass < 3; pass++) {
+		const int64_t *off = pass == 0   ? g->in_off
+				     : pass == 1 ? g->upd_off
+						 : g->out_off;
+		const int32_t *lst = pass == 0   ? g->in
+				     : pass == 1 ? g->upd
+						 : g->out;
+		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+			const hoff_tensor *x = &g->tensor[lst[j]];
+			if (!hoff_tensor_persistent(x) && x->last_use <= k) {
+				m->on[lst[j]] = 0;
+				m->copy[lst[j]] = HOFF_NONE;
+			}
+		}
+	}
+}
+
+bool hoff_emit_evict(hoff_emit *m, int32_t t)
+{
+	const hoff_tensor *x = &m->g->tensor[t];
+	if (!m->on[t] || !hoff_tensor_offload(x))
+		return false;
+	if (m->copy[t] != HOFF_NONE) {
+		push(m, HOFF_STEP_DETACH, t, HOFF_NONE);
+	} else {
+		int32_t tier = x->producer == HOFF_NONE && x->home != HOFF_DEVICE
+				       ? x->home
+				       : m->store_tier;
+		if (tier == HOFF_NONE)
+			return false;
+		push(m, HOFF_STEP_STORE, t, tier);
+		m->copy[t] = (int16_t)tier;
+	}
+	m->on[t] = 0;
+	return true;
+}
+
+bool hoff_emit_prefetch(hoff_emit *m, int32_t t)
+{
+	if (m->on[t] || m->copy[t] == HOFF_NONE)
+		return false;
+	push(m, HOFF_STEP_PREFETCH, t, m->copy[t]);
+	m->on[t] = 1;
+	return true;
+}
+
+hoff_sched *hoff_emit_finish(hoff_emit *m)
+{
+	hoff_sched *s = m->st == HOFF_OK ? m->s : NULL;
+	if (s)
+		m->s = NULL;
+	hoff_emit_free(m);
+	return s;
+}
+
+void hoff_emit_free(hoff_emit *m)
+{
+	hoff_sched_free(m->s);
+	free(m->copy);
+	free(m->on);
+	m->s = NULL;
+	m->copy = NULL;
+	m->on = NULL;
+}

@@ -1,0 +1,44 @@
+/* emit.h: writes a legal schedule from a policy's decisions. It tracks, op
+ * by op, which tensors are on the device and which tier holds a valid copy,
+ * so an eviction becomes a detach when a clean copy exists and a store
+ * otherwise, and a prefetch names the tier that holds the copy.
+ * Invariant: every step it writes meets its preconditions in FORMAT.md's
+ * machine model (the simulator still checks timing and memory). */
+#ifndef HOFF_EMIT_H
+#define HOFF_EMIT_H
+
+#include "graph.h"
+#include "sched.h"
+
+typedef struct hoff_emit {
+	const hoff_graph *g;
+	hoff_sched *s;
+	int16_t *copy;  /* (ntensors) tier with a valid copy, or HOFF_NONE */
+	uint8_t *on;    /* (ntensors) 1 while on the device (or arriving) */
+	int32_t next_op;
+	int16_t store_tier; /* tier for tensors homed on the device */
+	hoff_status st;
+} hoff_emit;
+
+/* Starts a schedule for g with policy name; HOFF_ENOMEM on failure. */
+hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
+			   const char *policy);
+/* Appends op k (the next in graph order) and applies its effects. */
+void hoff_emit_op(hoff_emit *m, int32_t k);
+/* Frees tensor t's device copy: detach when clean, else store. Returns
+ * false (and writes nothing) when t is not on the device, may not move,
+ * or no tier exists. */
+bool hoff_emit_evict(hoff_emit *m, int32_t t);
+/* Fetches t from the tier with its copy; false when t is on the device or
+ * has no copy anywhere. */
+bool hoff_emit_prefetch(hoff_emit *m, int32_t t);
+/* Finishes: returns the schedule (caller frees) or NULL with m->st set. */
+hoff_sched *hoff_emit_finish(hoff_emit *m);
+/* Frees what m owns (after a failure). */
+void hoff_emit_free(hoff_emit *m);
+
+/* The tier a device-homed tensor is stored to: the one with the fastest
+ * slower direction; HOFF_NONE when the machine has no tiers. */
+int32_t hoff_best_tier(const hoff_graph *g);
+
+#endif

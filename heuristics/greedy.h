@@ -1,0 +1,13 @@
+/* greedy.h: the greedy refinement (greedy.c), called by policy.c. */
+#ifndef HOFF_GREEDY_H
+#define HOFF_GREEDY_H
+
+#include "policy.h"
+
+/* Plans with greedy and the baselines as candidates; see policy.h's
+ * hoff_policy_run for the contract. */
+hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
+			    hoff_sched **out, hoff_policy_report *rep,
+			    hoff_err *e);
+
+#endif
