@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates the graphs of data/ with `hoffopt gen` (model-shaped graphs
+# at real dimensions, op times by the roofline of the machine preset).
+# Usage: data/regen.sh [path/to/hoffopt]   (default: build/hoffopt)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+hoff=${1:-$here/../build/hoffopt}
+[ -x "$hoff" ] || { echo "regen.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
+gen() { local out=$1; shift; "$hoff" gen "$@" -o "$here/$out"; echo "wrote data/$out"; }
+# Small graphs (at most ~150 ops): the exact solver proves optimality.
+gen llama3-8b-decode-2l.json   llama3-8b    --phase decode  --layers 2 --seq 8192
+gen llama3-8b-prefill-2l.json  llama3-8b    --phase prefill --layers 2 --seq 4096
+gen llama3-8b-train-2l.json    llama3-8b    --phase train   --layers 2 --seq 4096
+gen mixtral-8x7b-decode-2l.json mixtral-8x7b --phase decode --layers 2 --seq 8192
+gen deepseek-v3-decode-4l.json deepseek-v3  --phase decode  --layers 4 --seq 8192 --machine h200
+# Full-depth graphs: greedy, the baselines and the executors.
+gen llama3-8b-train.json       llama3-8b    --phase train   --seq 4096
+gen llama3-8b-prefill.json     llama3-8b    --phase prefill --seq 32768
+gen llama3-70b-decode.json     llama3-70b   --phase decode  --seq 32768 --batch 8
+gen mixtral-8x7b-decode.json   mixtral-8x7b --phase decode  --seq 32768 --batch 8
