@@ -12,8 +12,9 @@
  *    (activations stashed for backward, KV blocks), then prefetched before
  *    b. Tier-homed inputs start with a mandatory interval (they must be
  *    fetched anyway); persistent tensors have a tail after their last use.
- *    Short-lived tensors (alive for two ops or fewer) and tensors with
- *    offload: false never move.
+ *    Short-lived tensors (alive for two ops or fewer), small ones (under
+ *    1/4096 of the no-offload peak: the transfer is not worth its
+ *    latency and bookkeeping) and tensors with offload: false never move.
  * 2. Nominal timeline T[k]: op k starts at the sum of the op times before
  *    it, and M0[k] is the memory while op k runs with nothing offloaded.
  *    An interval freed at time E and prefetched after op p takes its bytes
@@ -50,6 +51,7 @@
 enum { IV_START, IV_DETACH, IV_STORE };
 #define MIN_GAP_OPS 1 /* ops a tensor must sit out to be worth moving */
 #define SHORT_LIVED_OPS 2 /* tensors alive this few ops never move */
+#define SMALL_SHIFT 12 /* tensors under peak / 2^12 are not worth a move */
 #define MAX_ROUNDS 4
 
 typedef struct iv {
@@ -88,6 +90,8 @@ typedef struct plan {
 	int32_t *bucket_off; /* (n + 2) scratch */
 	int32_t *bucket;     /* (niv) scratch */
 	int32_t *fill;       /* (n + 2) scratch */
+	int32_t *ext_off;    /* (n + 3) scratch: selected, by first op after p */
+	int32_t *ext;        /* (niv) scratch */
 	int64_t floor_bytes; /* largest memory no plan can avoid */
 } plan;
 
@@ -223,6 +227,10 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
 	int32_t best = hoff_best_tier(g);
+	int64_t peak = 0;
+	for (int32_t k = 0; k < pl->n; k++)
+		if (pl->M0[k] > peak)
+			peak = pl->M0[k];
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
@@ -241,6 +249,7 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			if (!add_iv(pl, s))
 				goto oom;
 		}
+		bool small = x->bytes < peak >> SMALL_SHIFT;
 		if (!hoff_tensor_offload(x) ||
 		    (!hoff_tensor_persistent(x) &&
 		     hoff_tensor_lifetime(g, t) <= SHORT_LIVED_OPS))
@@ -257,7 +266,10 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			if (tail && !hoff_tensor_persistent(x))
 				break;
 			int32_t b = tail ? g->nops : g->use[i];
-			if (b - prev - 1 >= MIN_GAP_OPS) {
+			/* Small tensors only take the free move: dropping a
+			 * clean copy for good. */
+			if (b - prev - 1 >= MIN_GAP_OPS &&
+			    (!small || (tail && clean))) {
 				iv c = base;
 				c.a = prev;
 				c.b = b;
@@ -329,8 +341,9 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	pl->delta = hoff_alloc(n + 2, sizeof *pl->delta);
 	pl->bucket_off = hoff_alloc(n + 3, sizeof *pl->bucket_off);
 	pl->fill = hoff_alloc(n + 3, sizeof *pl->fill);
+	pl->ext_off = hoff_alloc(n + 3, sizeof *pl->ext_off);
 	if (!pl->T || !pl->T0 || !pl->M0 || !pl->M || !pl->delta || !pl->bucket_off ||
-	    !pl->fill)
+	    !pl->fill || !pl->ext_off)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	pl->T0[0] = 0;
 	for (int32_t k = 0; k < g->nops; k++)
@@ -361,7 +374,9 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	pl->by_a = hoff_alloc(pl->niv + 1, sizeof *pl->by_a);
 	pl->by_b = hoff_alloc(pl->niv + 1, sizeof *pl->by_b);
 	pl->selb = hoff_zalloc(pl->niv + 1, sizeof *pl->selb);
-	if (!pl->order || !pl->bucket || !pl->by_a || !pl->by_b || !pl->selb)
+	pl->ext = hoff_alloc(pl->niv + 1, sizeof *pl->ext);
+	if (!pl->order || !pl->bucket || !pl->by_a || !pl->by_b || !pl->selb ||
+	    !pl->ext)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	/* Both channel orders are fixed by the candidates: sort once. */
 	for (size_t i = 0; i < pl->niv; i++)
@@ -388,6 +403,8 @@ static void plan_free(plan *pl)
 	free(pl->selb);
 	free(pl->bucket_off);
 	free(pl->fill);
+	free(pl->ext_off);
+	free(pl->ext);
 	free(pl->bucket);
 }
 
@@ -495,7 +512,25 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 		if (!c->sel && c->cs0 < n)
 			pl->bucket[fill[c->cs0]++] = (int32_t)i;
 	}
-	heap hidden = {0}, slow = {0}, later = {0};
+	/* Selected intervals whose prefetch comes before j with the consumer
+	 * after it can be fetched later: they enter at op p + 1. */
+	memset(pl->ext_off, 0, ((size_t)n + 3) * sizeof *pl->ext_off);
+	for (size_t i = 0; stall && i < pl->niv; i++) {
+		const iv *c = &pl->iv[i];
+		if (c->sel && c->b < n && c->p < c->b - 1)
+			pl->ext_off[c->p + 2]++;
+	}
+	for (int32_t j = 0; j <= n; j++)
+		pl->ext_off[j + 1] += pl->ext_off[j];
+	for (int32_t j = 0; j <= n; j++)
+		fill[j] = pl->ext_off[j];
+	for (size_t i = 0; stall && i < pl->niv; i++) {
+		const iv *c = &pl->iv[i];
+		if (c->sel && c->b < n && c->p < c->b - 1)
+			pl->ext[fill[c->p + 1]++] = (int32_t)i;
+	}
+	int32_t next_ext = 0;
+	heap hidden = {0}, slow = {0}, later = {0}, late = {0};
 	int64_t added = 0, red = 0;
 	/* When each tier's d2h channel is busy until, from the stores of
 	 * this round: a store frees nothing before the ones ahead of it. */
@@ -523,6 +558,14 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				break;
 			}
 		}
+		for (; stall && next_ext < pl->ext_off[j + 1] && added >= 0;
+		     next_ext++) {
+			int32_t i = pl->ext[next_ext];
+			/* farthest consumer first: its wait costs least */
+			if (pl->iv[i].b - 1 >= j &&
+			    !heap_push(&late, i, (double)pl->iv[i].b))
+				added = -1;
+		}
 		/* Candidates whose store would have freed too late for an
 		 * earlier op come back at the first op it frees in time. */
 		while (later.n && -later.key[0] <= (double)j && added >= 0) {
@@ -548,8 +591,25 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				if (!pl->iv[c].sel && pl->iv[c].b - 1 >= j)
 					i = c;
 			}
-			if (i == HOFF_NONE)
-				break; /* nothing covers j: target too low */
+			if (i == HOFF_NONE) {
+				/* Last resort: fetch a selected tensor right
+				 * before its consumer instead (it may stall). */
+				while (late.n) {
+					iv *c = &pl->iv[heap_pop(&late)];
+					if (c->b - 1 < j || c->pmin >= c->b - 1)
+						continue;
+					c->pmin = c->b - 1;
+					c->sel = pl->selb[c - pl->iv] = 2;
+					red -= c->bytes;
+					pl->delta[c->b] += c->bytes;
+					excess -= c->bytes;
+					added++;
+					break;
+				}
+				if (excess > 0 && !late.n)
+					break; /* target too low */
+				continue;
+			}
 			iv *c = &pl->iv[i];
 			if (c->kind == IV_STORE) {
 				int64_t issue = c->a < 0 ? 0 : pl->T[c->a + 1];
@@ -581,6 +641,7 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 	heap_free(&hidden);
 	heap_free(&slow);
 	heap_free(&later);
+	heap_free(&late);
 	return added;
 }
 
@@ -887,6 +948,15 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			if (t.peak <= go.cap)
 				break;
 			target -= t.peak - go.cap;
+		}
+		/* Aiming lower can be faster (fewer prefetches pile up behind
+		 * a busy link); try a few lower aims and keep the fastest. */
+		for (int k = 1; k <= 3; k++) {
+			tried t;
+			st = try_target(&pl, target - target / 6 * k, true, go,
+					&best, &t, &iters, e);
+			if (st != HOFF_OK)
+				goto out;
 		}
 	}
 	rep->iterations = iters;
