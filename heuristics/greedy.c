@@ -310,6 +310,18 @@ static void nominal(plan *pl, iv *c)
 }
 
 static const plan *sort_plan;
+/* Intervals in store-issue order (a, then tensor): the order of the d2h
+ * channels, and nearly that of coverage, so the passes over them stream. */
+static int iv_by_a(const void *x, const void *y)
+{
+	const iv *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
 static int by_store(const void *x, const void *y)
 {
 	const iv *a = &sort_plan->iv[*(const int32_t *)x];
@@ -369,6 +381,7 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	hoff_status st = enumerate(pl, e);
 	if (st != HOFF_OK)
 		return st;
+	qsort(pl->iv, pl->niv, sizeof *pl->iv, iv_by_a);
 	pl->order = hoff_alloc(pl->niv + 1, sizeof *pl->order);
 	pl->bucket = hoff_alloc(pl->niv + 1, sizeof *pl->bucket);
 	pl->by_a = hoff_alloc(pl->niv + 1, sizeof *pl->by_a);
@@ -818,24 +831,31 @@ typedef struct tried {
 	bool fits; /* some pass met the objective's constraint */
 } tried;
 
-#define REFINE_PASSES 2
-
-/* Plans for one target, then re-plans against the timeline its simulation
- * showed (stalls included) a few times; every pass is a candidate for
- * *best. *t gets the best pass of this target under the constraint. */
-static hoff_status try_target(plan *pl, int64_t target, bool stall, goal go,
-			      cand *best, tried *t, int *iters, hoff_err *e)
+/* Plans for one target `passes` times: first against the stall-free
+ * timeline, then each against the timeline the previous simulation showed
+ * (stalls included); every pass is a candidate for *best. *t gets the
+ * best pass of this target under the constraint. */
+static hoff_status try_target(plan *pl, int64_t target, bool stall,
+			      int passes, bool prune, goal go, cand *best,
+			      tried *t, int *iters, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
 	memcpy(pl->T, pl->T0, ((size_t)pl->n + 1) * sizeof *pl->T);
 	memset(t, 0, sizeof *t);
 	t->peak = INT64_MAX;
 	t->makespan = INT64_MAX;
-	for (int pass = 0; pass < REFINE_PASSES; pass++) {
+	for (int pass = 0; pass < passes; pass++) {
 		hoff_status st;
 		hoff_sched *s = plan_for(pl, target, stall, &st);
 		if (!s)
 			return hoff_seterr(e, st, "out of memory");
+		if (prune && pass == 0 && peak_of(pl) > target) {
+			/* The plan itself misses the target: in a bisection,
+			 * call the target missed without simulating. */
+			hoff_sched_free(s);
+			(*iters)++;
+			break;
+		}
 		cand c = {0};
 		if ((st = judge(g, s, &c, "greedy", pl->T, e)))
 			return st;
@@ -910,8 +930,8 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			int64_t mid = first ? hi : lo + (hi - lo) / 2;
 			first = false;
 			tried t;
-			st = try_target(&pl, mid, true, go, &best, &t, &iters,
-					e);
+			st = try_target(&pl, mid, true, 2, true, go, &best, &t,
+					&iters, e);
 			if (st != HOFF_OK)
 				goto out;
 			if (o->progress)
@@ -935,7 +955,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		int64_t target = go.cap;
 		for (int k = 0; k < 6 && target >= 0; k++) {
 			tried t;
-			st = try_target(&pl, target, true, go, &best, &t,
+			st = try_target(&pl, target, true, 2, false, go, &best, &t,
 					&iters, e);
 			if (st != HOFF_OK)
 				goto out;
@@ -953,8 +973,8 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		 * a busy link); try a few lower aims and keep the fastest. */
 		for (int k = 1; k <= 3; k++) {
 			tried t;
-			st = try_target(&pl, target - target / 6 * k, true, go,
-					&best, &t, &iters, e);
+			st = try_target(&pl, target - target / 6 * k, true, 2,
+					false, go, &best, &t, &iters, e);
 			if (st != HOFF_OK)
 				goto out;
 		}

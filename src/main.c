@@ -713,9 +713,11 @@ static int cmd_plan(int argc, char **argv)
 			", \"overhead_vs_lower_bound\": %.17g, "
 			"\"none_peak_bytes\": %lld, \"reduction\": %.17g, "
 			"\"solve_s\": %.6f, \"read_s\": %.6f, \"iterations\": "
-			"%d, \"source\": \"%s\"}\n",
+			"%d, \"source\": \"%s\", \"device_memory_bytes\": "
+			"%lld}\n",
 			lbo, (long long)np, red, solve_s, t1 - t0,
-			rep.iterations, rep.source);
+			rep.iterations, rep.source,
+			(long long)g->device.memory_bytes);
 		goto out;
 	}
 	fprintf(f, "%-12s %14s %9s %12s %9s %14s %14s %9s\n", "policy",
