@@ -734,18 +734,14 @@ static hoff_sched *plan_for(plan *pl, int64_t target, bool stall,
 		if (added == 0)
 			break;
 		place(pl);
-		/* Drop what placement left covering nothing: it only
-		 * loads a channel. */
-		bool dropped = false;
+		/* Drop what placement left covering nothing: it only loads a
+		 * channel. Its coverage was empty, so M stands; the next
+		 * placement gives the others its channel time. */
 		for (size_t i = 0; i < pl->niv; i++) {
 			iv *c = &pl->iv[i];
-			if (c->sel && c->kind != IV_START && c->cs > c->p) {
+			if (c->sel && c->kind != IV_START && c->cs > c->p)
 				c->sel = pl->selb[i] = 0;
-				dropped = true;
-			}
 		}
-		if (dropped)
-			place(pl);
 	}
 	return emit_plan(pl, st);
 }
