@@ -1,13 +1,15 @@
 /* graph_json.c: graph.json reader and writer (FORMAT.md).
  * The reader never holds a tree of the whole document: jscan walks the
- * top-level object and the `tensors` and `ops` arrays, and cJSON parses one
- * element at a time, so memory is the IR plus one element. Top-level keys
- * come in any order: an element that arrives before what it depends on
- * (tensors before the machine, ops before the tensors) is kept as an
- * extent and converted once its dependencies are in.
- * The writer streams with fprintf and writes back exactly the optional
- * fields that were read (the HOFF_*_HAS_* flags), so a round trip is
- * lossless: numbers print as the shortest text that reads back exactly. */
+ * top-level object, js_object() reads each element of `tensors` and `ops`
+ * in one pass into reused scratch, and cJSON parses only the small values
+ * (format, version, name, meta, machine). Memory is the IR plus the text.
+ * Top-level keys come in any order: an element that arrives before what
+ * it depends on (tensors before the machine, ops before the tensors) is
+ * kept as an extent and read once its dependencies are in.
+ * The writer streams and writes back exactly the optional fields that were
+ * read (the HOFF_*_HAS_* flags), plus any value that differs from its
+ * default, so a round trip is lossless; numbers print as the shortest text
+ * that reads back to the same double. */
 #include "graph_json.h"
 
 #include <assert.h>
@@ -195,6 +197,7 @@ static hoff_status read_tensor(reader *r)
 	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
 		return st;
 	w.id = id;
+	hoff_strmap_prefetch(&r->g->tensor_ids, id); /* overlap the miss */
 	if ((st = js_int(r->e, &w, &f[1], "bytes", true, 1, NULL, &bytes)) !=
 		    HOFF_OK ||
 	    (st = js_str(r->e, &w, &f[2], "kind", false, &kind)) != HOFF_OK ||
@@ -296,6 +299,11 @@ static hoff_status read_op(reader *r)
 	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
 		return st;
 	w.id = id;
+	/* Start every id's memory miss before the first lookup waits. */
+	hoff_strmap_prefetch(&r->g->op_ids, id);
+	for (int i = 2; i <= 4; i++)
+		for (size_t j = 0; f[i].type == JS_ARR && j < f[i].nitem; j++)
+			hoff_strmap_prefetch(&r->g->tensor_ids, f[i].item[j]);
 	if ((st = js_str(r->e, &w, &f[1], "kind", false, &kind)) != HOFF_OK ||
 	    (st = js_num(r->e, &w, &f[5], "time_s", false, false, &has_time,
 			 &o.time_s)) != HOFF_OK ||
@@ -327,10 +335,6 @@ static hoff_status read_op(reader *r)
 	if (kind && !(o.kind = op_kind(r, kind)))
 		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
 	*dst = o;
-	/* Start every id's memory miss before the first lookup waits. */
-	for (int i = 2; i <= 4; i++)
-		for (size_t j = 0; f[i].type == JS_ARR && j < f[i].nitem; j++)
-			hoff_strmap_prefetch(&r->g->tensor_ids, f[i].item[j]);
 	if ((st = read_list(r, &w, &f[2], "inputs", HOFF_USE_IN)) != HOFF_OK ||
 	    (st = read_list(r, &w, &f[3], "updates", HOFF_USE_UPD)) != HOFF_OK ||
 	    (st = read_list(r, &w, &f[4], "outputs", HOFF_USE_OUT)) != HOFF_OK)
@@ -571,7 +575,15 @@ hoff_status hoff_graph_read(const char *path, hoff_graph **out, hoff_err *e)
 
 static void put_key(FILE *f, const char *key)
 {
-	fprintf(f, ", \"%s\": ", key);
+	fputs(", \"", f);
+	fputs(key, f);
+	fputs("\": ", f);
+}
+
+static void put_int(FILE *f, const char *key, int64_t v)
+{
+	put_key(f, key);
+	js_put_int(f, v);
 }
 
 static void put_list(FILE *f, const hoff_graph *g, const char *key,
@@ -600,7 +612,7 @@ static void put_tensor(FILE *f, const hoff_graph *g, const hoff_tensor *t)
 			t->kind == HOFF_KIND_OPTIMIZER || out;
 	fputs("{\"id\": ", f);
 	hoff_json_string(f, t->id);
-	fprintf(f, ", \"bytes\": %lld", (long long)t->bytes);
+	put_int(f, "bytes", t->bytes);
 	if ((fl & HOFF_T_HAS_KIND) || t->kind != HOFF_KIND_OTHER) {
 		put_key(f, "kind");
 		hoff_json_string(f, hoff_kind_name(t->kind));
@@ -611,12 +623,18 @@ static void put_tensor(FILE *f, const hoff_graph *g, const hoff_tensor *t)
 					    ? "device"
 					    : g->tier[t->home].name);
 	}
-	if ((fl & HOFF_T_HAS_OUTPUT) || out != def_out)
-		fprintf(f, ", \"output\": %s", out ? "true" : "false");
-	if ((fl & HOFF_T_HAS_PERSISTENT) || pers != def_pers)
-		fprintf(f, ", \"persistent\": %s", pers ? "true" : "false");
-	if ((fl & HOFF_T_HAS_OFFLOAD) || !off)
-		fprintf(f, ", \"offload\": %s", off ? "true" : "false");
+	if ((fl & HOFF_T_HAS_OUTPUT) || out != def_out) {
+		put_key(f, "output");
+		fputs(out ? "true" : "false", f);
+	}
+	if ((fl & HOFF_T_HAS_PERSISTENT) || pers != def_pers) {
+		put_key(f, "persistent");
+		fputs(pers ? "true" : "false", f);
+	}
+	if ((fl & HOFF_T_HAS_OFFLOAD) || !off) {
+		put_key(f, "offload");
+		fputs(off ? "true" : "false", f);
+	}
 	putc('}', f);
 }
 
@@ -645,10 +663,9 @@ static void put_op(FILE *f, const hoff_graph *g, int32_t k)
 		js_put_num(f, o->bytes_accessed);
 	}
 	if ((o->flags & HOFF_O_HAS_WORKSPACE) || o->workspace_bytes != 0)
-		fprintf(f, ", \"workspace_bytes\": %lld",
-			(long long)o->workspace_bytes);
+		put_int(f, "workspace_bytes", o->workspace_bytes);
 	if (o->flags & HOFF_O_HAS_LAYER)
-		fprintf(f, ", \"layer\": %lld", (long long)o->layer);
+		put_int(f, "layer", o->layer);
 	putc('}', f);
 }
 

@@ -9,6 +9,7 @@
  * must still be free of duplicate keys. */
 #include "jscan.h"
 
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -171,6 +172,26 @@ static size_t utf8_len(const unsigned char *t, size_t n)
 	return k;
 }
 
+/* Bytes a string holds as they are: printable ASCII but '"' and '\\'. */
+static const unsigned char plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x00 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x10 */
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x20 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x30 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x40 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,  /* 0x50 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x60 */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x70 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x80 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0x90 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xa0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xb0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xc0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xd0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xe0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xf0 */
+};
+
 /* Scans the string whose '"' is at s->pos; *esc says whether it holds an
  * escape. */
 static hoff_status scan_string(jscan *s, bool *esc)
@@ -179,8 +200,7 @@ static hoff_status scan_string(jscan *s, bool *esc)
 	size_t start = s->pos, i = s->pos + 1, n = s->len;
 	*esc = false;
 	for (;;) {
-		while (i < n && t[i] >= 0x20 && t[i] < 0x80 && t[i] != '"' &&
-		       t[i] != '\\')
+		while (i < n && plain[t[i]])
 			i++;
 		if (i >= n)
 			return js_syntax(s, start, "unterminated string");
@@ -557,21 +577,43 @@ static const char *dup_of(const char **p, size_t n)
 	return NULL;
 }
 
-/* The accepted number [a, b) as a double: exact for short integers, else
- * strtod (with the locale's decimal point, as cJSON does). */
+/* The accepted number [a, b) as a double, correctly rounded: Clinger's
+ * fast path when the digits fit 2^53 and the power of ten is exact (one
+ * IEEE multiply or divide of exact operands rounds once), else strtod
+ * with the locale's decimal point, as cJSON does. */
 static double to_double(const jscan *s, size_t a, size_t b)
 {
+	static const double p10[] = {
+		1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+		1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+		1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+	};
 	const char *t = s->text;
 	size_t i = a;
 	bool neg = t[i] == '-';
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0;
 	i += neg;
-	if (b - i <= 15) {
-		int64_t v = 0;
-		size_t j = i;
-		while (j < b && is_digit(t[j]))
-			v = v * 10 + (t[j++] - '0');
-		if (j == b)
-			return neg ? -(double)v : (double)v;
+	for (; i < b && is_digit(t[i]); i++, digits++)
+		m = m * 10 + (uint64_t)(t[i] - '0');
+	if (i < b && t[i] == '.')
+		for (i++; i < b && is_digit(t[i]); i++, digits++, exp10--)
+			m = m * 10 + (uint64_t)(t[i] - '0');
+	if (i < b) { /* an exponent */
+		bool eneg = t[++i] == '-';
+		int e = 0;
+		i += t[i] == '-' || t[i] == '+';
+		for (; i < b && e < 10000; i++)
+			e = e * 10 + (t[i] - '0');
+		exp10 += eneg ? -e : e;
+	}
+	/* digits <= 19 keeps m exact in 64 bits; 2^53 keeps it exact as a
+	 * double (leading zeros count as digits, harmlessly). */
+	if (FLT_EVAL_METHOD == 0 && digits <= 19 && m <= ((uint64_t)1 << 53) &&
+	    exp10 >= -22 && exp10 <= 22) {
+		double x = (double)m;
+		x = exp10 < 0 ? x / p10[-exp10] : x * p10[exp10];
+		return neg ? -x : x;
 	}
 	char tmp[64];
 	memcpy(tmp, t + a, b - a); /* the scanner allows at most 63 */
@@ -662,15 +704,17 @@ static hoff_status read_val(jscan *s, bool list, js_val *v)
 hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 		      const bool *list, int n, js_val *slot)
 {
-	size_t nlen[JS_MAXFIELDS];
 	uint32_t seen = 0;
 	hoff_status st;
 	size_t ka = 0, kb = 0, a, b;
 	bool esc = false, first = true, more;
 	HOFF_REQUIRE(n <= JS_MAXFIELDS);
 	memset(slot, 0, (size_t)n * sizeof *slot);
-	for (int i = 0; i < n; i++)
-		nlen[i] = strlen(names[i]);
+	if (s->names != names) { /* a new table of names: measure it once */
+		for (int i = 0; i < n; i++)
+			s->nlen[i] = strlen(names[i]);
+		s->names = names;
+	}
 	s->nbuf = s->nitems = s->nukeys = 0;
 	if (js_peek(s) != '{') {
 		if ((st = js_value(s, &a, &b)) != HOFF_OK)
@@ -695,7 +739,8 @@ hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 			const char *k = s->text + ka + 1;
 			size_t kl = kb - ka - 2;
 			for (int i = 0; i < n && f < 0; i++)
-				if (kl == nlen[i] && memcmp(k, names[i], kl) == 0)
+				if (kl == s->nlen[i] && k[0] == names[i][0] &&
+				    memcmp(k, names[i], kl) == 0)
 					f = i;
 		}
 		if (f >= 0) {
@@ -981,6 +1026,18 @@ static void put_dot(FILE *f, char *buf)
 	fputs(buf, f);
 }
 
+void js_put_int(FILE *f, int64_t v)
+{
+	char buf[24], *p = buf + sizeof buf;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--p = '-';
+	fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+}
+
 void js_put_num(FILE *f, double x)
 {
 	char buf[40];
@@ -989,7 +1046,10 @@ void js_put_num(FILE *f, double x)
 		return;
 	}
 	if (x == floor(x) && fabs(x) < 1e15) { /* exact as an integer */
-		fprintf(f, "%.0f", x);
+		if (x == 0 && signbit(x))
+			fputs("-0", f);
+		else
+			js_put_int(f, (int64_t)x);
 		return;
 	}
 	snprintf(buf, sizeof buf, "%.15g", x);

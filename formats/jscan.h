@@ -73,6 +73,8 @@ typedef struct jscan {
 	size_t ptrs_cap;
 	size_t *ukeys;      /* offsets in buf of unknown keys */
 	size_t nukeys, ukeys_cap;
+	const char *const *names; /* the field names nlen measures */
+	size_t nlen[JS_MAXFIELDS];
 } jscan;
 
 void js_init(jscan *s, const char *text, size_t len, const char *file,
@@ -157,6 +159,8 @@ hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
  * a '.' whatever the locale; "null" when x is not finite (JSON has no
  * NaN). */
 void js_put_num(FILE *f, double x);
+/* Prints v in decimal (faster than fprintf for millions of fields). */
+void js_put_int(FILE *f, int64_t v);
 /* "%.17g" of x with a '.' whatever the locale ("null" if not finite). */
 void js_put_num17(FILE *f, double x);
 

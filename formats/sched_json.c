@@ -1,8 +1,9 @@
 /* sched_json.c: schedule.json reader and writer (FORMAT.md).
- * Like the graph reader, it walks the top level with jscan and parses one
- * step at a time with cJSON, so a schedule of millions of steps costs its
- * step array and nothing more. Names resolve against the graph as they
- * are read; hoff_sched_check() then checks the op order. */
+ * Like the graph reader, it walks the top level with jscan and reads each
+ * step in one pass with js_object(), so a schedule of millions of steps
+ * costs its step array and nothing more; cJSON sees only the small values.
+ * Names resolve against the graph as they are read; hoff_sched_check()
+ * then checks that every op appears once, in graph order. */
 #include "sched_json.h"
 
 #include <stdlib.h>

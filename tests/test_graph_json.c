@@ -798,6 +798,64 @@ REJECT(rej_transfer_limit,
        GT("{\"name\": \"h\", \"h2d_Bps\": 1e-9, \"d2h_Bps\": 1}", TX, ""),
        "tensors[0] \"x\": bytes: a transfer on tier \"h\" reaches 2^62 ps")
 
+/* Numbers read exactly as strtod reads them (the reader's fast path for
+ * short decimals must agree), and print back to the same doubles. */
+static void test_numbers(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	char (*num)[48] = calloc(N, sizeof *num);
+	size_t cap = (size_t)N * 96 + 1024, n = 0;
+	char *text = malloc(cap);
+	assert_non_null(num);
+	assert_non_null(text);
+	uint64_t x = 88172645463325252ULL;
+	n += (size_t)snprintf(text + n, cap - n,
+			      "{" HDR ", \"machine\": {\"device\": "
+			      "{\"memory_bytes\": 1}}, \"tensors\": [], "
+			      "\"ops\": [");
+	for (int k = 0; k < N; k++) {
+		char *p = num[k];
+		int len = 0;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		int digits = 1 + (int)(x % 20), frac = (int)((x >> 8) % 6);
+		len += snprintf(p + len, 48 - (size_t)len, "%d",
+				(int)((x >> 16) % 9) + 1);
+		for (int d = 1; d < digits; d++) {
+			if (d == digits - frac)
+				p[len++] = '.';
+			p[len++] = (char)('0' + (x >> (d * 3 % 50)) % 10);
+		}
+		p[len] = '\0';
+		if ((x >> 40) % 3 == 0)
+			snprintf(p + len, 48 - (size_t)len, "e%d",
+				 (int)((x >> 44) % 61) - 30);
+		n += (size_t)snprintf(text + n, cap - n,
+				      "%s{\"id\": \"k%d\", \"time_s\": 0, "
+				      "\"flops\": %s}",
+				      k ? ", " : "", k, p);
+	}
+	snprintf(text + n, cap - n, "]}");
+	hoff_graph *g = parse_ok(text);
+	for (int k = 0; k < N; k++)
+		if (g->op[k].flops != strtod(num[k], NULL)) {
+			print_error("%s read as %.17g\n", num[k], g->op[k].flops);
+			fail();
+		}
+	round_trip(g);
+	hoff_graph_free(g);
+	free(text);
+	free(num);
+}
+
+/* Decoded control characters in ids cannot split a message. */
+static void test_message_one_line(void **state)
+{
+	(void)state;
+	reject(G("{\"id\": \"a\\nb\", \"bytes\": 0}", ""),
+	       "tensors[0] \"a?b\": bytes must be > 0");
+}
+
 /* Optional fields given as null are absent; output with an explicit
  * persistent: false keeps it (see the note in hoff_tensor_defaults). */
 static void test_nulls_and_defaults(void **state)
@@ -855,6 +913,8 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_stdin_and_io),
 		cmocka_unit_test(test_json_string),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_message_one_line),
 		cmocka_unit_test(rej_syntax),
 		cmocka_unit_test(rej_syntax_in_element),
 		cmocka_unit_test(rej_unbalanced),
