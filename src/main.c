@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "cmd_run.h"
 #include "graph_json.h"
 #include "models.h"
 #include "policy.h"
@@ -43,6 +44,10 @@ static const char *usage_main =
 	"  gen MODEL [--phase P] [--seq N] [--batch N] [--layers N]\n"
 	"      [--machine NAME] [--seed S] [--weights W] -o GRAPH\n"
 	"        write a model-shaped graph (gen --list for the names)\n"
+	"  run GRAPH SCHEDULE [--backend cpu|cuda] [--verify] [--json] [...]\n"
+	"        execute a schedule for real and compare with the simulator\n"
+	"  calibrate [--backend cpu|cuda] [-o MACHINE]\n"
+	"        measure a backend's machine as a graph.json machine object\n"
 	"\n"
 	"Run 'hoffopt <command> --help' for a command's options.\n"
 	"Exit codes: 0 ok, 1 invalid schedule, 2 bad input or usage.\n";
@@ -877,6 +882,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc, argv);
+	if (!strcmp(cmd, "run"))
+		return hoff_cmd_run(argc, argv);
+	if (!strcmp(cmd, "calibrate"))
+		return hoff_cmd_calibrate(argc, argv);
 	if (!strcmp(cmd, "gen"))
 		return cmd_gen(argc, argv);
 	if (!strcmp(cmd, "simulate"))

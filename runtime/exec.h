@@ -1,0 +1,169 @@
+/* exec.h: the executor interface. A backend is a vtable plus a context
+ * (ggml's backend interface): streams, events, arenas. hoff_exec_run walks
+ * a lowered schedule (xplan.h) in step order and hands each command to the
+ * backend — waits, then the op or the copy, then the event record — so
+ * every backend runs exactly the machine model's streams and waits. The
+ * CPU backend (exec_cpu.c, threads and memcpy) is the reference; the CUDA
+ * one (exec_cuda.cu) runs the same commands on streams and events.
+ *
+ * Times measured are ps from the backend's start of the run, so they line
+ * up with the simulator's. --verify content follows pattern.h. */
+#ifndef HOFF_EXEC_H
+#define HOFF_EXEC_H
+
+#include "timeline.h"
+#include "xplan.h"
+
+typedef struct hoff_exec_opts {
+	bool verify;          /* fill and check tensor contents */
+	int64_t corrupt_step; /* test hook: flip one byte of this transfer's
+				 destination after the copy; HOFF_NONE */
+	int32_t device;       /* CUDA device ordinal */
+} hoff_exec_opts;
+
+/* Default options: no verification, no fault, device 0. */
+hoff_exec_opts hoff_exec_defaults(void);
+
+/* A verification failure: the first differing byte of a region. */
+typedef struct hoff_exec_fault {
+	int64_t step;   /* the prefetch's step, HOFF_NONE for the end check */
+	int32_t tensor;
+	int16_t tier;   /* HOFF_DEVICE, or the tier of the copy checked */
+	uint32_t version;
+	int64_t byte;   /* offset in the tensor */
+} hoff_exec_fault;
+
+#define HOFF_EXEC_MAXFAULTS 64
+
+/* One channel's traffic, measured. */
+typedef struct hoff_exec_chan {
+	int64_t bytes, nxfers;
+	int64_t busy_ps;    /* sum of transfer durations */
+	double nominal_Bps; /* the tier's rate */
+} hoff_exec_chan;
+
+typedef struct hoff_exec_result {
+	hoff_summary measured;
+	hoff_timeline tl;   /* measured: ops, stalls, transfers, memory */
+	int64_t *op_start_ps, *op_end_ps; /* (nops) */
+	int64_t *x_start_ps, *x_end_ps;   /* (nxfers) */
+	int64_t *x_bad;     /* (nxfers) prefetch: first bad byte, or -1 */
+	hoff_exec_chan *chan; /* (nstreams); [0] is compute, unused */
+	bool checked;       /* verification ran */
+	int64_t nfaults;    /* all counted; the first HOFF_EXEC_MAXFAULTS kept */
+	hoff_exec_fault fault[HOFF_EXEC_MAXFAULTS];
+	char device[128];   /* what ran it */
+	/* cpu: the largest lag of a host thread behind the emulated clock,
+	 * and the commands that ended past their due time. cuda: how long
+	 * after the start the host was still enqueueing (0 if it was done
+	 * before); overruns unused. */
+	int64_t lag_max_ps;
+	int64_t overruns;
+} hoff_exec_result;
+
+typedef struct hoff_backend hoff_backend;
+
+/* The backend vtable. Enqueueing calls (wait .. store) must not block on
+ * the device; synchronize runs whatever is not yet running and returns when
+ * all is done. Streams and events are numbered as in xplan.h. Every call
+ * returns a status with a message in e. */
+typedef struct hoff_backend_i {
+	const char *name;
+	/* Stream waits until event ev has been recorded. */
+	hoff_status (*wait)(hoff_backend *b, int32_t stream, int64_t ev,
+			    hoff_err *e);
+	/* Records event ev on stream after what is enqueued there. */
+	hoff_status (*record)(hoff_backend *b, int32_t stream, int64_t ev,
+			      hoff_err *e);
+	/* Op k on the compute stream, timed. */
+	hoff_status (*run_op)(hoff_backend *b, int32_t k, hoff_err *e);
+	/* Transfer x on its channel, timed. */
+	hoff_status (*prefetch)(hoff_backend *b, int64_t x, hoff_err *e);
+	hoff_status (*store)(hoff_backend *b, int64_t x, hoff_err *e);
+	hoff_status (*synchronize)(hoff_backend *b, hoff_err *e);
+	/* After synchronize: start and end ps of every op and transfer, and
+	 * x_bad, into r's arrays. */
+	hoff_status (*results)(hoff_backend *b, hoff_exec_result *r,
+			       hoff_err *e);
+	/* After synchronize: the first byte of region g that differs from
+	 * its pattern into *bad, -1 when none. */
+	hoff_status (*check)(hoff_backend *b, const hoff_xregion *g,
+			     int64_t *bad, hoff_err *e);
+	/* Frees the context (arenas, streams, events) and b. */
+	void (*free)(hoff_backend *b);
+} hoff_backend_i;
+
+struct hoff_backend {
+	const hoff_backend_i *iface;
+	void *ctx;
+	const hoff_xplan *plan;
+	hoff_exec_opts opts;
+	char device[128];
+};
+
+/* Creates the CPU backend for p: a device and a host arena in memory (with
+ * --verify filled with the initial patterns), one thread per stream that
+ * has work. Caller frees with hoff_backend_free. HOFF_ENOMEM. */
+hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
+				 hoff_backend **out, hoff_err *e);
+#if defined(HOFF_HAVE_CUDA)
+/* Counts the CUDA devices into *ndev; HOFF_EIO saying why when there is
+ * none (no driver, no device). */
+hoff_status hoff_cuda_probe(int32_t *ndev, hoff_err *e);
+/* Creates the CUDA backend for p on device o->device: one arena from
+ * cudaMalloc, pinned host memory, a stream per channel. HOFF_EIO with the
+ * CUDA error when there is no device or a call fails. */
+hoff_status hoff_backend_cuda_new(const hoff_xplan *p,
+				  const hoff_exec_opts *o, hoff_backend **out,
+				  hoff_err *e);
+#endif
+/* Frees b; NULL is fine. */
+void hoff_backend_free(hoff_backend *b);
+
+/* Runs b's plan: enqueues every step, synchronizes, and fills *r (caller
+ * frees with hoff_exec_result_free): measured timeline and summary, per
+ * channel traffic, and with --verify the faults. A fault is not an error:
+ * it returns HOFF_OK with r->nfaults > 0. Backend failures as they come. */
+hoff_status hoff_exec_run(hoff_backend *b, hoff_exec_result *r, hoff_err *e);
+/* Frees what r owns. */
+void hoff_exec_result_free(hoff_exec_result *r);
+/* Formats fault f as "steps[12] prefetch "w2" from "host": byte 7 ...". */
+void hoff_exec_fault_format(const hoff_xplan *p, const hoff_exec_fault *f,
+			    char *buf, size_t len);
+
+/* Scales g in place so that a real-size graph fits this machine with its
+ * ratios kept: time_k multiplies every duration (op times, latencies,
+ * overheads; rates and roofline throughputs are divided by it), size_k
+ * every byte count (tensors, workspaces, memory, capacities; rounded up,
+ * tensors to at least 1 byte) and every transfer rate, so transfer times
+ * stay put. Tier capacities become unlimited when size_k != 1 (rounding
+ * could break them; the caller checks capacities before scaling).
+ * Derived op and latency ps are recomputed. HOFF_EINPUT when a factor is
+ * not a finite number > 0 or a scaled value leaves FORMAT.md's range. */
+hoff_status hoff_exec_scale(hoff_graph *g, double time_k, double size_k,
+			    hoff_err *e);
+
+/* Measured properties of a backend's machine, for a graph's `machine`. */
+typedef struct hoff_calib {
+	char device[128];
+	int64_t memory_bytes;
+	double h2d_Bps, d2h_Bps;                   /* pinned host memory */
+	double h2d_pageable_Bps, d2h_pageable_Bps; /* pageable host memory */
+	double latency_s;       /* fixed cost of one copy */
+	double flops_per_s;     /* compute rate */
+	double mem_bandwidth_Bps; /* device memory, read + write */
+	double op_overhead_s;   /* launch cost of one op */
+	double spin_hz;         /* CUDA: clock64 ticks per second */
+} hoff_calib;
+
+/* Measures the CPU backend's machine (memcpy rates, thread hand-off
+ * latency, a multiply-add loop). HOFF_ENOMEM. */
+hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e);
+#if defined(HOFF_HAVE_CUDA)
+/* Measures device `device`: cudaMemcpy rates pinned and pageable, the
+ * latency of a small copy, an FMA kernel, a device-to-device copy and the
+ * spin kernel's clock. HOFF_EIO with the CUDA error. */
+hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c, hoff_err *e);
+#endif
+
+#endif

@@ -1,0 +1,640 @@
+/* exec_cpu.c: the reference backend, an emulator of the machine model on
+ * this host. One POSIX thread per stream that has work: the compute stream
+ * and each channel (h2d and d2h of every tier). The walk only appends
+ * commands to the streams' lists; synchronize starts the threads together
+ * and joins them. A thread runs its list in order: a wait blocks until the
+ * event is recorded (spinning briefly, then sleeping on one condition
+ * variable that every record signals when someone sleeps), a record
+ * publishes it. The compute thread waits by spinning (yielding the core),
+ * the channel threads spin briefly, then sleep.
+ *
+ * "Device" memory is one arena of the plan's high water, host memory one
+ * arena of tier copies; transfers are real memcpy between them at the
+ * plan's offsets, each paced to its channel: it lasts latency + bytes /
+ * rate (the plan's duration). An op is a wait of its duration on
+ * CLOCK_MONOTONIC, asleep until its last 100 us and busy for those (with
+ * --verify it first writes its outputs' and updates' patterns).
+ *
+ * Times are the emulated device's. Each stream keeps a clock: a command
+ * starts when its stream's previous command ended and every event it
+ * waited for was recorded (the recorded instants, not the moment the host
+ * thread got around to it), and ends at start + duration, or later when
+ * the real work (memcpy, pattern writes) or the thread's wake-up overran
+ * that deadline. Threads pace themselves to those deadlines in real time,
+ * so the emulated clock never runs ahead of the host's; what the host's
+ * scheduler costs below a command's duration is absorbed, what exceeds it
+ * shows as an overrun, counted, with the largest lag reported. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h> /* thrd_yield: <sched.h> is our schedule header */
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+#include "exec.h"
+#include "pattern.h"
+
+enum { C_WAIT, C_RECORD, C_OP, C_PREFETCH, C_STORE };
+
+#define SPIN_WAIT_NS 50000   /* a wait spins this long before sleeping */
+#define SPIN_PACE_NS 100000  /* pacing sleeps until this close, then spins */
+#define START_DELAY_NS 2000000 /* threads start together this far ahead */
+#define OVERRUN_NS 1000       /* later than its deadline by more: overran */
+
+typedef struct cmd {
+	int64_t arg;
+	uint8_t kind;
+} cmd;
+
+typedef struct cpu cpu;
+
+typedef struct cstream {
+	cmd *c;
+	size_t n, cap;
+	cpu *cpu;
+	int32_t id;
+	int64_t clock_ns; /* emulated: end of the last command, or the
+			     latest event waited for since */
+	pthread_t th;
+	bool started;
+} cstream;
+
+struct cpu {
+	const hoff_xplan *p;
+	hoff_exec_opts o;
+	uint8_t *dev, *host;
+	cstream *s;        /* (nstreams) */
+	atomic_int *done;  /* (nops + nxfers) */
+	int64_t *ev_ns;    /* (nops + nxfers) emulated instant of each record */
+	atomic_int sleepers;
+	atomic_int go;     /* 0: hold, 1: run, 2: abort */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool sync_init;
+	int64_t t0_ns;
+	int64_t *op_t0, *op_t1, *x_t0, *x_t1, *x_bad; /* ns from t0 */
+	int64_t *lag_ns, *overruns; /* (nstreams) */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Waits until t: sleeps while more than SPIN_PACE_NS remain, then busy
+ * waits. Ops wait this way too: a thread that never sleeps is the first
+ * the host's scheduler preempts, and on a loaded 2-core host a pure busy
+ * wait ran ops 27-48% long where this one ran them 4-5% long. */
+static void pace_until(int64_t t)
+{
+	int64_t left = t - now_ns();
+	if (left > 2 * SPIN_PACE_NS) {
+		int64_t wake = t - SPIN_PACE_NS;
+		struct timespec ts = {(time_t)(wake / 1000000000),
+				      (long)(wake % 1000000000)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) != 0)
+			;
+	}
+	while (now_ns() < t)
+		relax();
+}
+
+static int64_t ps_to_ns(int64_t ps) { return (ps + 500) / 1000; }
+
+static void wait_event(cstream *s, int64_t ev)
+{
+	cpu *c = s->cpu;
+	int64_t until = now_ns() + SPIN_WAIT_NS;
+	while (!atomic_load_explicit(&c->done[ev], memory_order_acquire)) {
+		/* The compute stream never sleeps: an idle engine starts the
+		 * next op at once, and the host's wake-up latency would exceed
+		 * short ops. It yields, so channel threads still get a core. */
+		if (s->id == 0) {
+			thrd_yield();
+			continue;
+		}
+		if (now_ns() < until) {
+			relax();
+			continue;
+		}
+		pthread_mutex_lock(&c->mu);
+		atomic_fetch_add(&c->sleepers, 1);
+		while (!atomic_load(&c->done[ev]))
+			pthread_cond_wait(&c->cv, &c->mu);
+		atomic_fetch_sub(&c->sleepers, 1);
+		pthread_mutex_unlock(&c->mu);
+	}
+	if (c->ev_ns[ev] > s->clock_ns)
+		s->clock_ns = c->ev_ns[ev];
+}
+
+static void record_event(cstream *s, int64_t ev)
+{
+	cpu *c = s->cpu;
+	c->ev_ns[ev] = s->clock_ns; /* published by the store below */
+	atomic_store(&c->done[ev], 1);
+	/* A sleeper counted before our store sees it under the lock. */
+	if (atomic_load(&c->sleepers) > 0) {
+		pthread_mutex_lock(&c->mu);
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+/* Starts a command of dur_ps on s: its emulated start, and how far the
+ * host thread lags behind it. */
+static int64_t begin(cstream *s, int64_t *deadline, int64_t dur_ps)
+{
+	int64_t start = s->clock_ns, lag = now_ns() - start;
+	if (lag > s->cpu->lag_ns[s->id])
+		s->cpu->lag_ns[s->id] = lag;
+	*deadline = start + ps_to_ns(dur_ps);
+	return start;
+}
+
+/* Ends a command due at deadline: its emulated end, counting overruns. */
+static int64_t finish(cstream *s, int64_t deadline)
+{
+	int64_t t = now_ns();
+	if (t > deadline + OVERRUN_NS)
+		s->cpu->overruns[s->id]++;
+	s->clock_ns = t > deadline ? t : deadline;
+	return s->clock_ns;
+}
+
+static void run_op(cstream *s, int32_t k)
+{
+	cpu *c = s->cpu;
+	const hoff_xplan *p = c->p;
+	const hoff_graph *g = p->g;
+	int64_t deadline, start = begin(s, &deadline, p->op[k].dur_ps);
+	if (c->o.verify) {
+		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+			hoff_pattern_fill(c->dev + p->out_dev[j],
+					  g->tensor[g->out[j]].bytes, g->out[j],
+					  0);
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+			hoff_pattern_fill(c->dev + p->upd_dev[j],
+					  g->tensor[g->upd[j]].bytes, g->upd[j],
+					  p->upd_ver[j]);
+	}
+	pace_until(deadline);
+	c->op_t0[k] = start - c->t0_ns;
+	c->op_t1[k] = finish(s, deadline) - c->t0_ns;
+}
+
+static void run_copy(cstream *s, int64_t x)
+{
+	cpu *c = s->cpu;
+	const hoff_xfer *xf = &c->p->xfer[x];
+	uint8_t *d = c->dev + xf->dev_off, *h = c->host + xf->host_off;
+	uint8_t *dst = xf->store ? h : d;
+	int64_t deadline, start = begin(s, &deadline, xf->dur_ps);
+	memcpy(dst, xf->store ? d : h, (size_t)xf->bytes);
+	if (c->o.corrupt_step == xf->step)
+		dst[xf->bytes / 2] ^= 0x5a; /* test hook: a flipped byte */
+	if (c->o.verify && !xf->store)
+		c->x_bad[x] = hoff_pattern_check(d, xf->bytes, xf->tensor,
+						 xf->version);
+	pace_until(deadline);
+	c->x_t0[x] = start - c->t0_ns;
+	c->x_t1[x] = finish(s, deadline) - c->t0_ns;
+}
+
+static void *stream_main(void *arg)
+{
+	cstream *s = arg;
+	cpu *c = s->cpu;
+	pthread_mutex_lock(&c->mu);
+	while (atomic_load(&c->go) == 0)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	if (atomic_load(&c->go) != 1)
+		return NULL;
+#if defined(PR_SET_TIMERSLACK)
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* wake on time */
+#endif
+	s->clock_ns = c->t0_ns;
+	pace_until(c->t0_ns);
+	for (size_t i = 0; i < s->n; i++) {
+		const cmd *m = &s->c[i];
+		switch (m->kind) {
+		case C_WAIT:
+			wait_event(s, m->arg);
+			break;
+		case C_RECORD:
+			record_event(s, m->arg);
+			break;
+		case C_OP:
+			run_op(s, (int32_t)m->arg);
+			break;
+		default:
+			run_copy(s, m->arg);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static hoff_status push(hoff_backend *b, int32_t stream, uint8_t kind,
+			int64_t arg, hoff_err *e)
+{
+	cpu *c = b->ctx;
+	HOFF_REQUIRE(stream >= 0 && stream < c->p->nstreams);
+	cstream *s = &c->s[stream];
+	if (!hoff_grow((void **)&s->c, &s->cap, s->n + 1, sizeof *s->c))
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	s->c[s->n++] = (cmd){arg, kind};
+	return HOFF_OK;
+}
+
+static hoff_status cpu_wait(hoff_backend *b, int32_t stream, int64_t ev,
+			    hoff_err *e)
+{
+	return push(b, stream, C_WAIT, ev, e);
+}
+
+static hoff_status cpu_record(hoff_backend *b, int32_t stream, int64_t ev,
+			      hoff_err *e)
+{
+	return push(b, stream, C_RECORD, ev, e);
+}
+
+static hoff_status cpu_run_op(hoff_backend *b, int32_t k, hoff_err *e)
+{
+	return push(b, 0, C_OP, k, e);
+}
+
+static hoff_status cpu_prefetch(hoff_backend *b, int64_t x, hoff_err *e)
+{
+	cpu *c = b->ctx;
+	return push(b, c->p->xfer[x].stream, C_PREFETCH, x, e);
+}
+
+static hoff_status cpu_store(hoff_backend *b, int64_t x, hoff_err *e)
+{
+	cpu *c = b->ctx;
+	return push(b, c->p->xfer[x].stream, C_STORE, x, e);
+}
+
+static hoff_status cpu_synchronize(hoff_backend *b, hoff_err *e)
+{
+	cpu *c = b->ctx;
+	hoff_status st = HOFF_OK;
+	for (int32_t i = 0; i < c->p->nstreams; i++) {
+		cstream *s = &c->s[i];
+		if (s->n == 0)
+			continue;
+		if (pthread_create(&s->th, NULL, stream_main, s) != 0) {
+			st = hoff_seterr(e, HOFF_ENOMEM,
+					 "cpu: cannot start the thread of "
+					 "stream %d",
+					 i);
+			break;
+		}
+		s->started = true;
+	}
+	pthread_mutex_lock(&c->mu);
+	c->t0_ns = now_ns() + START_DELAY_NS;
+	atomic_store(&c->go, st == HOFF_OK ? 1 : 2);
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	for (int32_t i = 0; i < c->p->nstreams; i++)
+		if (c->s[i].started) {
+			pthread_join(c->s[i].th, NULL);
+			c->s[i].started = false;
+		}
+	return st;
+}
+
+static hoff_status cpu_results(hoff_backend *b, hoff_exec_result *r,
+			       hoff_err *e)
+{
+	cpu *c = b->ctx;
+	(void)e;
+	for (int32_t k = 0; k < c->p->nops; k++) {
+		r->op_start_ps[k] = c->op_t0[k] * 1000;
+		r->op_end_ps[k] = c->op_t1[k] * 1000;
+	}
+	for (int64_t x = 0; x < c->p->nxfers; x++) {
+		r->x_start_ps[x] = c->x_t0[x] * 1000;
+		r->x_end_ps[x] = c->x_t1[x] * 1000;
+		r->x_bad[x] = c->x_bad[x];
+	}
+	for (int32_t i = 0; i < c->p->nstreams; i++) {
+		if (c->lag_ns[i] * 1000 > r->lag_max_ps)
+			r->lag_max_ps = c->lag_ns[i] * 1000;
+		r->overruns += c->overruns[i];
+	}
+	return HOFF_OK;
+}
+
+static hoff_status cpu_check(hoff_backend *b, const hoff_xregion *g,
+			     int64_t *bad, hoff_err *e)
+{
+	cpu *c = b->ctx;
+	(void)e;
+	const uint8_t *base = g->tier == HOFF_DEVICE ? c->dev : c->host;
+	*bad = hoff_pattern_check(base + g->off, g->bytes, g->tensor,
+				  g->version);
+	return HOFF_OK;
+}
+
+static void cpu_free(hoff_backend *b)
+{
+	cpu *c = b->ctx;
+	if (c) {
+		if (c->s)
+			for (int32_t i = 0; i < c->p->nstreams; i++)
+				free(c->s[i].c);
+		free(c->s);
+		free(c->dev);
+		free(c->host);
+		free((void *)c->done);
+		free(c->ev_ns);
+		free(c->lag_ns);
+		free(c->overruns);
+		free(c->op_t0);
+		free(c->op_t1);
+		free(c->x_t0);
+		free(c->x_t1);
+		free(c->x_bad);
+		if (c->sync_init) {
+			pthread_mutex_destroy(&c->mu);
+			pthread_cond_destroy(&c->cv);
+		}
+		free(c);
+	}
+	free(b);
+}
+
+static const hoff_backend_i cpu_iface = {
+	.name = "cpu",
+	.wait = cpu_wait,
+	.record = cpu_record,
+	.run_op = cpu_run_op,
+	.prefetch = cpu_prefetch,
+	.store = cpu_store,
+	.synchronize = cpu_synchronize,
+	.results = cpu_results,
+	.check = cpu_check,
+	.free = cpu_free,
+};
+
+hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
+				 hoff_backend **out, hoff_err *e)
+{
+	HOFF_REQUIRE(p && o && out);
+	*out = NULL;
+	hoff_backend *b = hoff_zalloc(1, sizeof *b);
+	cpu *c = hoff_zalloc(1, sizeof *c);
+	if (!b || !c) {
+		free(b);
+		free(c);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	b->iface = &cpu_iface;
+	b->ctx = c;
+	b->plan = p;
+	b->opts = *o;
+	c->p = p;
+	c->o = *o;
+	size_t nev = (size_t)p->nops + (size_t)p->nxfers + 1;
+	size_t nx = (size_t)p->nxfers + 1, no = (size_t)p->nops + 1;
+	c->s = hoff_zalloc((size_t)p->nstreams, sizeof *c->s);
+	c->done = hoff_alloc(nev, sizeof *c->done);
+	c->ev_ns = hoff_zalloc(nev, sizeof *c->ev_ns);
+	c->lag_ns = hoff_zalloc((size_t)p->nstreams, sizeof *c->lag_ns);
+	c->overruns = hoff_zalloc((size_t)p->nstreams, sizeof *c->overruns);
+	c->op_t0 = hoff_zalloc(no, sizeof *c->op_t0);
+	c->op_t1 = hoff_zalloc(no, sizeof *c->op_t1);
+	c->x_t0 = hoff_zalloc(nx, sizeof *c->x_t0);
+	c->x_t1 = hoff_zalloc(nx, sizeof *c->x_t1);
+	c->x_bad = hoff_alloc(nx, sizeof *c->x_bad);
+	if (!c->s || !c->done || !c->ev_ns || !c->lag_ns || !c->overruns ||
+	    !c->op_t0 || !c->op_t1 || !c->x_t0 ||
+	    !c->x_t1 || !c->x_bad) {
+		cpu_free(b);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	c->dev = malloc((size_t)(p->arena_bytes > 0 ? p->arena_bytes : 1));
+	c->host = malloc((size_t)(p->host_bytes > 0 ? p->host_bytes : 1));
+	if (!c->dev || !c->host) {
+		hoff_status st = hoff_seterr(
+			e, HOFF_ENOMEM,
+			"cpu: cannot allocate a %lld-byte device arena and a "
+			"%lld-byte host arena (try --size-scale)",
+			(long long)p->arena_bytes, (long long)p->host_bytes);
+		cpu_free(b);
+		return st;
+	}
+	if (pthread_mutex_init(&c->mu, NULL) != 0 ||
+	    pthread_cond_init(&c->cv, NULL) != 0) {
+		cpu_free(b); /* a failed init leaves nothing to destroy */
+		return hoff_seterr(e, HOFF_ENOMEM, "cpu: cannot create a lock");
+	}
+	c->sync_init = true;
+	for (size_t i = 0; i < nev; i++)
+		atomic_init(&c->done[i], 0);
+	atomic_init(&c->sleepers, 0);
+	atomic_init(&c->go, 0);
+	for (size_t i = 0; i < nx; i++)
+		c->x_bad[i] = -1;
+	for (int32_t i = 0; i < p->nstreams; i++) {
+		c->s[i].cpu = c;
+		c->s[i].id = i;
+	}
+	/* Touch every page now, so no transfer pays first-touch faults. */
+	memset(c->dev, 0, (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 1));
+	memset(c->host, 0, (size_t)(p->host_bytes > 0 ? p->host_bytes : 1));
+	if (o->verify)
+		for (int64_t i = 0; i < p->ninit; i++) {
+			const hoff_xregion *g = &p->init[i];
+			uint8_t *base = g->tier == HOFF_DEVICE ? c->dev : c->host;
+			hoff_pattern_fill(base + g->off, g->bytes, g->tensor,
+					  g->version);
+		}
+	snprintf(b->device, sizeof b->device, "cpu emulator (%ld cores)",
+		 sysconf(_SC_NPROCESSORS_ONLN));
+	*out = b;
+	return HOFF_OK;
+}
+
+/* ---- calibration ---- */
+
+#define CAL_BYTES ((size_t)64 << 20)
+
+/* Called through volatile pointers, so the compiler can neither drop a
+ * copy nobody reads nor move a loop across the clock reads. */
+static void *(*volatile cal_memcpy)(void *, const void *, size_t) = memcpy;
+static void escape(void *p) { (void)p; }
+static void (*volatile cal_escape)(void *) = escape;
+
+static double copy_rate(uint8_t *dst, const uint8_t *src, size_t n, int reps)
+{
+	double best = 0;
+	for (int i = 0; i < reps; i++) {
+		int64_t t = now_ns();
+		cal_memcpy(dst, src, n);
+		int64_t d = now_ns() - t;
+		double r = d > 0 ? (double)n * 1e9 / (double)d : 0;
+		if (r > best)
+			best = r;
+	}
+	return best;
+}
+
+/* Into freshly mapped pages: each copy pays the first-touch faults a
+ * pageable staging buffer would. */
+static double pageable_rate(const uint8_t *src, size_t n, int reps)
+{
+	double best = 0;
+	for (int i = 0; i < reps; i++) {
+		uint8_t *dst = malloc(n);
+		if (!dst)
+			return 0;
+		int64_t t = now_ns();
+		cal_memcpy(dst, src, n);
+		int64_t d = now_ns() - t;
+		double r = d > 0 ? (double)n * 1e9 / (double)d : 0;
+		if (r > best)
+			best = r;
+		cal_escape(dst);
+		free(dst);
+	}
+	return best;
+}
+
+typedef struct pingpong {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int turn, left;
+} pingpong;
+
+static void *pong(void *arg)
+{
+	pingpong *q = arg;
+	pthread_mutex_lock(&q->mu);
+	while (q->left > 0) {
+		while (q->turn != 1)
+			pthread_cond_wait(&q->cv, &q->mu);
+		q->turn = 0;
+		q->left--;
+		pthread_cond_broadcast(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median one-way hand-off between two threads: what a channel thread
+ * takes to notice an event. */
+static double handoff_s(void)
+{
+	enum { N = 200 };
+	int64_t rt[N];
+	pingpong q = {.turn = 0, .left = N};
+	pthread_t th;
+	if (pthread_mutex_init(&q.mu, NULL) != 0)
+		return 0;
+	if (pthread_cond_init(&q.cv, NULL) != 0) {
+		pthread_mutex_destroy(&q.mu);
+		return 0;
+	}
+	if (pthread_create(&th, NULL, pong, &q) != 0) {
+		pthread_cond_destroy(&q.cv);
+		pthread_mutex_destroy(&q.mu);
+		return 0;
+	}
+	pthread_mutex_lock(&q.mu);
+	for (int i = 0; i < N; i++) {
+		int64_t t = now_ns();
+		q.turn = 1;
+		pthread_cond_broadcast(&q.cv);
+		while (q.turn != 0)
+			pthread_cond_wait(&q.cv, &q.mu);
+		rt[i] = now_ns() - t;
+	}
+	pthread_mutex_unlock(&q.mu);
+	pthread_join(th, NULL);
+	pthread_cond_destroy(&q.cv);
+	pthread_mutex_destroy(&q.mu);
+	qsort(rt, N, sizeof rt[0], cmp_i64);
+	return (double)rt[N / 2] / 2 * 1e-9;
+}
+
+/* Multiply-adds on 8 independent chains: 16 flops per iteration. */
+static double fma_rate(void)
+{
+	double a[8];
+	for (int i = 0; i < 8; i++)
+		a[i] = 1.0 + i * 1e-9;
+	const double m = 0.999999999, d = 1e-9;
+	long n = 20000000;
+	cal_escape(a);
+	int64_t t = now_ns();
+	for (long i = 0; i < n; i++)
+		for (int j = 0; j < 8; j++)
+			a[j] = a[j] * m + d;
+	cal_escape(a);
+	int64_t dt = now_ns() - t;
+	return dt > 0 ? 16.0 * (double)n * 1e9 / (double)dt : 0;
+}
+
+hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e)
+{
+	memset(c, 0, sizeof *c);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	snprintf(c->device, sizeof c->device, "cpu emulator (%ld cores)",
+		 cores);
+	c->memory_bytes = pages > 0 && psz > 0 ? (int64_t)pages * psz : 0;
+	uint8_t *a = malloc(CAL_BYTES), *b = malloc(CAL_BYTES);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return hoff_seterr(e, HOFF_ENOMEM, "calibrate: out of memory");
+	}
+	memset(a, 1, CAL_BYTES);
+	memset(b, 2, CAL_BYTES);
+	c->h2d_Bps = copy_rate(b, a, CAL_BYTES, 5);
+	c->d2h_Bps = copy_rate(a, b, CAL_BYTES, 5);
+	c->h2d_pageable_Bps = pageable_rate(a, CAL_BYTES, 3);
+	c->d2h_pageable_Bps = pageable_rate(b, CAL_BYTES, 3);
+	c->mem_bandwidth_Bps = 2 * (c->h2d_Bps > c->d2h_Bps ? c->h2d_Bps
+							    : c->d2h_Bps);
+	free(a);
+	free(b);
+	c->latency_s = handoff_s();
+	c->flops_per_s = fma_rate();
+	/* An op is a busy wait: its fixed cost is one clock read. */
+	int64_t t = now_ns();
+	for (int i = 0; i < 100000; i++)
+		(void)now_ns();
+	c->op_overhead_s = (double)(now_ns() - t) / 100000 * 1e-9;
+	return HOFF_OK;
+}

@@ -1,0 +1,96 @@
+/* pattern.h: the content --verify puts in every tensor, shared by the C
+ * and CUDA executors so both write and check the same bytes.
+ *
+ * Byte j of tensor t at version v is byte (j mod 8), little-endian, of the
+ * 64-bit word hoff_pattern_word(t, v, j / 8). A version counts the in-place
+ * updates the tensor has seen (0 when it is first filled or produced), so
+ * an updated tensor gets new bytes and a stale copy is told apart from a
+ * fresh one. The words are a splitmix64 stream: cheap, and any byte flip
+ * or misplaced block changes the words it covers. */
+#ifndef HOFF_PATTERN_H
+#define HOFF_PATTERN_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define HOFF_HD static __host__ __device__ __forceinline__
+#else
+#define HOFF_HD static inline
+#endif
+
+HOFF_HD uint64_t hoff_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Seed of tensor t at version v. */
+HOFF_HD uint64_t hoff_pattern_seed(int32_t t, uint32_t v)
+{
+	return hoff_mix64(((uint64_t)(uint32_t)t << 32 | v) ^
+			  0x6a09e667f3bcc909ULL);
+}
+
+/* Word w (bytes 8w .. 8w+7) of the tensor whose seed is seed. */
+HOFF_HD uint64_t hoff_pattern_word(uint64_t seed, uint64_t w)
+{
+	return hoff_mix64(seed + (w + 1) * 0x9e3779b97f4a7c15ULL);
+}
+
+/* Byte j of the tensor whose seed is seed. */
+HOFF_HD uint8_t hoff_pattern_byte(uint64_t seed, uint64_t j)
+{
+	return (uint8_t)(hoff_pattern_word(seed, j >> 3) >> (8 * (j & 7)));
+}
+
+#include <string.h>
+
+/* Host-side fill and check (the CUDA backend has kernels of its own). */
+
+/* Host-side word as bytes in memory: little-endian whatever the host. */
+static inline uint64_t hoff_pattern_le(uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(x);
+#else
+	return x;
+#endif
+}
+
+/* Writes the n bytes of tensor t at version v to d (any alignment). */
+static inline void hoff_pattern_fill(uint8_t *d, int64_t n, int32_t t,
+				     uint32_t v)
+{
+	uint64_t seed = hoff_pattern_seed(t, v);
+	int64_t w = 0;
+	for (; 8 * w + 8 <= n; w++) {
+		uint64_t x = hoff_pattern_le(hoff_pattern_word(seed, (uint64_t)w));
+		memcpy(d + 8 * w, &x, 8);
+	}
+	for (int64_t j = 8 * w; j < n; j++)
+		d[j] = hoff_pattern_byte(seed, (uint64_t)j);
+}
+
+/* Offset of the first of d's n bytes that differs from tensor t at version
+ * v, or -1 when all match. */
+static inline int64_t hoff_pattern_check(const uint8_t *d, int64_t n,
+					 int32_t t, uint32_t v)
+{
+	uint64_t seed = hoff_pattern_seed(t, v);
+	int64_t w = 0;
+	for (; 8 * w + 8 <= n; w++) {
+		uint64_t x = hoff_pattern_le(hoff_pattern_word(seed, (uint64_t)w)), y;
+		memcpy(&y, d + 8 * w, 8);
+		if (x != y)
+			break;
+	}
+	for (int64_t j = 8 * w; j < n; j++)
+		if (d[j] != hoff_pattern_byte(seed, (uint64_t)j))
+			return j;
+	return -1;
+}
+#endif

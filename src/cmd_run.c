@@ -1,0 +1,617 @@
+/* cmd_run.c: `hoffopt run` and `hoffopt calibrate` — read → check on the
+ * simulator (an invalid schedule never runs) → scale → simulate the scaled
+ * graph (the prediction) → lower (xplan) → run on a backend → compare and
+ * report. Prints for the user and returns exit codes; main.c dispatches. */
+#include "cmd_run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "graph_json.h"
+#include "outfile.h"
+#include "sched_json.h"
+#include "sim.h"
+#include "trace_json.h"
+
+#define EXIT_INVALID 1
+#define EXIT_BAD 2
+
+static const char *usage_run =
+	"usage: hoffopt run GRAPH SCHEDULE [--backend cpu|cuda] [--verify]\n"
+	"                   [--time-scale K] [--size-scale K] [--json]\n"
+	"                   [--trace T] [--sim-trace T] [--align B]\n"
+	"                   [--device N]\n"
+	"\n"
+	"Executes SCHEDULE on a real backend, walking its steps exactly as\n"
+	"FORMAT.md's machine model says: one compute stream, an h2d and a d2h\n"
+	"queue per tier, cache steps issued when the op before them finishes,\n"
+	"ops waiting for their prefetches. Device blocks get offsets in one\n"
+	"arena planned ahead from the simulator's event order, so the arena's\n"
+	"size is the real footprint. Reports the simulator's prediction next\n"
+	"to the measurement. A schedule the simulator rejects is not run.\n"
+	"\n"
+	"  --backend cpu    threads and memcpy, channels paced to their rates,\n"
+	"                   ops as timed waits, busy for their last 0.1 ms\n"
+	"                   (default)\n"
+	"  --backend cuda   a compute stream and a stream per channel,\n"
+	"                   cudaMemcpyAsync from pinned memory, ops as spin\n"
+	"                   kernels timed to the op (needs a GPU)\n"
+	"  --verify         fill every tensor with a pattern of its id and\n"
+	"                   version, check it after every prefetch and at the\n"
+	"                   end; a difference names the tensor and the step\n"
+	"  --time-scale K   multiply every duration by K (op times, latencies;\n"
+	"                   rates divided by K): K < 1 shrinks the run\n"
+	"  --size-scale K   multiply every byte count by K (rounded up, at\n"
+	"                   least 1 byte) and every rate by K, so transfer\n"
+	"                   times are unchanged: shrinks a real-size graph to\n"
+	"                   this machine's memory with its ratios kept\n"
+	"  --json           one JSON object on stdout: backend, verified,\n"
+	"                   predicted, measured, error_pct, arena_bytes, ...\n"
+	"  --trace T        write the measured timeline as a Chrome trace, in\n"
+	"                   the simulator's format\n"
+	"  --sim-trace T    write the simulator's trace of the same (scaled)\n"
+	"                   run, to compare with --trace track by track\n"
+	"  --align B        round device blocks up to B bytes (default 1)\n"
+	"  --device N       the CUDA device to use (default 0)\n"
+	"  --corrupt-step N testing: flip one byte of the transfer at step N\n"
+	"                   (with --verify, shows the check at work)\n"
+	"\n"
+	"Predicted and measured figures are in the scaled units. The cpu\n"
+	"backend reports its emulated device's clock: a command starts when\n"
+	"its stream and its waits allow and ends after its duration, or\n"
+	"later when the host's work or scheduling overran it (counted; the\n"
+	"largest lag is reported). Keep commands well above ~0.1 ms there.\n"
+	"Exit codes: 0 ok, 1 invalid schedule or verification failure, 2 bad\n"
+	"input or usage, no GPU, or a backend failure.\n";
+
+static const char *usage_calibrate =
+	"usage: hoffopt calibrate [--backend cpu|cuda] [-o MACHINE]\n"
+	"\n"
+	"Measures a backend's machine: h2d and d2h bandwidth from pinned and\n"
+	"pageable host memory, the latency of one copy, the compute rate and\n"
+	"device memory bandwidth, and writes a graph.json `machine` object\n"
+	"(device, one tier \"host\", and the extra figures under\n"
+	"\"calibration\", which readers ignore) to MACHINE ('-' or no -o:\n"
+	"stdout). Put it in a graph with, e.g.,\n"
+	"  jq --slurpfile m MACHINE '.machine = $m[0]' graph.json\n"
+	"\n"
+	"  --backend cpu    memcpy rates, thread hand-off latency, a\n"
+	"                   multiply-add loop (default)\n"
+	"  --backend cuda   cudaMemcpy rates, a small copy's latency, an FMA\n"
+	"                   kernel, the spin kernel's clock (needs a GPU)\n"
+	"\n"
+	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hoffopt: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return EXIT_BAD;
+}
+
+static int exit_for(hoff_status st)
+{
+	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
+}
+
+/* A factor: a finite number > 0; false otherwise. */
+static bool parse_factor(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(x) || x <= 0)
+		return false;
+	*v = x;
+	return true;
+}
+
+static bool parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (end == s || *end || errno || x < lo || x > hi)
+		return false;
+	*v = x;
+	return true;
+}
+
+typedef struct run_opts {
+	const char *pos[2];
+	int npos;
+	const char *backend, *trace, *sim_trace;
+	bool verify, json, help;
+	double time_k, size_k;
+	int64_t align, corrupt, device;
+} run_opts;
+
+static int parse_run(int argc, char **argv, run_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->backend = "cpu";
+	o->time_k = o->size_k = 1;
+	o->align = 1;
+	o->corrupt = HOFF_NONE;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			o->help = true;
+		} else if (!strcmp(a, "--verify")) {
+			o->verify = true;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (a[0] == '-' && a[1] != '\0' && !v) {
+			return bad("option '%s' needs a value (or is unknown)",
+				   a);
+		} else if (!strcmp(a, "--backend")) {
+			o->backend = argv[++i];
+			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+				return bad("--backend: '%s' is not cpu or cuda",
+					   v);
+		} else if (!strcmp(a, "--trace")) {
+			o->trace = argv[++i];
+		} else if (!strcmp(a, "--sim-trace")) {
+			o->sim_trace = argv[++i];
+		} else if (!strcmp(a, "--time-scale")) {
+			if (!parse_factor(argv[++i], &o->time_k))
+				return bad("--time-scale: '%s' is not a number "
+					   "> 0",
+					   v);
+		} else if (!strcmp(a, "--size-scale")) {
+			if (!parse_factor(argv[++i], &o->size_k))
+				return bad("--size-scale: '%s' is not a number "
+					   "> 0",
+					   v);
+		} else if (!strcmp(a, "--align")) {
+			if (!parse_count(argv[++i], 1, (int64_t)1 << 30,
+					 &o->align))
+				return bad("--align: '%s' is not a byte count "
+					   "in 1 .. 2^30",
+					   v);
+		} else if (!strcmp(a, "--device")) {
+			if (!parse_count(argv[++i], 0, 1024, &o->device))
+				return bad("--device: '%s' is not a device number",
+					   v);
+		} else if (!strcmp(a, "--corrupt-step")) {
+			if (!parse_count(argv[++i], 0, INT64_MAX, &o->corrupt))
+				return bad("--corrupt-step: '%s' is not a step",
+					   v);
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return bad("unknown option '%s'", a);
+		} else if (o->npos < 2) {
+			o->pos[o->npos++] = a;
+		} else {
+			return bad("unexpected argument '%s'", a);
+		}
+	}
+	return 0;
+}
+
+static void json_time(FILE *f, const char *key, int64_t ps)
+{
+	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
+}
+
+static void json_summary(FILE *f, const hoff_summary *s)
+{
+	fprintf(f, "{\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
+	json_time(f, "makespan_s", s->makespan_ps);
+	fputs(", ", f);
+	json_time(f, "compute_s", s->compute_ps);
+	fputs(", ", f);
+	json_time(f, "stall_s", s->stall_ps);
+	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64 "}",
+		s->h2d_bytes, s->d2h_bytes);
+}
+
+static double pct(int64_t measured, int64_t predicted)
+{
+	if (predicted == 0)
+		return measured == 0 ? 0 : HUGE_VAL;
+	return 100.0 * ((double)measured - (double)predicted) /
+	       (double)predicted;
+}
+
+static void json_pct(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
+static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
+		       const run_opts *o, const hoff_sim_result *pr,
+		       const hoff_xplan *p, const hoff_exec_result *m)
+{
+	char line[HOFF_ERRLEN];
+	fputs("{\"backend\": ", f);
+	hoff_json_string(f, o->backend);
+	fputs(", \"device\": ", f);
+	hoff_json_string(f, m->device);
+	fputs(", \"graph\": ", f);
+	hoff_json_string(f, g->name ? g->name : "");
+	fputs(", \"policy\": ", f);
+	if (s->policy)
+		hoff_json_string(f, s->policy);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"time_scale\": %.17g, \"size_scale\": %.17g",
+		o->time_k, o->size_k);
+	fprintf(f, ", \"verified\": %s",
+		!m->checked ? "null" : m->nfaults ? "false" : "true");
+	fputs(", \"faults\": [", f);
+	for (int64_t i = 0; i < m->nfaults && i < HOFF_EXEC_MAXFAULTS; i++) {
+		hoff_exec_fault_format(p, &m->fault[i], line, sizeof line);
+		fputs(i ? ", " : "", f);
+		hoff_json_string(f, line);
+	}
+	fprintf(f, "], \"faults_total\": %" PRId64, m->nfaults);
+	fputs(", \"predicted\": ", f);
+	json_summary(f, &pr->summary);
+	fputs(", \"measured\": ", f);
+	json_summary(f, &m->measured);
+	fputs(", \"error_pct\": ", f);
+	json_pct(f, pct(m->measured.makespan_ps, pr->summary.makespan_ps));
+	fprintf(f,
+		", \"arena_bytes\": %" PRId64 ", \"planned_peak_bytes\": %" PRId64
+		", \"host_bytes\": %" PRId64 ", \"align_bytes\": %" PRId64,
+		p->arena_bytes, p->plan_peak_bytes, p->host_bytes,
+		p->align_bytes);
+	fputs(", ", f);
+	json_time(f, "lag_max_s", m->lag_max_ps);
+	fprintf(f, ", \"overruns\": %" PRId64, m->overruns);
+	fputs(", \"channels\": [", f);
+	for (int32_t i = 1, n = 0; i < p->nstreams; i++) {
+		const hoff_exec_chan *c = &m->chan[i];
+		fputs(n++ ? ", {\"tier\": " : "{\"tier\": ", f);
+		hoff_json_string(f, g->tier[(i - 1) / 2].name);
+		fprintf(f,
+			", \"dir\": \"%s\", \"transfers\": %" PRId64
+			", \"bytes\": %" PRId64 ", ",
+			i % 2 ? "h2d" : "d2h", c->nxfers, c->bytes);
+		json_time(f, "busy_s", c->busy_ps);
+		fputs(", \"achieved_Bps\": ", f);
+		if (c->busy_ps > 0)
+			fprintf(f, "%.6g",
+				(double)c->bytes / hoff_s(c->busy_ps));
+		else
+			fputs("null", f);
+		fprintf(f, ", \"nominal_Bps\": %.6g}", c->nominal_Bps);
+	}
+	fputs("], \"ops\": [", f);
+	for (int32_t k = 0; k < p->nops; k++) {
+		fputs(k ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
+		hoff_json_string(f, g->op[k].id);
+		fputs(", ", f);
+		json_time(f, "predicted_start_s", p->op[k].pred_start_ps);
+		fputs(", ", f);
+		json_time(f, "predicted_end_s", p->op[k].pred_end_ps);
+		fputs(", ", f);
+		json_time(f, "start_s", m->op_start_ps[k]);
+		fputs(", ", f);
+		json_time(f, "end_s", m->op_end_ps[k]);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+}
+
+static void row_time(FILE *f, const char *name, int64_t pred, int64_t meas)
+{
+	fprintf(f, "%-12s %16.9g %16.9g", name, hoff_s(pred), hoff_s(meas));
+	double e = pct(meas, pred);
+	if (isfinite(e))
+		fprintf(f, " %+9.2f%%\n", e);
+	else
+		fputs("         -\n", f);
+}
+
+static void row_bytes(FILE *f, const char *name, int64_t pred, int64_t meas)
+{
+	fprintf(f, "%-12s %16" PRId64 " %16" PRId64 "\n", name, pred, meas);
+}
+
+static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
+		       const run_opts *o, const hoff_sim_result *pr,
+		       const hoff_xplan *p, const hoff_exec_result *m)
+{
+	char line[HOFF_ERRLEN];
+	fprintf(f, "run %s (policy %s) on %s: %s\n",
+		g->name ? g->name : "(unnamed)", s->policy ? s->policy : "?",
+		o->backend, m->device);
+	if (o->time_k != 1 || o->size_k != 1)
+		fprintf(f, "scaled: times x %g, sizes x %g (figures below in "
+			   "scaled units)\n",
+			o->time_k, o->size_k);
+	const hoff_summary *a = &pr->summary, *b = &m->measured;
+	fprintf(f, "%-12s %16s %16s %10s\n", "", "predicted", "measured",
+		"error");
+	row_time(f, "makespan_s", a->makespan_ps, b->makespan_ps);
+	row_time(f, "compute_s", a->compute_ps, b->compute_ps);
+	row_time(f, "stall_s", a->stall_ps, b->stall_ps);
+	row_bytes(f, "peak_bytes", a->peak_bytes, b->peak_bytes);
+	row_bytes(f, "h2d_bytes", a->h2d_bytes, b->h2d_bytes);
+	row_bytes(f, "d2h_bytes", a->d2h_bytes, b->d2h_bytes);
+	fprintf(f,
+		"arena        %" PRId64 " B (planned peak %" PRId64
+		" B, simulator peak %" PRId64 " B%s)\n",
+		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes,
+		p->arena_bytes > a->peak_bytes ? ", fragmentation" : "");
+	for (int32_t i = 1; i < p->nstreams; i++) {
+		const hoff_exec_chan *c = &m->chan[i];
+		if (!c->nxfers)
+			continue;
+		fprintf(f,
+			"channel      %s %s: %" PRId64 " B in %" PRId64
+			" transfers, busy %.6g s, achieved %.4g B/s (nominal "
+			"%.4g B/s)\n",
+			g->tier[(i - 1) / 2].name, i % 2 ? "h2d" : "d2h",
+			c->bytes, c->nxfers, hoff_s(c->busy_ps),
+			c->busy_ps ? (double)c->bytes / hoff_s(c->busy_ps) : 0,
+			c->nominal_Bps);
+	}
+	if (!strcmp(o->backend, "cpu"))
+		fprintf(f,
+			"emulation    threads lagged the emulated clock by up to "
+			"%.3g s; %" PRId64 " commands overran it\n",
+			hoff_s(m->lag_max_ps), m->overruns);
+	else if (m->lag_max_ps > 0)
+		fprintf(f,
+			"enqueue      the host enqueued until %.3g s after the "
+			"start: early commands may have started late\n",
+			hoff_s(m->lag_max_ps));
+	if (!m->checked) {
+		fputs("verify       not run (--verify)\n", f);
+		return;
+	}
+	if (!m->nfaults) {
+		fprintf(f,
+			"verify       passed: every prefetch and %" PRId64
+			" regions at the end match their patterns\n",
+			p->nfinal);
+		return;
+	}
+	fprintf(f, "verify       FAILED: %" PRId64 " differences\n",
+		m->nfaults);
+	for (int64_t i = 0; i < m->nfaults && i < 20; i++) {
+		hoff_exec_fault_format(p, &m->fault[i], line, sizeof line);
+		fprintf(f, "  %s\n", line);
+	}
+}
+
+/* Checks s on g as written; prints the violations. */
+static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
+			  const char *file)
+{
+	hoff_sim_result r = {0};
+	hoff_err e = {{0}};
+	hoff_sim_opts so = hoff_sim_defaults();
+	hoff_status st = hoff_sim_run(g, s, &so, &r, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		hoff_sim_result_free(&r);
+		return exit_for(st);
+	}
+	if (r.valid) {
+		hoff_sim_result_free(&r);
+		return 0;
+	}
+	char line[HOFF_ERRLEN];
+	int64_t shown = r.nviol < HOFF_SIM_MAXVIOL ? r.nviol : HOFF_SIM_MAXVIOL;
+	for (int64_t i = 0; i < shown && i < 20; i++) {
+		hoff_violation_format(g, s, &r.viol[i], line, sizeof line);
+		fprintf(stderr, "%s: %s\n", file, line);
+	}
+	fprintf(stderr,
+		"hoffopt: run: %s is invalid (%" PRId64 " violations); "
+		"nothing was run\n",
+		file, r.nviol);
+	hoff_sim_result_free(&r);
+	return EXIT_INVALID;
+}
+
+static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
+			       const hoff_exec_opts *eo, hoff_backend **b,
+			       hoff_err *e)
+{
+	if (!strcmp(o->backend, "cpu"))
+		return hoff_backend_cpu_new(p, eo, b, e);
+#if defined(HOFF_HAVE_CUDA)
+	return hoff_backend_cuda_new(p, eo, b, e);
+#else
+	return hoff_seterr(e, HOFF_EIO,
+			   "--backend cuda: this hoffopt was built without "
+			   "its CUDA backend");
+#endif
+}
+
+int hoff_cmd_run(int argc, char **argv)
+{
+	run_opts o;
+	int rc = parse_run(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.help) {
+		fputs(usage_run, stdout);
+		return 0;
+	}
+	if (o.npos != 2)
+		return bad("%s", "run needs GRAPH and SCHEDULE (see --help)");
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL;
+	hoff_sim_result pr = {0};
+	hoff_xplan plan = {0};
+	hoff_backend *be = NULL;
+	hoff_exec_result m = {0};
+	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
+	if (st == HOFF_OK)
+		st = hoff_sched_read(o.pos[1], g, &s, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
+		goto out;
+	/* The prediction is the scaled graph's simulation; the budget and
+	 * capacities were checked above, unscaled. */
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	so.timeline = true;
+	so.op_times = true;
+	hoff_exec_opts eo = hoff_exec_defaults();
+	eo.verify = o.verify;
+	eo.corrupt_step = o.corrupt;
+	eo.device = (int32_t)o.device;
+	if (o.time_k != 1 || o.size_k != 1)
+		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
+	if (st == HOFF_OK)
+		st = hoff_sim_run(g, s, &so, &pr, &e);
+	if (st == HOFF_OK && !pr.valid)
+		st = hoff_seterr(&e, HOFF_EINPUT,
+				 "%s: the schedule is not valid once scaled "
+				 "(try other factors)",
+				 o.pos[1]);
+	if (st == HOFF_OK)
+		st = hoff_xplan_build(g, s, &pr, o.align, &plan, &e);
+	if (st == HOFF_OK)
+		st = new_backend(&o, &plan, &eo, &be, &e);
+	if (st == HOFF_OK)
+		st = hoff_exec_run(be, &m, &e);
+	if (st == HOFF_OK && o.trace)
+		st = hoff_trace_write(g, &m.tl, o.trace, &e);
+	if (st == HOFF_OK && o.sim_trace)
+		st = hoff_trace_write(g, &pr.tl, o.sim_trace, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: run: %s\n", e.msg);
+		rc = st == HOFF_EINVALID ? EXIT_BAD : exit_for(st);
+		goto out;
+	}
+	if (o.json)
+		print_json(stdout, g, s, &o, &pr, &plan, &m);
+	else
+		print_text(stdout, g, s, &o, &pr, &plan, &m);
+	if (m.nfaults) {
+		char line[HOFF_ERRLEN];
+		hoff_exec_fault_format(&plan, &m.fault[0], line, sizeof line);
+		fprintf(stderr, "hoffopt: run: verification failed: %s\n", line);
+		rc = EXIT_INVALID;
+	}
+out:
+	hoff_exec_result_free(&m);
+	hoff_backend_free(be);
+	hoff_xplan_free(&plan);
+	hoff_sim_result_free(&pr);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	return rc;
+}
+
+static void put_num(FILE *f, const char *key, double v)
+{
+	fprintf(f, "\"%s\": %.6g", key, isfinite(v) ? v : 0.0);
+}
+
+/* The machine object; rates FORMAT.md requires > 0 are kept > 0. */
+static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
+{
+	fputs("{\n  \"device\": {\"name\": ", f);
+	hoff_json_string(f, c->device);
+	fprintf(f, ", \"memory_bytes\": %" PRId64 ", ",
+		c->memory_bytes > 0 ? c->memory_bytes : 1);
+	put_num(f, "flops_per_s", c->flops_per_s > 0 ? c->flops_per_s : 1);
+	fputs(", ", f);
+	put_num(f, "mem_bandwidth_Bps",
+		c->mem_bandwidth_Bps > 0 ? c->mem_bandwidth_Bps : 1);
+	fputs(", ", f);
+	put_num(f, "op_overhead_s", c->op_overhead_s);
+	fputs("},\n  \"tiers\": [\n    {\"name\": \"host\", ", f);
+	put_num(f, "h2d_Bps", c->h2d_Bps > 0 ? c->h2d_Bps : 1);
+	fputs(", ", f);
+	put_num(f, "d2h_Bps", c->d2h_Bps > 0 ? c->d2h_Bps : 1);
+	fputs(", ", f);
+	put_num(f, "latency_s", c->latency_s);
+	fputs("}\n  ],\n  \"calibration\": {\"backend\": ", f);
+	hoff_json_string(f, backend);
+	fputs(", ", f);
+	put_num(f, "h2d_pageable_Bps", c->h2d_pageable_Bps);
+	fputs(", ", f);
+	put_num(f, "d2h_pageable_Bps", c->d2h_pageable_Bps);
+	if (c->spin_hz > 0) {
+		fputs(", ", f);
+		put_num(f, "spin_hz", c->spin_hz);
+	}
+	fputs("}\n}\n", f);
+}
+
+int hoff_cmd_calibrate(int argc, char **argv)
+{
+	const char *backend = "cpu", *out = "-";
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_calibrate, stdout);
+			return 0;
+		} else if (!strcmp(a, "--backend") && v) {
+			backend = argv[++i];
+			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+				return bad("--backend: '%s' is not cpu or cuda",
+					   v);
+		} else if (!strcmp(a, "-o") && v) {
+			out = argv[++i];
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return bad(v ? "unknown option '%s'"
+				     : "option '%s' needs a value (or is "
+				       "unknown)",
+				   a);
+		} else {
+			return bad("unexpected argument '%s'", a);
+		}
+	}
+	hoff_calib c;
+	hoff_err e = {{0}};
+	hoff_status st;
+	if (!strcmp(backend, "cpu")) {
+		st = hoff_calibrate_cpu(&c, &e);
+	} else {
+#if defined(HOFF_HAVE_CUDA)
+		st = hoff_calibrate_cuda(0, &c, &e);
+#else
+		st = hoff_seterr(&e, HOFF_EIO,
+				 "--backend cuda: this hoffopt was built "
+				 "without its CUDA backend");
+#endif
+	}
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
+		return EXIT_BAD;
+	}
+	hoff_outfile f;
+	if ((st = hoff_outfile_open(&f, out, &e)) != HOFF_OK) {
+		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
+		return EXIT_BAD;
+	}
+	print_machine(f.f, backend, &c);
+	if ((st = hoff_outfile_commit(&f, &e)) != HOFF_OK) {
+		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
+		return EXIT_BAD;
+	}
+	if (strcmp(out, "-"))
+		printf("calibrated %s (%s): h2d %.4g B/s, d2h %.4g B/s "
+		       "(pageable %.4g, %.4g), latency %.3g s, compute %.4g "
+		       "flop/s, memory %.4g B/s; wrote %s\n",
+		       backend, c.device, c.h2d_Bps, c.d2h_Bps,
+		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.latency_s,
+		       c.flops_per_s, c.mem_bandwidth_Bps, out);
+	return 0;
+}

@@ -1,0 +1,422 @@
+/* test_exec_cpu.c: the CPU backend on hand-built schedules and on model
+ * graphs. Structure is asserted exactly (events in step order, offsets,
+ * verification faults naming tensor and step); timings with generous
+ * tolerances, each timing case measured until one run meets its bound
+ * (at most ATTEMPTS runs), so a loaded 2-core machine does not fail it.
+ * Machine: 1 MB moves in 1 ms; ops take whole ms. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd_run.h"
+#include "exec.h"
+#include "models.h"
+#include "policy.h"
+#include "testutil.h"
+#include "xplan.h"
+
+#define MS 1000000000LL
+#define MB 1000000LL
+/* Timing cases run until one run meets the bound, at most this often. */
+#define ATTEMPTS 5
+
+#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
+#define GRAPH(tensors, ops)                                                    \
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
+	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
+	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
+	"]}"
+#define SCHED(steps)                                                           \
+	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
+	steps "]}"
+
+/* op0 (4 ms) then op1 (4 ms) reading w1, prefetched at 0 from the host. */
+#define TWO_OPS(w1_bytes, op_s)                                                \
+	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	      "{\"id\": \"w0\", \"bytes\": 1000000, \"kind\": \"weight\"},"    \
+	      "{\"id\": \"w1\", \"bytes\": " w1_bytes ", \"kind\": "           \
+	      "\"weight\", \"home\": \"host\"},"                               \
+	      "{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"b\", \"bytes\": 1000000, \"kind\": \"output\"}",     \
+	      "{\"id\": \"op0\", \"inputs\": [\"x\", \"w0\"], \"outputs\": "   \
+	      "[\"a\"], \"time_s\": " op_s "},"                                \
+	      "{\"id\": \"op1\", \"inputs\": [\"a\", \"w1\"], \"outputs\": "   \
+	      "[\"b\"], \"time_s\": " op_s "}")
+#define PREFETCH_W1                                                            \
+	SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"}, {\"op\": "          \
+	      "\"op0\"}, {\"op\": \"op1\"}")
+
+/* kv updated, stored, fetched back and updated again (see
+ * test_exec_arena.c); steps: 0 op0, 1 store kv, 2 prefetch w, 3 op1,
+ * 4 prefetch kv, 5 op2. */
+#define KV_GRAPH                                                               \
+	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	      "{\"id\": \"kv\", \"bytes\": 500003, \"kind\": \"kv\"},"        \
+	      "{\"id\": \"w\", \"bytes\": 999999, \"kind\": \"weight\", "      \
+	      "\"home\": \"host\"},"                                           \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"z\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"o\", \"bytes\": 1000001, \"kind\": \"output\"}",     \
+	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], " \
+	      "\"outputs\": [\"y\"], \"time_s\": 0.001},"                      \
+	      "{\"id\": \"op1\", \"inputs\": [\"y\", \"w\"], \"outputs\": "    \
+	      "[\"z\"], \"time_s\": 0.001, \"workspace_bytes\": 500000},"      \
+	      "{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "   \
+	      "[\"kv\"], \"outputs\": [\"o\"], \"time_s\": 0.001}")
+#define KV_STEPS                                                               \
+	SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"      \
+	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
+	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
+
+typedef struct ran {
+	hoff_sim_result pr;
+	hoff_xplan p;
+	hoff_exec_result m;
+} ran;
+
+/* Simulates, plans and runs s on g with the CPU backend. */
+static void run_cpu(const hoff_graph *g, const hoff_sched *s,
+		    const hoff_exec_opts *o, ran *x)
+{
+	memset(x, 0, sizeof *x);
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	so.timeline = true;
+	so.op_times = true;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_sim_run(g, s, &so, &x->pr, &e), HOFF_OK);
+	assert_true(x->pr.valid);
+	assert_int_equal(hoff_xplan_build(g, s, &x->pr, 1, &x->p, &e),
+			 HOFF_OK);
+	hoff_backend *b = NULL;
+	hoff_status st = hoff_backend_cpu_new(&x->p, o, &b, &e);
+	if (st == HOFF_OK)
+		st = hoff_exec_run(b, &x->m, &e);
+	if (st != HOFF_OK)
+		print_error("exec: %s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	hoff_backend_free(b);
+}
+
+static void ran_free(ran *x)
+{
+	hoff_exec_result_free(&x->m);
+	hoff_xplan_free(&x->p);
+	hoff_sim_result_free(&x->pr);
+}
+
+/* The measured timeline has the simulator's events, in the same order,
+ * stalls aside. */
+static void check_events(const ran *x)
+{
+	const hoff_timeline *a = &x->pr.tl, *b = &x->m.tl;
+	size_t i = 0, j = 0;
+	for (;;) {
+		while (i < a->nev && a->ev[i].kind == HOFF_EV_STALL)
+			i++;
+		while (j < b->nev && b->ev[j].kind == HOFF_EV_STALL)
+			j++;
+		if (i == a->nev || j == b->nev)
+			break;
+		assert_int_equal(a->ev[i].kind, b->ev[j].kind);
+		assert_int_equal(a->ev[i].step, b->ev[j].step);
+		assert_int_equal(a->ev[i].id, b->ev[j].id);
+		assert_true(b->ev[j].end_ps >= b->ev[j].start_ps);
+		i++;
+		j++;
+	}
+	assert_int_equal(i, a->nev);
+	assert_int_equal(j, b->nev);
+}
+
+/* Wait before op k, measured: its start minus the previous op's end. */
+static int64_t wait_before(const ran *x, int32_t k)
+{
+	int64_t prev = k ? x->m.op_end_ps[k - 1] : 0;
+	return x->m.op_start_ps[k] - prev;
+}
+
+static int64_t labs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* w1 (2 ms) hides behind op0 (4 ms): op1 follows op0 at once. */
+static void test_hidden_prefetch(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(TWO_OPS("2000000", "0.004"));
+	hoff_sched *s = tu_sched(g, PREFETCH_W1);
+	hoff_exec_opts o = hoff_exec_defaults();
+	int64_t best = INT64_MAX;
+	for (int attempt = 0; attempt < ATTEMPTS && best >= 4 * MS / 20;
+	     attempt++) {
+		ran x;
+		run_cpu(g, s, &o, &x);
+		assert_int_equal(x.pr.summary.stall_ps, 0);
+		check_events(&x);
+		/* The transfer lasted at least its paced 2 ms. */
+		assert_true(x.m.x_end_ps[0] - x.m.x_start_ps[0] >= 2 * MS);
+		int64_t w = wait_before(&x, 1);
+		if (w < best)
+			best = w;
+		ran_free(&x);
+	}
+	/* No stall: under 5% of the op. */
+	assert_true(best < 4 * MS / 20);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* w1 (8 ms) behind op0 (2 ms): op1 waits 6 ms, shown as a stall. */
+static void test_stalling_prefetch(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(TWO_OPS("8000000", "0.002"));
+	hoff_sched *s = tu_sched(g, PREFETCH_W1);
+	hoff_exec_opts o = hoff_exec_defaults();
+	int64_t pred = 6 * MS;
+	bool ok = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !ok; attempt++) {
+		ran x;
+		run_cpu(g, s, &o, &x);
+		assert_int_equal(x.pr.summary.stall_ps, pred);
+		check_events(&x);
+		/* The stall is an event of its own before op1 (step 2). */
+		int stalls = 0;
+		for (size_t i = 0; i < x.m.tl.nev; i++) {
+			const hoff_event *ev = &x.m.tl.ev[i];
+			if (ev->kind == HOFF_EV_STALL && ev->step == 2 &&
+			    ev->end_ps - ev->start_ps > MS)
+				stalls++;
+		}
+		ok = stalls == 1 &&
+		     labs64(wait_before(&x, 1) - pred) <= pred * 15 / 100;
+		ran_free(&x);
+	}
+	assert_true(ok);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* --verify passes on valid schedules: updates change the content,
+ * the stored copy comes back as it went. The peak measured is the
+ * plan's. */
+static void test_verify_passes(void **state)
+{
+	(void)state;
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	const char *cases[][2] = {{KV_GRAPH, KV_STEPS},
+				  {TWO_OPS("2000000", "0.001"), PREFETCH_W1}};
+	for (int c = 0; c < 2; c++) {
+		hoff_graph *g = tu_graph(cases[c][0]);
+		hoff_sched *s = tu_sched(g, cases[c][1]);
+		ran x;
+		run_cpu(g, s, &o, &x);
+		assert_true(x.m.checked);
+		assert_int_equal(x.m.nfaults, 0);
+		check_events(&x);
+		assert_int_equal(x.m.measured.peak_bytes, x.p.plan_peak_bytes);
+		assert_int_equal(x.m.measured.peak_bytes,
+				 x.pr.summary.peak_bytes);
+		assert_int_equal(x.m.measured.h2d_bytes,
+				 x.pr.summary.h2d_bytes);
+		assert_int_equal(x.m.measured.d2h_bytes,
+				 x.pr.summary.d2h_bytes);
+		ran_free(&x);
+		hoff_sched_free(s);
+		hoff_graph_free(g);
+	}
+}
+
+/* A byte flipped during a transfer is caught and named. */
+static void test_verify_catches(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(KV_GRAPH);
+	hoff_sched *s = tu_sched(g, KV_STEPS);
+	int32_t kv = hoff_graph_find_tensor(g, "kv");
+	int32_t w = hoff_graph_find_tensor(g, "w");
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	char line[HOFF_ERRLEN];
+	/* Flipped in the prefetch of kv (step 4): found there, version 1. */
+	ran x;
+	o.corrupt_step = 4;
+	run_cpu(g, s, &o, &x);
+	assert_true(x.m.nfaults >= 1);
+	assert_int_equal(x.m.fault[0].step, 4);
+	assert_int_equal(x.m.fault[0].tensor, kv);
+	assert_int_equal(x.m.fault[0].version, 1);
+	assert_int_equal(x.m.fault[0].byte, 500003 / 2);
+	hoff_exec_fault_format(&x.p, &x.m.fault[0], line, sizeof line);
+	assert_non_null(strstr(line, "steps[4] prefetch \"kv\""));
+	ran_free(&x);
+	/* Flipped in the store of kv (step 1, into the host copy): the
+	 * prefetch that brings it back (step 4) finds it. */
+	o.corrupt_step = 1;
+	run_cpu(g, s, &o, &x);
+	assert_true(x.m.nfaults >= 1);
+	assert_int_equal(x.m.fault[0].step, 4);
+	assert_int_equal(x.m.fault[0].tensor, kv);
+	ran_free(&x);
+	/* Flipped in w's prefetch (step 2): found there, and again at the
+	 * end on the device; w's host copy is intact. */
+	o.corrupt_step = 2;
+	run_cpu(g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 2);
+	assert_int_equal(x.m.fault[0].step, 2);
+	assert_int_equal(x.m.fault[0].tensor, w);
+	assert_int_equal(x.m.fault[1].step, HOFF_NONE);
+	assert_int_equal(x.m.fault[1].tensor, w);
+	assert_int_equal(x.m.fault[1].tier, HOFF_DEVICE);
+	ran_free(&x);
+	/* Without --verify nothing is checked. */
+	o.verify = false;
+	run_cpu(g, s, &o, &x);
+	assert_false(x.m.checked);
+	assert_int_equal(x.m.nfaults, 0);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* Writes text to a fresh temporary file; returns its path (static). */
+static const char *temp_file(const char *text, char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/hoff_exec_XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t n = strlen(text);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
+	close(fd);
+	return path;
+}
+
+static int cli(const char *graph, const char *sched, const char *extra)
+{
+	char gp[64], sp[64];
+	temp_file(graph, gp, sizeof gp);
+	temp_file(sched, sp, sizeof sp);
+	char *argv[16] = {"hoffopt", "run", gp, sp, "--json"};
+	int argc = 5;
+	char buf[128];
+	if (extra) {
+		snprintf(buf, sizeof buf, "%s", extra);
+		for (char *t = strtok(buf, " "); t && argc < 15;
+		     t = strtok(NULL, " "))
+			argv[argc++] = t;
+	}
+	/* The report goes to /dev/null; messages on stderr stay. */
+	fflush(stdout);
+	int saved = dup(1), null = open("/dev/null", O_WRONLY);
+	assert_true(saved >= 0 && null >= 0);
+	dup2(null, 1);
+	close(null);
+	int rc = hoff_cmd_run(argc, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	unlink(gp);
+	unlink(sp);
+	return rc;
+}
+
+/* The CLI: a schedule the simulator rejects is refused (exit 1) before
+ * anything runs; a valid one runs and verifies (0); a corrupted copy
+ * fails verification (1); bad options are usage errors (2). */
+static void test_cli(void **state)
+{
+	(void)state;
+	/* op1 before w1 is fetched: rule 1. */
+	assert_int_equal(cli(TWO_OPS("2000000", "0.001"),
+			     SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+			     "--verify"),
+			 1);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--verify"), 0);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS,
+			     "--verify --time-scale 0.5 --size-scale 0.25"),
+			 0);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--verify --corrupt-step 4"),
+			 1);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--time-scale 0"), 2);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--backend tpu"), 2);
+#if !defined(HOFF_HAVE_CUDA)
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--backend cuda"), 2);
+#endif
+}
+
+/* A model graph scaled to this machine: the measured makespan is within
+ * 10% of the prediction (timed without --verify, whose checks cost the
+ * threads time, and with ops long enough for the emulator: times x 10,
+ * a 0.55 s run), and --verify passes (at real time, 55 ms). */
+static void test_model_graph(void **state)
+{
+	(void)state;
+	hoff_model_opts mo = hoff_model_defaults();
+	mo.model = "llama3-8b";
+	mo.phase = "decode";
+	mo.weights = "host";
+	mo.layers = 2;
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_model_build(&mo, &g, &e), HOFF_OK);
+	static const char *const policies[] = {"reactive", "greedy"};
+	for (int q = 0; q < 2; q++) {
+		hoff_policy_opts po = hoff_policy_defaults();
+		assert_true(hoff_policy_parse(policies[q], &po));
+		hoff_sched *s = NULL;
+		hoff_policy_report rep;
+		assert_int_equal(hoff_policy_run(g, &po, &s, &rep, &e),
+				 HOFF_OK);
+		hoff_graph *h = NULL, *v = NULL; /* scaled copies */
+		assert_int_equal(hoff_model_build(&mo, &h, &e), HOFF_OK);
+		assert_int_equal(hoff_exec_scale(h, 10, 0.01, &e), HOFF_OK);
+		assert_int_equal(hoff_model_build(&mo, &v, &e), HOFF_OK);
+		assert_int_equal(hoff_exec_scale(v, 1, 0.01, &e), HOFF_OK);
+		hoff_exec_opts o = hoff_exec_defaults();
+		ran x;
+		double best = 1e9;
+		for (int attempt = 0; attempt < ATTEMPTS && best > 10;
+		     attempt++) {
+			run_cpu(h, s, &o, &x);
+			check_events(&x);
+			assert_int_equal(x.p.plan_peak_bytes,
+					 x.pr.summary.peak_bytes);
+			double err = 100.0 *
+				     (double)labs64(x.m.measured.makespan_ps -
+						    x.pr.summary.makespan_ps) /
+				     (double)x.pr.summary.makespan_ps;
+			if (err < best)
+				best = err;
+			ran_free(&x);
+		}
+		print_message("  %s: makespan error %.2f%%\n", policies[q],
+			      best);
+		assert_true(best <= 10);
+		o.verify = true;
+		run_cpu(v, s, &o, &x);
+		assert_true(x.m.checked);
+		assert_int_equal(x.m.nfaults, 0);
+		ran_free(&x);
+		hoff_graph_free(v);
+		hoff_graph_free(h);
+		hoff_sched_free(s);
+	}
+	hoff_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hidden_prefetch),
+		cmocka_unit_test(test_stalling_prefetch),
+		cmocka_unit_test(test_verify_passes),
+		cmocka_unit_test(test_verify_catches),
+		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_model_graph),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
