@@ -93,6 +93,7 @@ typedef struct plan {
 	int32_t *ext_off;    /* (n + 3) scratch: selected, by first op after p */
 	int32_t *ext;        /* (niv) scratch */
 	int64_t floor_bytes; /* largest memory no plan can avoid */
+	bool T_real; /* T holds a simulated timeline, not T0 */
 } plan;
 
 /* A binary max-heap of interval indices keyed by a double score. */
@@ -340,6 +341,27 @@ static int by_deadline_desc(const void *x, const void *y)
 	return (a->t < b->t) - (a->t > b->t);
 }
 
+/* Nominal coverage of every candidate against pl->T, and the candidates
+ * bucketed by their first covered op (counting sort, so by index within
+ * a bucket): the order select_round sweeps them in. */
+static void nominal_all(plan *pl)
+{
+	const int32_t n = pl->n;
+	for (size_t i = 0; i < pl->niv; i++)
+		nominal(pl, &pl->iv[i]);
+	memset(pl->bucket_off, 0, ((size_t)n + 2) * sizeof *pl->bucket_off);
+	for (size_t i = 0; i < pl->niv; i++)
+		if (pl->iv[i].cs0 < n)
+			pl->bucket_off[pl->iv[i].cs0 + 1]++;
+	for (int32_t j = 0; j <= n; j++)
+		pl->bucket_off[j + 1] += pl->bucket_off[j];
+	for (int32_t j = 0; j <= n; j++)
+		pl->fill[j] = pl->bucket_off[j];
+	for (size_t i = 0; i < pl->niv; i++)
+		if (pl->iv[i].cs0 < n)
+			pl->bucket[pl->fill[pl->iv[i].cs0]++] = (int32_t)i;
+}
+
 static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 {
 	memset(pl, 0, sizeof *pl);
@@ -397,8 +419,7 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	sort_plan = pl;
 	qsort(pl->by_a, pl->niv, sizeof *pl->by_a, by_store);
 	qsort(pl->by_b, pl->niv, sizeof *pl->by_b, by_deadline_desc);
-	for (size_t i = 0; i < pl->niv; i++)
-		nominal(pl, &pl->iv[i]);
+	nominal_all(pl);
 	return HOFF_OK;
 }
 
@@ -508,40 +529,8 @@ static void place(plan *pl)
 static int64_t select_round(plan *pl, int64_t target, bool stall)
 {
 	const int32_t n = pl->n;
-	/* Bucket unselected candidates by their nominal first covered op. */
-	memset(pl->bucket_off, 0, ((size_t)n + 2) * sizeof *pl->bucket_off);
-	for (size_t i = 0; i < pl->niv; i++) {
-		const iv *c = &pl->iv[i];
-		if (!c->sel && c->cs0 < n)
-			pl->bucket_off[c->cs0 + 1]++;
-	}
-	for (int32_t j = 0; j <= n; j++)
-		pl->bucket_off[j + 1] += pl->bucket_off[j];
 	int32_t *fill = pl->fill;
-	for (int32_t j = 0; j <= n; j++)
-		fill[j] = pl->bucket_off[j];
-	for (size_t i = 0; i < pl->niv; i++) {
-		const iv *c = &pl->iv[i];
-		if (!c->sel && c->cs0 < n)
-			pl->bucket[fill[c->cs0]++] = (int32_t)i;
-	}
-	/* Selected intervals whose prefetch comes before j with the consumer
-	 * after it can be fetched later: they enter at op p + 1. */
-	memset(pl->ext_off, 0, ((size_t)n + 3) * sizeof *pl->ext_off);
-	for (size_t i = 0; stall && i < pl->niv; i++) {
-		const iv *c = &pl->iv[i];
-		if (c->sel && c->b < n && c->p < c->b - 1)
-			pl->ext_off[c->p + 2]++;
-	}
-	for (int32_t j = 0; j <= n; j++)
-		pl->ext_off[j + 1] += pl->ext_off[j];
-	for (int32_t j = 0; j <= n; j++)
-		fill[j] = pl->ext_off[j];
-	for (size_t i = 0; stall && i < pl->niv; i++) {
-		const iv *c = &pl->iv[i];
-		if (c->sel && c->b < n && c->p < c->b - 1)
-			pl->ext[fill[c->p + 1]++] = (int32_t)i;
-	}
+	bool ext_on = false; /* the fetch-later list is built on first need */
 	int32_t next_ext = 0;
 	heap hidden = {0}, slow = {0}, later = {0}, late = {0};
 	int64_t added = 0, red = 0;
@@ -558,6 +547,8 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 		 * still cover it; the rest of the bucket never could. */
 		for (; next < pl->bucket_off[j + 1]; next++) {
 			int32_t i = pl->bucket[next];
+			if (pl->selb[i])
+				continue;
 			const iv *c = &pl->iv[i];
 			bool hid = c->pe0 >= j, slo = stall && c->b - 1 >= j;
 			double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
@@ -571,7 +562,7 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				break;
 			}
 		}
-		for (; stall && next_ext < pl->ext_off[j + 1] && added >= 0;
+		for (; ext_on && next_ext < pl->ext_off[j + 1] && added >= 0;
 		     next_ext++) {
 			int32_t i = pl->ext[next_ext];
 			/* farthest consumer first: its wait costs least */
@@ -603,6 +594,36 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				int32_t c = heap_pop(&slow);
 				if (!pl->iv[c].sel && pl->iv[c].b - 1 >= j)
 					i = c;
+			}
+			if (i == HOFF_NONE && stall && !ext_on) {
+				/* Selected intervals whose prefetch comes before
+				 * j and whose consumer comes after it could be
+				 * fetched later: list them by first op after p. */
+				ext_on = true;
+				memset(pl->ext_off, 0,
+				       ((size_t)n + 3) * sizeof *pl->ext_off);
+				for (size_t q = 0; q < pl->niv; q++) {
+					const iv *d = &pl->iv[q];
+					if (d->sel && d->b < n && d->p < d->b - 1)
+						pl->ext_off[d->p + 2]++;
+				}
+				for (int32_t k = 0; k <= n; k++)
+					pl->ext_off[k + 1] += pl->ext_off[k];
+				for (int32_t k = 0; k <= n; k++)
+					fill[k] = pl->ext_off[k];
+				for (size_t q = 0; q < pl->niv; q++) {
+					const iv *d = &pl->iv[q];
+					if (d->sel && d->b < n && d->p < d->b - 1)
+						pl->ext[fill[d->p + 1]++] =
+							(int32_t)q;
+				}
+				for (; next_ext < pl->ext_off[j + 1]; next_ext++) {
+					int32_t q = pl->ext[next_ext];
+					if (pl->iv[q].b - 1 >= j &&
+					    !heap_push(&late, q,
+						       (double)pl->iv[q].b))
+						added = -1;
+				}
 			}
 			if (i == HOFF_NONE) {
 				/* Last resort: fetch a selected tensor right
@@ -689,7 +710,7 @@ static hoff_sched *emit_plan(plan *pl, hoff_status *st)
 	if ((*st = hoff_emit_init(&m, g, "greedy")) != HOFF_OK)
 		return NULL;
 	size_t ne = 0, np = 0;
-	int32_t *ev = pl->order, *pf = pl->bucket;
+	int32_t *ev = pl->order, *pf = pl->ext; /* scratch */
 	for (size_t k = 0; k < pl->niv; k++) {
 		int32_t i = pl->by_a[k];
 		if (!pl->selb[i])
@@ -836,7 +857,11 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 			      tried *t, int *iters, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
-	memcpy(pl->T, pl->T0, ((size_t)pl->n + 1) * sizeof *pl->T);
+	if (pl->T_real) { /* back to the stall-free timeline */
+		memcpy(pl->T, pl->T0, ((size_t)pl->n + 1) * sizeof *pl->T);
+		nominal_all(pl);
+		pl->T_real = false;
+	}
 	memset(t, 0, sizeof *t);
 	t->peak = INT64_MAX;
 	t->makespan = INT64_MAX;
@@ -855,6 +880,9 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 		cand c = {0};
 		if ((st = judge(g, s, &c, "greedy", pl->T, e)))
 			return st;
+		pl->T_real = true;
+		if (pass + 1 < passes)
+			nominal_all(pl); /* the next pass plans against it */
 		(*iters)++;
 		bool fits = c.legal && c.peak <= go.cap &&
 			    (go.bound == HOFF_NONE ||
