@@ -310,7 +310,7 @@ static void nominal(plan *pl, iv *c)
 	}
 }
 
-static const plan *sort_plan;
+static _Thread_local const plan *sort_plan; /* for qsort's comparators */
 /* Intervals in store-issue order (a, then tensor): the order of the d2h
  * channels, and nearly that of coverage, so the passes over them stream. */
 static int iv_by_a(const void *x, const void *y)
@@ -440,6 +440,41 @@ static void plan_free(plan *pl)
 	free(pl->ext_off);
 	free(pl->ext);
 	free(pl->bucket);
+}
+
+/* Copies *src into *dst (arrays duplicated) so two targets can be tried
+ * at once; HOFF_ENOMEM leaves *dst freeable. */
+static hoff_status plan_clone(plan *dst, const plan *src)
+{
+	size_t n = (size_t)src->n, m = src->niv + 1;
+	*dst = *src;
+#define DUP(f, count)                                                          \
+	do {                                                                   \
+		dst->f = hoff_alloc((count), sizeof *src->f);                  \
+		if (!dst->f)                                                   \
+			ok = false;                                            \
+		else                                                           \
+			memcpy(dst->f, src->f, (count) * sizeof *src->f);      \
+	} while (0)
+	bool ok = true;
+	dst->iv_cap = src->niv;
+	DUP(T, n + 1);
+	DUP(T0, n + 1);
+	DUP(M0, n + 1);
+	DUP(M, n + 1);
+	DUP(delta, n + 2);
+	DUP(iv, src->niv);
+	DUP(order, m);
+	DUP(by_a, m);
+	DUP(by_b, m);
+	DUP(selb, m);
+	DUP(bucket_off, n + 3);
+	DUP(fill, n + 3);
+	DUP(ext_off, n + 3);
+	DUP(ext, m);
+	DUP(bucket, m);
+#undef DUP
+	return ok ? HOFF_OK : HOFF_ENOMEM;
 }
 
 /* Resets selections to the mandatory ones. */
@@ -930,16 +965,35 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		    {HOFF_POLICY_REACTIVE, 0, "reactive"},
 		    {HOFF_POLICY_LOOKAHEAD, 1, "lookahead:1"},
 		    {HOFF_POLICY_LOOKAHEAD, 2, "lookahead:2"}};
-	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++) {
+	enum { NBASE = sizeof base / sizeof base[0] };
+	cand bc[NBASE] = {{0}};
+	hoff_status bst[NBASE];
+	hoff_err be[NBASE];
+	/* Independent plans: in parallel, then kept in a fixed order, so
+	 * the result does not depend on the number of threads. */
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int i = 0; i < NBASE; i++) {
 		hoff_policy_opts bo = *o;
 		bo.kind = base[i].kind;
 		bo.lookahead = base[i].n;
-		hoff_sched *s;
-		if ((st = hoff_policy_baseline(g, &bo, &s, e)) != HOFF_OK ||
-		    (st = judge(g, s, &c, base[i].name, NULL, e)) != HOFF_OK)
-			goto out;
-		keep(&best, &c, go);
+		hoff_sched *s = NULL;
+		bst[i] = hoff_policy_baseline(g, &bo, &s, &be[i]);
+		if (bst[i] == HOFF_OK)
+			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, &be[i]);
 	}
+	for (int i = 0; i < NBASE; i++)
+		if (bst[i] != HOFF_OK && st == HOFF_OK) {
+			st = bst[i];
+			if (e)
+				*e = be[i];
+		}
+	for (int i = 0; i < NBASE; i++) {
+		if (st == HOFF_OK)
+			keep(&best, &bc[i], go);
+		hoff_sched_free(bc[i].s);
+	}
+	if (st != HOFF_OK)
+		goto out;
 	int64_t hi = pl.M0[0], lo = pl.floor_bytes;
 	for (int32_t j = 0; j < pl.n; j++)
 		if (pl.M0[j] > hi)
@@ -949,27 +1003,67 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		/* Smallest peak within the overhead bound: bisect the target. */
 		if (lo > hi)
 			lo = hi;
+		/* Two targets at a time, one per thread, each on its own copy
+		 * of the plan: the bracket shrinks to a third per step. */
+		plan pl2;
+		bool two = plan_clone(&pl2, &pl) == HOFF_OK;
 		bool first = true;
 		while (iters < 40 && (first || hi - lo > (hi >> 6))) {
-			int64_t mid = first ? hi : lo + (hi - lo) / 2;
+			int64_t m[2];
+			int nm = 1;
+			if (first) {
+				m[0] = hi;
+			} else if (two && hi - lo > 2) {
+				m[0] = lo + (hi - lo) / 3;
+				m[1] = lo + 2 * ((hi - lo) / 3);
+				nm = 2;
+			} else {
+				m[0] = lo + (hi - lo) / 2;
+			}
 			first = false;
-			tried t;
-			st = try_target(&pl, mid, true, 2, true, go, &best, &t,
-					&iters, e);
+			tried t[2];
+			cand b2[2] = {{0}};
+			hoff_status s2[2] = {HOFF_OK, HOFF_OK};
+			hoff_err e2[2];
+			int it2[2] = {0, 0};
+#pragma omp parallel for schedule(static, 1) if (nm == 2)
+			for (int k = 0; k < nm; k++)
+				s2[k] = try_target(k ? &pl2 : &pl, m[k], true, 2,
+						   true, go, &b2[k], &t[k],
+						   &it2[k], &e2[k]);
+			for (int k = 0; k < nm; k++) {
+				iters += it2[k];
+				if (s2[k] != HOFF_OK && st == HOFF_OK) {
+					st = s2[k];
+					if (e)
+						*e = e2[k];
+				}
+				keep(&best, &b2[k], go);
+				hoff_sched_free(b2[k].s);
+				if (o->progress && st == HOFF_OK)
+					fprintf(stderr,
+						"hoffopt: greedy: target %lld B: "
+						"peak %lld B, makespan %.6g s%s\n",
+						(long long)m[k],
+						(long long)t[k].peak,
+						hoff_s(t[k].makespan),
+						t[k].fits ? "" : " (misses)");
+			}
 			if (st != HOFF_OK)
-				goto out;
-			if (o->progress)
-				fprintf(stderr,
-					"hoffopt: greedy: target %lld B: peak "
-					"%lld B, makespan %.6g s%s\n",
-					(long long)mid, (long long)t.peak,
-					hoff_s(t.makespan),
-					t.fits ? "" : " (misses)");
-			if (t.fits)
-				hi = mid;
-			else
-				lo = mid + 1;
+				break;
+			if (t[0].fits) {
+				hi = m[0];
+			} else if (nm == 2 && t[1].fits) {
+				lo = m[0] + 1;
+				hi = m[1];
+			} else {
+				lo = m[nm - 1] + 1;
+			}
 		}
+		if (two)
+			plan_free(&pl2);
+		if (st != HOFF_OK)
+			goto out;
 	}
 	if (go.bound == HOFF_NONE || best.peak > go.cap ||
 	    best.makespan > go.bound) {
