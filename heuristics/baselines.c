@@ -33,30 +33,16 @@ int64_t hoff_op_layer(const hoff_graph *g, int32_t k)
 	return HOFF_NONE;
 }
 
-/* Calls f(m, t) for each tensor op k reads or updates. */
+/* Runs body with t set to each tensor op k reads or updates. */
 #define FOR_USES(g, k, t, body)                                                \
-	for (int pass_ = 0; pass_ < 2; pass_++) {                              \
-		const int64_t *off_ = pass_ ? (g)->upd_off : (g)->in_off;      \
-		const int32_t *lst_ = pass_ ? (g)->upd : (g)->in;              \
-		for (int64_t j_ = off_[k]; j_ < off_[k + 1]; j_++) {           \
+	for (int u_ = HOFF_USE_IN; u_ <= HOFF_USE_UPD; u_++) {                 \
+		const int32_t *lst_;                                           \
+		int64_t n_ = hoff_op_list((g), (k), (hoff_use)u_, &lst_);      \
+		for (int64_t j_ = 0; j_ < n_; j_++) {                          \
 			int32_t t = lst_[j_];                                  \
 			body;                                                  \
 		}                                                              \
 	}
-
-/* Next op after k that reads or updates t, or HOFF_NONE. */
-static int32_t next_use(const hoff_graph *g, int32_t t, int32_t k)
-{
-	int64_t lo = g->use_off[t], hi = g->use_off[t + 1];
-	while (lo < hi) { /* first use > k */
-		int64_t mid = lo + (hi - lo) / 2;
-		if (g->use[mid] <= k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->use_off[t + 1] ? g->use[lo] : HOFF_NONE;
-}
 
 static void none(hoff_emit *m)
 {
@@ -74,16 +60,12 @@ static void none(hoff_emit *m)
 static void evict_after(hoff_emit *m, int32_t k, int32_t keep_until)
 {
 	const hoff_graph *g = m->g;
-	for (int pass = 0; pass < 3; pass++) {
-		const int64_t *off = pass == 0   ? g->in_off
-				     : pass == 1 ? g->upd_off
-						 : g->out_off;
-		const int32_t *lst = pass == 0   ? g->in
-				     : pass == 1 ? g->upd
-						 : g->out;
-		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+	for (int u = 0; u < 3; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
 			int32_t t = lst[j];
-			int32_t nu = next_use(g, t, k);
+			int32_t nu = hoff_tensor_next_use(g, t, k);
 			if (nu == HOFF_NONE &&
 			    !hoff_tensor_persistent(&g->tensor[t]))
 				continue; /* freed by rule 6 */

@@ -59,14 +59,10 @@ void hoff_emit_op(hoff_emit *m, int32_t k)
 		m->on[g->out[j]] = 1;
 	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
 		m->copy[g->upd[j]] = HOFF_NONE;
-	for (int pass = 0; pass < 3; pass++) {
-		const int64_t *off = pass == 0   ? g->in_off
-				     : pass == 1 ? g->upd_off
-						 : g->out_off;
-		const int32_t *lst = pass == 0   ? g->in
-				     : pass == 1 ? g->upd
-						 : g->out;
-		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+	for (int u = 0; u < 3; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
 			const hoff_tensor *x = &g->tensor[lst[j]];
 			if (!hoff_tensor_persistent(x) && x->last_use <= k) {
 				m->on[lst[j]] = 0;

@@ -387,14 +387,10 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	/* What op k cannot do without: its operands and scratch. */
 	for (int32_t k = 0; k < g->nops; k++) {
 		int64_t need = g->op[k].workspace_bytes;
-		for (int pass = 0; pass < 3; pass++) {
-			const int64_t *off = pass == 0   ? g->in_off
-					     : pass == 1 ? g->upd_off
-							 : g->out_off;
-			const int32_t *lst = pass == 0   ? g->in
-					     : pass == 1 ? g->upd
-							 : g->out;
-			for (int64_t j = off[k]; j < off[k + 1]; j++)
+		for (int u = 0; u < 3; u++) {
+			const int32_t *lst;
+			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+			for (int64_t j = 0; j < nl; j++)
 				need += g->tensor[lst[j]].bytes;
 		}
 		if (need > pl->floor_bytes)

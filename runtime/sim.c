@@ -360,10 +360,10 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 	const hoff_op *op = &g->op[k];
 	int64_t ready = m->now;
 	/* Rule 1: start when every input and update is resident. */
-	for (int pass = 0; pass < 2; pass++) {
-		const int64_t *off = pass ? g->upd_off : g->in_off;
-		const int32_t *lst = pass ? g->upd : g->in;
-		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+	for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
 			tstate *x = &m->ts[lst[j]];
 			if (x->flags & RES)
 				continue;
@@ -433,14 +433,10 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 	m->next_op = k + 1;
 	if (m->r->op_start_ps)
 		m->r->op_start_ps[k + 1] = end;
-	for (int pass = 0; pass < 3; pass++) {
-		const int64_t *off = pass == 0   ? g->in_off
-				     : pass == 1 ? g->upd_off
-						 : g->out_off;
-		const int32_t *lst = pass == 0   ? g->in
-				     : pass == 1 ? g->upd
-						 : g->out;
-		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+	for (int u = 0; u < 3; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
 			const hoff_tensor *t = &g->tensor[lst[j]];
 			if (!hoff_tensor_persistent(t) && t->last_use <= k &&
 			    (m->ts[lst[j]].nblk || m->ts[lst[j]].valid ||

@@ -260,14 +260,10 @@ static hoff_status walk_op(builder *b, int64_t i, int32_t k)
 		b->ws_blk[k] = nb;
 	}
 	/* Rule 6: dead non-persistent tensors go when the op finishes. */
-	for (int pass = 0; pass < 3; pass++) {
-		const int64_t *off = pass == 0   ? g->in_off
-				     : pass == 1 ? g->upd_off
-						 : g->out_off;
-		const int32_t *lst = pass == 0   ? g->in
-				     : pass == 1 ? g->upd
-						 : g->out;
-		for (int64_t j = off[k]; j < off[k + 1]; j++) {
+	for (int u = 0; u < 3; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
 			int32_t t = lst[j];
 			const hoff_tensor *tt = &g->tensor[t];
 			if (!hoff_tensor_persistent(tt) && tt->last_use <= k &&

@@ -228,6 +228,19 @@ int64_t hoff_xfer_ps(const hoff_graph *g, int32_t tier, int64_t bytes,
 	return x < 0 ? HOFF_PS_LIMIT : t->latency_ps + x;
 }
 
+int32_t hoff_tensor_next_use(const hoff_graph *g, int32_t t, int32_t k)
+{
+	int64_t lo = g->use_off[t], hi = g->use_off[t + 1];
+	while (lo < hi) { /* the first use after k */
+		int64_t mid = lo + (hi - lo) / 2;
+		if (g->use[mid] <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->use_off[t + 1] ? g->use[lo] : HOFF_NONE;
+}
+
 int32_t hoff_graph_find_tensor(const hoff_graph *g, const char *name)
 {
 	return hoff_strmap_get(&g->tensor_ids, name);

@@ -134,6 +134,25 @@ typedef enum hoff_use { HOFF_USE_IN, HOFF_USE_UPD, HOFF_USE_OUT } hoff_use;
 /* Appends tensor t to list `use` of the last op added (skips repeats). */
 hoff_status hoff_graph_op_use(hoff_graph *g, hoff_use use, int32_t t,
 			      hoff_err *e);
+/* Op k's list `use` (inputs, updates or outputs): its length, with its
+ * items in *items, so a pass can walk all three lists in one loop. */
+static inline int64_t hoff_op_list(const hoff_graph *g, int32_t k,
+				   hoff_use use, const int32_t **items)
+{
+	const int64_t *off = use == HOFF_USE_IN	   ? g->in_off
+			     : use == HOFF_USE_UPD ? g->upd_off
+						   : g->out_off;
+	*items = (use == HOFF_USE_IN	? g->in
+		  : use == HOFF_USE_UPD ? g->upd
+					: g->out) +
+		 off[k];
+	return off[k + 1] - off[k];
+}
+
+/* The first op after k that reads or updates tensor t, or HOFF_NONE
+ * (a binary search of its use list). */
+int32_t hoff_tensor_next_use(const hoff_graph *g, int32_t t, int32_t k);
+
 /* Interns s in g's string pool; NULL on OOM. */
 const char *hoff_graph_intern(hoff_graph *g, const char *s);
 
