@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "cmd_exact.h"
 #include "cmd_run.h"
 #include "graph_json.h"
 #include "models.h"
@@ -41,6 +42,8 @@ static const char *usage_main =
 	"        plan a schedule with the greedy refinement\n"
 	"  --policy NAME GRAPH [...]\n"
 	"        plan with none, reactive, lookahead:N or greedy\n"
+	"  --exact GRAPH [...]    plan with the ILP, greedy as first incumbent\n"
+	"  compare GRAPH [...]    greedy and the ILP side by side (objective, gap)\n"
 	"  gen MODEL [--phase P] [--seq N] [--batch N] [--layers N]\n"
 	"      [--machine NAME] [--seed S] [--weights W] -o GRAPH\n"
 	"        write a model-shaped graph (gen --list for the names)\n"
@@ -892,6 +895,10 @@ int main(int argc, char **argv)
 		return cmd_simulate(argc, argv);
 	if (!strcmp(cmd, "--greedy") || !strcmp(cmd, "--policy"))
 		return cmd_plan(argc, argv);
+	if (!strcmp(cmd, "--exact"))
+		return hoff_cmd_exact(argc, argv);
+	if (!strcmp(cmd, "compare"))
+		return hoff_cmd_compare(argc, argv);
 	fprintf(stderr, "hoffopt: unknown command '%s' (see hoffopt --help)\n",
 		cmd);
 	return EXIT_BAD;

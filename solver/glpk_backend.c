@@ -1,0 +1,738 @@
+/* glpk_backend.c: the model of ilp.c on GLPK — the only file that
+ * includes glpk.h.
+ *
+ * GLPK aborts the process on bad arguments, so every array is checked
+ * before it is handed over, and an error hook longjmps back here should
+ * GLPK fail anyway; its terminal output goes through a hook (to stderr
+ * only when verbose).
+ *
+ * Presolve. glp_intopt's built-in presolve (presolve = GLP_ON) drops
+ * column names and renumbers columns, so a start solution could not be
+ * mapped into the problem the branch-and-cut sees. We run the same GLPK
+ * preprocessor through its API (glp_npp_*) with names kept, solve the
+ * reduced problem's LP relaxation with glp_simplex, then glp_intopt on it
+ * with presolve = GLP_OFF (required once the preprocessing is ours), and
+ * map the start solution into it by column name in the callback, where
+ * it is validated against every row before glp_ios_heur_sol sees it
+ * (GLPK checks nothing but integrality). The solution is recovered to
+ * the original columns with glp_npp_postprocess / glp_npp_obtain_sol.
+ *
+ * Return codes: GLP_ETMLIM, GLP_EMIPGAP and GLP_ESTOP mean "use the
+ * incumbent if glp_mip_status is GLP_FEAS"; any other code is an error
+ * naming it. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <glpk.h>
+
+#include "ilp_backend.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct guard {
+	jmp_buf jb;
+	bool verbose;
+	char last[160]; /* GLPK's last lines, for the error message */
+	char prev[160];
+} guard;
+
+/* The line that says what went wrong (GLPK ends with a location). */
+static const char *glpk_why(const guard *g)
+{
+	return strncmp(g->last, "Error detected", 14) ? g->last : g->prev;
+}
+
+static void on_error(void *info)
+{
+	guard *g = info;
+	longjmp(g->jb, 1);
+}
+
+static int on_term(void *info, const char *s)
+{
+	guard *g = info;
+	if (g && g->verbose)
+		fputs(s, stderr);
+	if (g && s[0] && s[0] != '\n') {
+		memcpy(g->prev, g->last, sizeof g->prev);
+		snprintf(g->last, sizeof g->last, "%s", s);
+		g->last[strcspn(g->last, "\n")] = '\0';
+	}
+	return 1; /* handled: GLPK prints nothing itself */
+}
+
+static void hooks_on(guard *g)
+{
+	glp_term_hook(on_term, g);
+	glp_error_hook(on_error, g);
+}
+
+static void hooks_off(void)
+{
+	glp_term_hook(NULL, NULL);
+	glp_error_hook(NULL, NULL);
+}
+
+static const char *code_name(int ret)
+{
+	switch (ret) {
+	case GLP_EBADB:
+		return "GLP_EBADB";
+	case GLP_ESING:
+		return "GLP_ESING";
+	case GLP_ECOND:
+		return "GLP_ECOND";
+	case GLP_EBOUND:
+		return "GLP_EBOUND";
+	case GLP_EFAIL:
+		return "GLP_EFAIL";
+	case GLP_EOBJLL:
+		return "GLP_EOBJLL";
+	case GLP_EOBJUL:
+		return "GLP_EOBJUL";
+	case GLP_EITLIM:
+		return "GLP_EITLIM";
+	case GLP_ETMLIM:
+		return "GLP_ETMLIM";
+	case GLP_ENOPFS:
+		return "GLP_ENOPFS";
+	case GLP_ENODFS:
+		return "GLP_ENODFS";
+	case GLP_EROOT:
+		return "GLP_EROOT";
+	case GLP_ESTOP:
+		return "GLP_ESTOP";
+	case GLP_EMIPGAP:
+		return "GLP_EMIPGAP";
+	case GLP_ENOFEAS:
+		return "GLP_ENOFEAS";
+	case GLP_ENOCVG:
+		return "GLP_ENOCVG";
+	case GLP_EINSTAB:
+		return "GLP_EINSTAB";
+	case GLP_EDATA:
+		return "GLP_EDATA";
+	case GLP_ERANGE:
+		return "GLP_ERANGE";
+	default:
+		return "unknown GLPK code";
+	}
+}
+
+/* Checks everything GLPK would abort on: counts, bounds, finite values,
+ * column indices, repeated columns in a row. */
+static hoff_status check_model(const hoff_ilp *m, hoff_err *e)
+{
+	if (m->ncols < 0 || m->ncols >= INT_MAX - 1 || m->nrows < 0 ||
+	    m->nrows >= INT_MAX - 1 || m->nnz >= (size_t)INT_MAX - 1)
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "exact: model too large for GLPK (%d "
+				   "columns, %d rows, %zu nonzeros)",
+				   m->ncols, m->nrows, m->nnz);
+	for (int32_t j = 1; j <= m->ncols; j++)
+		if (!isfinite(m->clb[j]) || isnan(m->cub[j]) ||
+		    m->clb[j] > m->cub[j] || !isfinite(m->cobj[j]) ||
+		    (m->cbin[j] && (m->clb[j] < 0 || m->cub[j] > 1)))
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "exact: column %d has bad bounds "
+					   "(a bug)",
+					   j);
+	int32_t *seen = hoff_zalloc((size_t)m->ncols + 1, sizeof *seen);
+	if (!seen)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		if (m->rtype[i] > HOFF_ILP_EQ || !isfinite(m->rrhs[i]))
+			goto bad;
+		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++) {
+			int32_t j = m->rcol[k];
+			if (j < 1 || j > m->ncols || seen[j] == i ||
+			    !isfinite(m->rval[k]))
+				goto bad;
+			seen[j] = i;
+		}
+	}
+	free(seen);
+	return HOFF_OK;
+bad:
+	free(seen);
+	return hoff_seterr(e, HOFF_EINPUT, "exact: a model row is malformed "
+					   "(a bug)");
+}
+
+/* Copies m into a new GLPK problem. */
+static glp_prob *load(const hoff_ilp *m, int *ia, int *ja, double *ar)
+{
+	char name[64];
+	glp_prob *P = glp_create_prob();
+	glp_set_prob_name(P, "hoffopt");
+	glp_set_obj_name(P, "obj");
+	glp_set_obj_dir(P, GLP_MIN);
+	if (m->nrows > 0)
+		glp_add_rows(P, m->nrows);
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		hoff_ilp_row_name(m, i, name, sizeof name);
+		glp_set_row_name(P, i, name);
+		double rhs = m->rrhs[i];
+		if (m->rtype[i] == HOFF_ILP_LE)
+			glp_set_row_bnds(P, i, GLP_UP, 0, rhs);
+		else if (m->rtype[i] == HOFF_ILP_GE)
+			glp_set_row_bnds(P, i, GLP_LO, rhs, 0);
+		else
+			glp_set_row_bnds(P, i, GLP_FX, rhs, rhs);
+	}
+	if (m->ncols > 0)
+		glp_add_cols(P, m->ncols);
+	for (int32_t j = 1; j <= m->ncols; j++) {
+		hoff_ilp_col_name(m, j, name, sizeof name);
+		glp_set_col_name(P, j, name);
+		if (m->cbin[j])
+			glp_set_col_kind(P, j, GLP_IV);
+		double lb = m->clb[j], ub = m->cub[j];
+		if (lb == ub)
+			glp_set_col_bnds(P, j, GLP_FX, lb, ub);
+		else if (ub >= DBL_MAX)
+			glp_set_col_bnds(P, j, GLP_LO, lb, 0);
+		else
+			glp_set_col_bnds(P, j, GLP_DB, lb, ub);
+		glp_set_obj_coef(P, j, m->cobj[j]);
+	}
+	int ne = 0;
+	for (int32_t i = 1; i <= m->nrows; i++)
+		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++) {
+			ne++;
+			ia[ne] = i;
+			ja[ne] = m->rcol[k];
+			ar[ne] = m->rval[k];
+		}
+	glp_load_matrix(P, ne, ia, ja, ar);
+	return P;
+}
+
+typedef struct triplets {
+	int *ia, *ja;
+	double *ar;
+} triplets;
+
+static bool triplets_alloc(triplets *t, const hoff_ilp *m)
+{
+	t->ia = hoff_alloc(m->nnz + 1, sizeof *t->ia);
+	t->ja = hoff_alloc(m->nnz + 1, sizeof *t->ja);
+	t->ar = hoff_alloc(m->nnz + 1, sizeof *t->ar);
+	return t->ia && t->ja && t->ar;
+}
+
+static void triplets_free(triplets *t)
+{
+	free(t->ia);
+	free(t->ja);
+	free(t->ar);
+}
+
+hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
+			       const char *mps, hoff_err *e)
+{
+	hoff_status st = check_model(m, e);
+	if (st != HOFF_OK)
+		return st;
+	triplets t;
+	if (!triplets_alloc(&t, m)) {
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	guard g = {.verbose = m->o.verbose};
+	glp_prob *volatile P = NULL;
+	hooks_on(&g);
+	if (setjmp(g.jb)) {
+		glp_free_env();
+		hooks_off();
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "exact: GLPK failed writing the model: %s",
+				   glpk_why(&g));
+	}
+	P = load(m, t.ia, t.ja, t.ar);
+	if (lp && glp_write_lp(P, NULL, lp) != 0)
+		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the LP file",
+				 lp);
+	if (st == HOFF_OK && mps &&
+	    glp_write_mps(P, GLP_MPS_FILE, NULL, mps) != 0)
+		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the MPS file",
+				 mps);
+	glp_delete_prob(P);
+	hooks_off();
+	triplets_free(&t);
+	return st;
+}
+
+/* What the branch-and-cut callback keeps. */
+typedef struct cbctx {
+	const hoff_ilp *m;
+	const double *start;  /* original columns, or NULL */
+	const int *qmap;      /* (nq + 1) original column of reduced column */
+	int nq, mq;           /* reduced columns and rows (before cuts) */
+	bool offered, accepted;
+	bool has_bound;
+	double bound;         /* best bound seen, model units */
+	int64_t nodes;
+	double t0, last;
+	double deadline;      /* wall clock at which to stop */
+	bool timed_out;
+	bool progress;
+	char note[160];
+} cbctx;
+
+/* Offers the start solution, mapped into the reduced problem and checked
+ * against its bounds and rows. */
+static void offer(cbctx *c, glp_tree *T)
+{
+	glp_prob *Q = glp_ios_get_prob(T);
+	int nq = glp_get_num_cols(Q);
+	if (nq != c->nq) {
+		snprintf(c->note, sizeof c->note,
+			 "start solution not offered: columns changed");
+		return;
+	}
+	double *x = hoff_alloc((size_t)nq + 1, sizeof *x);
+	int *ind = hoff_alloc((size_t)nq + 1, sizeof *ind);
+	double *val = hoff_alloc((size_t)nq + 1, sizeof *val);
+	if (!x || !ind || !val)
+		goto out;
+	x[0] = 0;
+	for (int j = 1; j <= nq; j++) {
+		if (!c->qmap[j]) {
+			snprintf(c->note, sizeof c->note,
+				 "start solution not offered: column %d has "
+				 "no name",
+				 j);
+			goto out;
+		}
+		x[j] = c->start[c->qmap[j]];
+		double lb = glp_get_col_lb(Q, j), ub = glp_get_col_ub(Q, j);
+		int type = glp_get_col_type(Q, j);
+		bool lo = type == GLP_LO || type == GLP_DB || type == GLP_FX;
+		bool up = type == GLP_UP || type == GLP_DB || type == GLP_FX;
+		if (glp_get_col_kind(Q, j) == GLP_IV) {
+			x[j] = floor(x[j] + 0.5);
+		} else {
+			/* snap into the bounds what rounding left outside */
+			if (lo && x[j] < lb && x[j] > lb - 1e-7)
+				x[j] = lb;
+			if (up && x[j] > ub && x[j] < ub + 1e-7)
+				x[j] = ub;
+		}
+		if ((lo && x[j] < lb - 1e-9) || (up && x[j] > ub + 1e-9)) {
+			snprintf(c->note, sizeof c->note,
+				 "start solution not offered: column %s "
+				 "outside its presolved bounds",
+				 glp_get_col_name(Q, j));
+			goto out;
+		}
+	}
+	for (int i = 1; i <= c->mq; i++) {
+		int len = glp_get_mat_row(Q, i, ind, val);
+		double act = 0;
+		for (int k = 1; k <= len; k++)
+			act += val[k] * x[ind[k]];
+		int type = glp_get_row_type(Q, i);
+		double lb = glp_get_row_lb(Q, i), ub = glp_get_row_ub(Q, i);
+		double tol = 1e-6 * (1 + fabs(lb) + fabs(ub));
+		if (((type == GLP_LO || type == GLP_DB || type == GLP_FX) &&
+		     act < lb - tol) ||
+		    ((type == GLP_UP || type == GLP_DB || type == GLP_FX) &&
+		     act > ub + tol)) {
+			snprintf(c->note, sizeof c->note,
+				 "start solution not offered: it breaks "
+				 "presolved row %s",
+				 glp_get_row_name(Q, i) ? glp_get_row_name(Q, i)
+							: "?");
+			goto out;
+		}
+	}
+	c->accepted = glp_ios_heur_sol(T, x) == 0;
+	if (!c->accepted)
+		snprintf(c->note, sizeof c->note,
+			 "start solution offered; the solver had a better "
+			 "one");
+out:
+	free(x);
+	free(ind);
+	free(val);
+}
+
+static double user_units(const hoff_ilp *m, double v)
+{
+	return m->budget_mode ? v * m->tu / 1e12 : v * m->bu;
+}
+
+static void callback(glp_tree *T, void *info)
+{
+	cbctx *c = info;
+	int reason = glp_ios_reason(T);
+	int best = glp_ios_best_node(T);
+	if (best) {
+		double b = glp_ios_node_bound(T, best);
+		if (!c->has_bound || b > c->bound) /* bounds only rise */
+			c->bound = b;
+		c->has_bound = true;
+	}
+	int a_cnt, n_cnt, t_cnt;
+	glp_ios_tree_size(T, &a_cnt, &n_cnt, &t_cnt);
+	c->nodes = t_cnt;
+	if (reason == GLP_IHEUR && c->start && !c->offered) {
+		c->offered = true;
+		offer(c, T);
+	}
+	double t = now_s();
+	if (t >= c->deadline && !c->timed_out) {
+		/* tm_lim is only checked between nodes; cut rounds at the
+		 * root can run past it */
+		c->timed_out = true;
+		glp_ios_terminate(T);
+	}
+	if (c->progress && t - c->last >= 5.0) {
+		glp_prob *Q = glp_ios_get_prob(T);
+		c->last = t;
+		fprintf(stderr, "hoffopt: exact: %.0f s, %d nodes open",
+			t - c->t0, a_cnt);
+		if (glp_mip_status(Q) == GLP_FEAS) {
+			double inc = glp_mip_obj_val(Q);
+			fprintf(stderr, ", incumbent %.6g", user_units(c->m, inc));
+			if (c->has_bound)
+				fprintf(stderr, ", bound %.6g, gap %.2f%%",
+					user_units(c->m, c->bound),
+					100 * fmax(0, inc - c->bound) /
+						fmax(fabs(inc), 1e-300));
+		} else if (c->has_bound) {
+			fprintf(stderr, ", bound %.6g",
+				user_units(c->m, c->bound));
+		}
+		fputc('\n', stderr);
+	}
+}
+
+static int ms_left(double t0, double limit_s)
+{
+	double left = limit_s - (now_s() - t0);
+	if (left < 0.001)
+		left = 0.001;
+	if (left > 1e6)
+		left = 1e6;
+	return (int)ceil(left * 1000);
+}
+
+hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
+			       hoff_ilp_sol *sol, hoff_err *e)
+{
+	memset(sol, 0, sizeof *sol);
+	hoff_status st = check_model(m, e);
+	if (st != HOFF_OK)
+		return st;
+	double t0 = now_s();
+	double limit = m->o.time_limit_s > 0 ? m->o.time_limit_s : 60;
+	triplets t;
+	int *volatile qmap = NULL;
+	if (!triplets_alloc(&t, m)) {
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	guard g = {.verbose = m->o.verbose};
+	glp_prob *volatile P = NULL, *volatile Q = NULL;
+	glp_prep *volatile prep = NULL;
+	volatile bool use_npp = true, presolving = true;
+	cbctx ctx = {.m = m, .t0 = t0, .last = t0, .deadline = t0 + limit,
+		     .progress = m->o.progress};
+again:
+	hooks_on(&g);
+	if (setjmp(g.jb)) {
+		glp_free_env();
+		hooks_off();
+		if (presolving && use_npp) {
+			/* GLPK's preprocessor fails on a problem it reduces
+			 * to nothing: solve the original instead */
+			P = Q = NULL;
+			prep = NULL;
+			use_npp = false;
+			goto again;
+		}
+		triplets_free(&t);
+		free(qmap);
+		free(sol->x);
+		sol->x = NULL;
+		sol->has_x = false;
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "exact: GLPK failed: %s", glpk_why(&g));
+	}
+	P = load(m, t.ia, t.ja, t.ar);
+	glp_create_index(P);
+	int ret;
+	if (use_npp) {
+		prep = glp_npp_alloc_wksp();
+		glp_npp_load_prob(prep, P, GLP_MIP, GLP_ON);
+		ret = glp_npp_preprocess1(prep, GLP_OFF);
+		if (ret == GLP_ENOPFS) {
+			sol->status = HOFF_ILP_INFEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+				 "presolve proved the model infeasible");
+			goto done;
+		}
+		if (ret != 0) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "exact: GLPK presolve: %s",
+					 code_name(ret));
+			goto done;
+		}
+		Q = glp_create_prob();
+		glp_npp_build_prob(prep, Q);
+	} else {
+		Q = P;
+	}
+	presolving = false;
+	ctx.nq = glp_get_num_cols(Q);
+	ctx.mq = glp_get_num_rows(Q);
+	qmap = hoff_zalloc((size_t)ctx.nq + 1, sizeof *qmap);
+	if (!qmap) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (int j = 1; j <= ctx.nq; j++) {
+		const char *nm = glp_get_col_name(Q, j);
+		qmap[j] = nm ? glp_find_col(P, nm) : 0;
+	}
+	ctx.qmap = qmap;
+	ctx.start = start;
+	sol->incumbent_given = start != NULL;
+	glp_smcp sp;
+	glp_init_smcp(&sp);
+	sp.msg_lev = m->o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+	sp.presolve = GLP_OFF;
+	sp.tm_lim = ms_left(t0, limit);
+	{ /* also when presolve left nothing: GLPK solves it trivially */
+		glp_scale_prob(Q, GLP_SF_AUTO);
+		ret = glp_simplex(Q, &sp);
+		if (ret == GLP_EFAIL || ret == GLP_ESING || ret == GLP_ECOND) {
+			/* numerical trouble: restart from a fresh basis
+			 * with the dual simplex */
+			glp_adv_basis(Q, 0);
+			sp.meth = GLP_DUALP;
+			sp.tm_lim = ms_left(t0, limit);
+			ret = glp_simplex(Q, &sp);
+		}
+		if (ret == GLP_ETMLIM) {
+			sol->status = HOFF_ILP_TIME_LIMIT;
+			snprintf(sol->note, sizeof sol->note,
+				 "the time limit hit in the LP relaxation");
+			goto done;
+		}
+		if (ret != 0) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "exact: GLPK simplex: %s",
+					 code_name(ret));
+			goto done;
+		}
+		int lps = glp_get_status(Q);
+		if (lps == GLP_NOFEAS) {
+			sol->status = HOFF_ILP_INFEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+				 "the LP relaxation is infeasible");
+			goto done;
+		}
+		if (lps != GLP_OPT) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "exact: GLPK simplex: LP status %d",
+					 lps);
+			goto done;
+		}
+		ctx.bound = glp_get_obj_val(Q);
+		ctx.has_bound = true;
+	}
+	glp_iocp ip;
+	glp_init_iocp(&ip);
+	ip.msg_lev = m->o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+	ip.tm_lim = ms_left(t0, limit);
+	ip.mip_gap = m->o.gap > 0 ? m->o.gap : 0;
+	ip.presolve = GLP_OFF; /* ours, above, with names kept */
+	ip.cb_func = callback;
+	ip.cb_info = &ctx;
+	ip.br_tech = GLP_BR_DTH; /* pseudocost init runs long without a callback */
+	ip.bt_tech = GLP_BT_BLB;
+	/* GLPK's cut generators fail on a problem without integer
+	 * columns (glp_add_cols with 0); they have nothing to cut then */
+	int cuts = glp_get_num_int(Q) > 0 ? GLP_ON : GLP_OFF;
+	/* the root's cut rounds and the feasibility pump ignore the time
+	 * limit until they finish: not under a short limit */
+	if (limit < 10)
+		cuts = GLP_OFF;
+	ip.mir_cuts = cuts;
+	ip.gmi_cuts = cuts;
+	ip.cov_cuts = cuts;
+	ip.clq_cuts = cuts;
+	/* the feasibility pump has no callback: only on small models */
+	ip.fp_heur = m->nbin <= 2000 ? cuts : GLP_OFF;
+	ret = glp_intopt(Q, &ip);
+	int mst = glp_mip_status(Q);
+	switch (ret) {
+	case 0:
+		sol->status = mst == GLP_OPT	? HOFF_ILP_OPTIMAL
+			      : mst == GLP_FEAS ? HOFF_ILP_FEASIBLE
+						: HOFF_ILP_INFEASIBLE;
+		break;
+	case GLP_ETMLIM:
+		sol->status = HOFF_ILP_TIME_LIMIT;
+		break;
+	case GLP_EMIPGAP:
+	case GLP_ESTOP:
+		sol->status = ctx.timed_out ? HOFF_ILP_TIME_LIMIT
+					    : HOFF_ILP_FEASIBLE;
+		break;
+	case GLP_ENOPFS:
+		sol->status = HOFF_ILP_INFEASIBLE;
+		break;
+	default:
+		st = hoff_seterr(e, HOFF_EINPUT, "exact: GLPK intopt: %s",
+				 code_name(ret));
+		goto done;
+	}
+	sol->incumbent_accepted = ctx.accepted;
+	if (ctx.note[0])
+		snprintf(sol->note, sizeof sol->note, "%s", ctx.note);
+	if (sol->status != HOFF_ILP_INFEASIBLE &&
+	    (mst == GLP_OPT || mst == GLP_FEAS)) {
+		if (prep) {
+			glp_npp_postprocess(prep, Q);
+			glp_npp_obtain_sol(prep, P);
+		}
+		sol->x = hoff_alloc((size_t)m->ncols + 1, sizeof *sol->x);
+		if (!sol->x) {
+			st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+			goto done;
+		}
+		sol->x[0] = 0;
+		for (int32_t j = 1; j <= m->ncols; j++)
+			sol->x[j] = glp_mip_col_val(P, j);
+		sol->obj = glp_mip_obj_val(P);
+		sol->has_x = true;
+		if (sol->status == HOFF_ILP_OPTIMAL) {
+			ctx.bound = sol->obj;
+			ctx.has_bound = true;
+		} else if (ctx.has_bound && ctx.bound > sol->obj) {
+			ctx.bound = sol->obj;
+		}
+	}
+	sol->has_bound = ctx.has_bound && sol->status != HOFF_ILP_INFEASIBLE;
+	sol->bound = ctx.bound;
+	sol->nodes = ctx.nodes;
+done:
+	sol->solve_s = now_s() - t0;
+	if (prep)
+		glp_npp_free_wksp(prep);
+	if (Q && Q != P)
+		glp_delete_prob(Q);
+	if (P)
+		glp_delete_prob(P);
+	hooks_off();
+	triplets_free(&t);
+	free(qmap);
+	return st;
+}
+
+hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
+				  hoff_err *e)
+{
+	*ok = false;
+	hoff_status st = check_model(m, e);
+	if (st != HOFF_OK)
+		return st;
+	triplets t;
+	if (!triplets_alloc(&t, m)) {
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	guard g = {.verbose = false};
+	glp_prob *volatile P = NULL;
+	hooks_on(&g);
+	if (setjmp(g.jb)) {
+		glp_free_env();
+		hooks_off();
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "exact: GLPK failed: %s", glpk_why(&g));
+	}
+	P = load(m, t.ia, t.ja, t.ar);
+	for (int32_t j = 1; j <= m->ncols; j++)
+		if (m->cbin[j] && m->ctag[j] != 'U') { /* U: relaxed, set after */
+			double v = floor(x[j] + 0.5);
+			if (v < m->clb[j] || v > m->cub[j])
+				goto done;
+			glp_set_col_bnds(P, j, GLP_FX, v, v);
+		}
+	glp_smcp sp;
+	glp_init_smcp(&sp);
+	sp.msg_lev = GLP_MSG_OFF;
+	sp.presolve = GLP_OFF;
+	sp.tm_lim = 10000;
+	if (m->ncols > 0 && m->nrows > 0) {
+		int ret = glp_simplex(P, &sp);
+		if (ret != 0 || glp_get_status(P) != GLP_OPT)
+			goto done;
+		for (int32_t j = 1; j <= m->ncols; j++)
+			x[j] = glp_get_col_prim(P, j);
+	}
+	*ok = true;
+done:
+	glp_delete_prob(P);
+	hooks_off();
+	triplets_free(&t);
+	return st;
+}
+
+hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
+			    double *obj, bool *ok, hoff_err *e)
+{
+	*ok = false;
+	hoff_status st = check_model(m, e);
+	if (st != HOFF_OK)
+		return st;
+	triplets t;
+	if (!triplets_alloc(&t, m)) {
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	guard g = {.verbose = m->o.verbose};
+	glp_prob *volatile P = NULL;
+	hooks_on(&g);
+	if (setjmp(g.jb)) {
+		glp_free_env();
+		hooks_off();
+		triplets_free(&t);
+		return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK failed: %s",
+				   glpk_why(&g));
+	}
+	P = load(m, t.ia, t.ja, t.ar);
+	glp_smcp sp;
+	glp_init_smcp(&sp);
+	sp.msg_lev = GLP_MSG_OFF;
+	sp.presolve = GLP_ON; /* only the objective is read back */
+	sp.tm_lim = (int)fmin(1e9, fmax(1, time_limit_s * 1000));
+	if (m->ncols > 0 && m->nrows > 0) {
+		int ret = glp_simplex(P, &sp);
+		if (ret == 0 && glp_get_status(P) == GLP_OPT) {
+			*obj = glp_get_obj_val(P);
+			*ok = true;
+		}
+	}
+	glp_delete_prob(P);
+	hooks_off();
+	triplets_free(&t);
+	return st;
+}

@@ -1,0 +1,2320 @@
+/* ilp.c: the exact scheduler's model, its decoding and the pipeline
+ * (greedy -> model -> solve -> decode -> simulate -> keep the better).
+ *
+ * requires a finished graph; builds the model in our own arrays (the
+ * backend copies them into the solver); returns only schedules the
+ * simulator accepted, and never one worse than greedy's.
+ *
+ * THE MODEL (also in solver/README.md, with the assumptions)
+ *
+ * Time. Ops k = 0..n-1 run in graph order, op k lasting d_k. The run is
+ * cut into windows: sigma_k, the stall before op k (length s_k >= 0, a
+ * variable), gamma_k, op k itself (length d_k), and sigma_n, the tail of
+ * transfers after the last op. Window w = 2k is sigma_k, w = 2k + 1 is
+ * gamma_k. Instant w is the end of window w: instant 2k is S_k (op k
+ * starts), instant 2k + 1 is E_k (op k ends: boundary k, where the cache
+ * steps after op k are issued); instant -1 is time 0, boundary -1.
+ * Memory rises only at boundaries and op starts and falls in between
+ * (stores completing), so a peak is at some S_k, or at E_{k-1} when op k
+ * stalls: those are the instants the model constrains.
+ *
+ * Candidates. Interval i: tensor t_i of B_i bytes may be off the device
+ * after touch a_i until touch b_i needs it (b_i = n: a tail, never fetched
+ * back). START: a tier-homed input before first use (must be fetched);
+ * CLEAN: its home copy is valid (leaves by detach, free at issue);
+ * DIRTY: leaves by a store, or by a detach when an earlier interval of
+ * its dirty segment (no update in between) stored it. D^f_i, D^s_i: the
+ * fetch and store durations on its tier's h2d / d2h channel. Evictions
+ * are issued right after touch a_i (a detach there frees soonest at no
+ * cost; a store there has the most windows); the prefetch boundary is the
+ * choice: P_i, a subset of [lo_i, b_i - 1] (lo_i = a_i + 1; -1 for START).
+ *
+ * Binary:  zs_i   i used, leaving by a store          (DIRTY)
+ *          zd_i   i used, leaving by a detach         (CLEAN, DIRTY)
+ *          R_iq   i's prefetch issued at boundary <= q, q in P_i
+ *          Q_iw   i's store complete by instant w
+ *          U_cw   channel c saturated (busy throughout) in window w
+ * In [0,1]: Yf_iw, Ys_iw: fraction of i's fetch / store moved by the end
+ *          of window w; a transfer may span any number of windows.
+ * >= 0:    s_k (k = 0..n), Pk (overhead mode: the peak).
+ * sel_i = zs_i + zd_i (the constant 1 for START and home-clean tails);
+ * X_i(v) is the variable in force at index v: the last one defined at or
+ * before v, 0 before the first. D_i: i's duration on channel c(i);
+ * I_i(w): 1 when i is issued before window w (R_i(floor(w/2) - 1) for a
+ * fetch, zs_i for a store).
+ *
+ *  (1) R_i(b_i - 1) = sel_i,  R_iq <= R_iq' for q < q'
+ *  (2) sum_{j in seg} zs_j <= 1,  zd_i <= sum_{j in seg, j < i} zs_j,
+ *      zs_i + zd_i <= 1
+ *  (3) Ys_i(last) = zs_i, Ys monotone, Q_iw <= Ys_i(w), Q monotone,
+ *      R_iq <= zd_i + Q_i(2q+1)  (fetch back only a completed store)
+ *  (4) Yf_iw <= I_i(w) (no progress before issue), Yf monotone,
+ *      Yf_i(2 b_i) = sel_i  (done before op b_i starts)
+ *  (5) channel c, window w:  sum_{i on c} D_i (Y_i(w) - Y_i(w-1)) <= len_w
+ *      with len = d_k on gamma_k and s_k on sigma_k
+ *  (5b) work conservation (FIFO channels never idle with work pending):
+ *      sum_{i on c} D_i (Y_i(w) - Y_i(w-1)) >= len_w - M (1 - U_cw),
+ *      Y_i(w) >= I_i(w) - U_cw
+ *  (5c) FIFO among stores (issued at fixed boundaries, so their order is
+ *      known): sum_{i ahead of j} D_i (zs_i - Ys_i(w)) <= M_j (1 - Ys_j(w))
+ *  (6) an op waits only for its own inputs:
+ *      s_k <= M sum_{i: b_i = k} (sel_i - Yf_i(2k - 1))  (one is late)
+ *      s_k <= sum_{i on the tiers of those} D_i (Yf_i(2k) - Yf_i(2k-1))
+ *  (7) memory at each constrained instant w:
+ *      F_w - sum_i B_i (zd_i - R_i(q(w)) + Q_i(w)) <= cap   (or <= Pk)
+ *      F_w: memory with nothing offloaded (analysis.c's closed form),
+ *      q(w) = floor((w - 1) / 2) the last boundary at or before w
+ *  budget mode:    min sum_{k<=n} s_k               (total stall)
+ *  overhead mode:  min Pk, Pk <= device memory,
+ *                  sum_k d_k + sum_k s_k <= (1 + X) lower_bound
+ *
+ * Pruning (dominance; `prune` off keeps everything). An instant whose F_w
+ * is at most the budget (overhead mode: at most a lower bound on the
+ * peak, from the LP relaxation) can never bind, since offloading only
+ * lowers memory: it gets no row. An interval covering no binding instant
+ * is dropped, unless its store lets a later interval of its segment
+ * leave by a free detach, or its late fetch can stall an op while a store
+ * drains. Among prefetch boundaries covering the same binding instants
+ * the earliest has a superset of windows, so P_i keeps one per binding
+ * stage, plus every boundary late enough to stall its op when a store may
+ * be pending then. A stride K > 1 (coarsening) rounds P_i up to every
+ * K-th boundary and keeps Q only there (a conservative credit) when the
+ * binaries would be too many.
+ */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "emit.h"
+#include "ilp.h"
+#include "ilp_backend.h"
+#include "policy.h"
+#include "sim.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *hoff_ilp_status_name(hoff_ilp_status st)
+{
+	switch (st) {
+	case HOFF_ILP_OPTIMAL:
+		return "optimal";
+	case HOFF_ILP_FEASIBLE:
+		return "feasible";
+	case HOFF_ILP_TIME_LIMIT:
+		return "time_limit";
+	default:
+		return "infeasible";
+	}
+}
+
+hoff_ilp_opts hoff_ilp_defaults(void)
+{
+	return (hoff_ilp_opts){.budget_bytes = HOFF_NONE,
+			       .max_overhead = 0.01,
+			       .time_limit_s = 60,
+			       .gap = 0,
+			       .stride = 0,
+			       .max_binaries = 6000,
+			       .prune = true,
+			       .incumbent = true};
+}
+
+/* ---------------------------------------------------------------------
+ * Candidate intervals and the schedule a set of decisions makes.
+ */
+
+static bool op_updates(const hoff_graph *g, int32_t k, int32_t t)
+{
+	if (k < 0)
+		return false;
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		if (g->upd[j] == t)
+			return true;
+	return false;
+}
+
+static bool push_iv(hoff_ilp_iv **iv, int32_t *n, size_t *cap, hoff_ilp_iv x)
+{
+	if (*n == INT32_MAX ||
+	    !hoff_grow((void **)iv, cap, (size_t)*n + 1, sizeof **iv))
+		return false;
+	(*iv)[(*n)++] = x;
+	return true;
+}
+
+hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **out,
+			       int32_t *nout, hoff_err *e)
+{
+	hoff_ilp_iv *iv = NULL;
+	int32_t n = 0;
+	size_t cap = 0;
+	int32_t best = hoff_best_tier(g);
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
+		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
+		int32_t tier = homed ? x->home : best;
+		if (u0 == u1 || tier == HOFF_NONE)
+			continue; /* never used, or nowhere to go */
+		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
+				    .tier = (int16_t)tier};
+		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
+		base.rmap = base.qmap = base.ysmap = base.ypmap = HOFF_NONE;
+		if (homed) {
+			hoff_ilp_iv s = base;
+			s.kind = HOFF_ILP_START;
+			s.a = -1;
+			s.lo = -1;
+			s.b = g->use[u0];
+			s.fixed = true;
+			s.seg = n;
+			if (!push_iv(&iv, &n, &cap, s))
+				goto oom;
+		}
+		if (!hoff_tensor_offload(x))
+			continue;
+		int32_t prev = homed ? g->use[u0]
+			       : x->producer != HOFF_NONE ? x->producer
+							  : -1;
+		bool clean = homed && !op_updates(g, prev, t);
+		int32_t seg = HOFF_NONE;
+		for (int64_t i = homed ? u0 + 1 : u0; i <= u1; i++) {
+			bool tail = i == u1;
+			if (tail && !hoff_tensor_persistent(x))
+				break;
+			int32_t b = tail ? g->nops : g->use[i];
+			if (b - prev - 1 >= 1) {
+				hoff_ilp_iv c = base;
+				c.a = prev;
+				c.b = b;
+				c.lo = prev + 1;
+				c.kind = clean ? HOFF_ILP_CLEAN : HOFF_ILP_DIRTY;
+				c.store_ps = clean ? 0
+						   : hoff_xfer_ps(g, tier,
+								  x->bytes,
+								  false);
+				if (tail)
+					c.fetch_ps = 0;
+				c.fixed = clean && tail;
+				if (!clean && seg == HOFF_NONE)
+					seg = n;
+				c.seg = clean ? n : seg;
+				if (!push_iv(&iv, &n, &cap, c))
+					goto oom;
+			}
+			if (!tail) {
+				prev = b;
+				if (op_updates(g, b, t)) {
+					clean = false;
+					seg = HOFF_NONE;
+				}
+			}
+		}
+	}
+	*out = iv;
+	*nout = n;
+	return HOFF_OK;
+oom:
+	free(iv);
+	return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+}
+
+static const hoff_ilp_iv *sort_iv;
+static const int32_t *sort_pick;
+
+static int by_evict(const void *x, const void *y)
+{
+	const hoff_ilp_iv *a = &sort_iv[*(const int32_t *)x];
+	const hoff_ilp_iv *b = &sort_iv[*(const int32_t *)y];
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+static int by_fetch(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_ilp_iv *a = &sort_iv[i], *b = &sort_iv[j];
+	if (sort_pick[i] != sort_pick[j])
+		return sort_pick[i] < sort_pick[j] ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
+			  int32_t niv, const int32_t *pick, const char *policy,
+			  hoff_sched **out, hoff_err *e)
+{
+	*out = NULL;
+	int32_t *ev = hoff_alloc((size_t)niv + 1, sizeof *ev);
+	int32_t *pf = hoff_alloc((size_t)niv + 1, sizeof *pf);
+	hoff_emit m;
+	hoff_status st = HOFF_OK;
+	if (!ev || !pf || hoff_emit_init(&m, g, policy) != HOFF_OK) {
+		free(ev);
+		free(pf);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	size_t ne = 0, np = 0;
+	for (int32_t i = 0; i < niv; i++) {
+		const hoff_ilp_iv *v = &iv[i];
+		if (pick[i] == HOFF_ILP_OFF)
+			continue;
+		if (v->b < g->nops && (pick[i] < v->lo || pick[i] > v->b - 1)) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "exact: interval %d of \"%s\": "
+					 "prefetch boundary %d outside "
+					 "[%d, %d]",
+					 i, g->tensor[v->t].id, pick[i], v->lo,
+					 v->b - 1);
+			goto out;
+		}
+		if (v->kind != HOFF_ILP_START)
+			ev[ne++] = i;
+		if (v->b < g->nops)
+			pf[np++] = i;
+	}
+	sort_iv = iv;
+	sort_pick = pick;
+	qsort(ev, ne, sizeof *ev, by_evict);
+	qsort(pf, np, sizeof *pf, by_fetch);
+	size_t ie = 0, ip = 0;
+	for (int32_t q = -1; q < g->nops; q++) {
+		if (q >= 0)
+			hoff_emit_op(&m, q);
+		for (; ie < ne && iv[ev[ie]].a == q; ie++)
+			if (!hoff_emit_evict(&m, iv[ev[ie]].t)) {
+				st = hoff_seterr(e, HOFF_EINPUT,
+						 "exact: cannot evict \"%s\" "
+						 "after op %d",
+						 g->tensor[iv[ev[ie]].t].id, q);
+				goto out;
+			}
+		for (; ip < np && pick[pf[ip]] == q; ip++)
+			if (!hoff_emit_prefetch(&m, iv[pf[ip]].t)) {
+				st = hoff_seterr(e, HOFF_EINPUT,
+						 "exact: cannot prefetch \"%s\" "
+						 "after op %d",
+						 g->tensor[iv[pf[ip]].t].id, q);
+				goto out;
+			}
+	}
+	*out = hoff_emit_finish(&m);
+	if (!*out)
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	free(ev);
+	free(pf);
+	return st;
+out:
+	hoff_emit_free(&m);
+	free(ev);
+	free(pf);
+	return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Model arrays.
+ */
+
+#define IDX(w) ((size_t)((w) + 1)) /* instant w in [-1, 2n-2] -> index */
+
+static bool win_exists(const hoff_ilp *m, int32_t w)
+{
+	if (w < 0 || w > 2 * m->n)
+		return false;
+	if (w % 2 == 0)
+		return m->s_col[w / 2] != 0;
+	return m->g->op[(w - 1) / 2].time_ps > 0;
+}
+
+static int32_t add_col(hoff_ilp *m, double lb, double ub, double obj,
+		       bool bin, char tag, int32_t a0, int32_t a1)
+{
+	if (m->ncols >= INT_MAX - 2)
+		return 0;
+	size_t need = (size_t)m->ncols + 2;
+	if (need > m->col_cap) {
+		size_t cap = m->col_cap ? 2 * m->col_cap : 1024;
+		double *lbv = hoff_realloc(m->clb, cap, sizeof *lbv);
+		if (lbv)
+			m->clb = lbv;
+		double *ubv = hoff_realloc(m->cub, cap, sizeof *ubv);
+		if (ubv)
+			m->cub = ubv;
+		double *ob = hoff_realloc(m->cobj, cap, sizeof *ob);
+		if (ob)
+			m->cobj = ob;
+		uint8_t *bi = hoff_realloc(m->cbin, cap, sizeof *bi);
+		if (bi)
+			m->cbin = bi;
+		uint8_t *tg = hoff_realloc(m->ctag, cap, sizeof *tg);
+		if (tg)
+			m->ctag = tg;
+		int32_t *x0 = hoff_realloc(m->carg0, cap, sizeof *x0);
+		if (x0)
+			m->carg0 = x0;
+		int32_t *x1 = hoff_realloc(m->carg1, cap, sizeof *x1);
+		if (x1)
+			m->carg1 = x1;
+		if (!lbv || !ubv || !ob || !bi || !tg || !x0 || !x1)
+			return 0;
+		m->col_cap = cap;
+	}
+	int32_t j = ++m->ncols;
+	m->clb[j] = lb;
+	m->cub[j] = ub;
+	m->cobj[j] = obj;
+	m->cbin[j] = bin;
+	m->ctag[j] = (uint8_t)tag;
+	m->carg0[j] = a0;
+	m->carg1[j] = a1;
+	if (bin)
+		m->nbin++;
+	return j;
+}
+
+/* Row under construction: entries appended with merge through pos[]. */
+typedef struct rowb {
+	hoff_ilp *m;
+	int64_t *pos;  /* (ncols + 1) entry of column j in the open row, -1 */
+	double konst;  /* constant part of the left-hand side */
+	bool oom;
+} rowb;
+
+static void row_begin(rowb *r, int type, double rhs, char tag, int32_t arg)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom)
+		return;
+	if (m->nrows >= INT_MAX - 2) {
+		r->oom = true;
+		return;
+	}
+	size_t need = (size_t)m->nrows + 3;
+	if (need > m->row_cap) {
+		size_t cap = m->row_cap ? 2 * m->row_cap : 1024;
+		uint8_t *ty = hoff_realloc(m->rtype, cap, sizeof *ty);
+		if (ty)
+			m->rtype = ty;
+		double *rh = hoff_realloc(m->rrhs, cap, sizeof *rh);
+		if (rh)
+			m->rrhs = rh;
+		uint8_t *tg = hoff_realloc(m->rtag, cap, sizeof *tg);
+		if (tg)
+			m->rtag = tg;
+		int32_t *ar = hoff_realloc(m->rarg, cap, sizeof *ar);
+		if (ar)
+			m->rarg = ar;
+		int64_t *of = hoff_realloc(m->roff, cap, sizeof *of);
+		if (of)
+			m->roff = of;
+		if (!ty || !rh || !tg || !ar || !of) {
+			r->oom = true;
+			return;
+		}
+		m->row_cap = cap;
+	}
+	int32_t i = ++m->nrows;
+	m->rtype[i] = (uint8_t)type;
+	m->rrhs[i] = rhs;
+	m->rtag[i] = (uint8_t)tag;
+	m->rarg[i] = arg;
+	m->roff[i] = (int64_t)m->nnz;
+	r->konst = 0;
+}
+
+static void row_add(rowb *r, int32_t col, double v)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom || col == 0 || v == 0)
+		return;
+	if (r->pos[col] >= 0) {
+		m->rval[r->pos[col]] += v;
+		return;
+	}
+	if (m->nnz + 1 > m->nz_cap) {
+		size_t cap = m->nz_cap ? 2 * m->nz_cap : 4096;
+		int32_t *rc = hoff_realloc(m->rcol, cap, sizeof *rc);
+		if (rc)
+			m->rcol = rc;
+		double *rv = hoff_realloc(m->rval, cap, sizeof *rv);
+		if (rv)
+			m->rval = rv;
+		if (!rc || !rv) {
+			r->oom = true;
+			return;
+		}
+		m->nz_cap = cap;
+	}
+	r->pos[col] = (int64_t)m->nnz;
+	m->rcol[m->nnz] = col;
+	m->rval[m->nnz] = v;
+	m->nnz++;
+}
+
+/* Ends the open row: drops cancelled entries, moves the constant to the
+ * right-hand side; a row left without columns is checked and removed. */
+static void row_end(rowb *r)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom)
+		return;
+	int32_t i = m->nrows;
+	size_t out = (size_t)m->roff[i];
+	for (size_t k = (size_t)m->roff[i]; k < m->nnz; k++) {
+		r->pos[m->rcol[k]] = -1;
+		if (fabs(m->rval[k]) > 1e-12) {
+			m->rcol[out] = m->rcol[k];
+			m->rval[out] = m->rval[k];
+			out++;
+		}
+	}
+	m->nnz = out;
+	m->rrhs[i] -= r->konst;
+	r->konst = 0;
+	if (out == (size_t)m->roff[i]) {
+		double rhs = m->rrhs[i], tol = 1e-9 * (1 + fabs(rhs));
+		bool ok = m->rtype[i] == HOFF_ILP_LE   ? 0 <= rhs + tol
+			  : m->rtype[i] == HOFF_ILP_GE ? 0 >= rhs - tol
+						       : fabs(rhs) <= tol;
+		if (!ok && !m->infeasible) {
+			char name[64];
+			hoff_ilp_row_name(m, i, name, sizeof name);
+			m->infeasible = true;
+			snprintf(m->why, sizeof m->why,
+				 "row %s cannot hold whatever is offloaded",
+				 name);
+		}
+		m->nrows--;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Maps: the column in force at an index (latest defined at or before).
+ */
+
+static int32_t map_new(hoff_ilp *m, int32_t len)
+{
+	if (len <= 0)
+		return HOFF_NONE;
+	if (m->nmap + (size_t)len > (size_t)INT32_MAX ||
+	    !hoff_grow((void **)&m->map, &m->map_cap, m->nmap + (size_t)len,
+		       sizeof *m->map))
+		return -2;
+	int32_t off = (int32_t)m->nmap;
+	memset(m->map + off, 0, (size_t)len * sizeof *m->map);
+	m->nmap += (size_t)len;
+	return off;
+}
+
+static int32_t map_at(const hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
+		      int32_t v)
+{
+	if (map < 0 || v < lo)
+		return 0;
+	if (v > hi)
+		v = hi;
+	return m->map[map + v - lo];
+}
+
+static int32_t r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q)
+{
+	return map_at(m, v->rmap, v->lo, v->b - 1, q);
+}
+
+static int32_t q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->qmap, v->q_lo, v->q_hi, w);
+}
+
+static int32_t ys_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->ysmap, v->ys_lo, v->ys_hi, w);
+}
+
+static int32_t yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->ypmap, v->yp_lo, v->yp_hi, w);
+}
+
+/* Fills a map over [lo, hi] from the sorted defined indices idx[0..n)
+ * whose columns are first, first + 1, ... */
+static void map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
+		     const int32_t *idx, int32_t n, int32_t first)
+{
+	int32_t j = 0, cur = 0;
+	for (int32_t v = lo; v <= hi; v++) {
+		while (j < n && idx[j] <= v)
+			cur = first + j++;
+		m->map[map + v - lo] = cur;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * Building.
+ */
+
+typedef struct plan {
+	int32_t *P;     /* allowed boundaries, pooled */
+	int32_t *Poff;  /* (niv + 1) */
+	uint8_t *keep;  /* (niv) */
+} plan;
+
+/* Absent range of interval v: instants it may be off the device. */
+static void absent_range(const hoff_ilp_iv *v, int32_t n, int32_t *w0,
+			 int32_t *w1)
+{
+	*w0 = v->kind == HOFF_ILP_START ? -1 : 2 * v->a + 1;
+	*w1 = v->b >= n ? 2 * n - 2 : 2 * v->b - 2;
+}
+
+static int32_t stage_of(int32_t w)
+{
+	return (w + 1) / 2; /* -1 -> 0, 2k -> k, 2k - 1 -> k */
+}
+
+/* q(w): the last boundary at or before instant w (-1: time 0). */
+static int32_t bound_of(int32_t w)
+{
+	return w >= 1 ? (w - 1) / 2 : -1;
+}
+
+/* Rounds boundary k up to the stride's grid, at most hi. */
+static int32_t grid_up(int32_t k, int32_t stride, int32_t hi)
+{
+	if (stride <= 1 || k < 0)
+		return k;
+	int32_t q = ((k + 1 + stride - 1) / stride) * stride - 1;
+	return q > hi ? hi : q;
+}
+
+static bool push_P(plan *pl, size_t *cap, size_t *np, size_t from,
+		   int32_t k)
+{
+	if (*np > from && pl->P[*np - 1] == k)
+		return true;
+	if (!hoff_grow((void **)&pl->P, cap, *np + 1, sizeof *pl->P))
+		return false;
+	pl->P[(*np)++] = k;
+	return true;
+}
+
+/* Chooses the intervals kept and their boundaries for stride K; returns
+ * the binaries that would need, or -1 on OOM. An interval is kept when
+ * it can be off the device at a binding instant, or when it is a DIRTY
+ * interval whose store would let a later kept interval of its segment
+ * leave by a free detach (an "enabler": then every boundary is kept,
+ * since when its own fetch is issued only trades fetch time against
+ * store time). */
+static int64_t make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
+			 int32_t K, plan *pl)
+{
+	const int32_t n = m->n;
+	size_t cap = 64, np = 0;
+	free(pl->P);
+	pl->P = hoff_alloc(cap, sizeof *pl->P);
+	uint8_t *later = hoff_zalloc((size_t)nall + 1, sizeof *later);
+	if (!pl->P || !later) {
+		free(later);
+		return -1;
+	}
+	/* keep[i]: 1 covers a binding instant, 2 enabler only; 4: some
+	 * later interval of its segment is kept */
+	for (int32_t i = nall - 1; i >= 0; i--) {
+		const hoff_ilp_iv *v = &all[i];
+		int32_t w0, w1, nhot = 0, inrange = 0;
+		absent_range(v, n, &w0, &w1);
+		for (int32_t w = w0; w <= w1; w++) {
+			if (!m->hot[IDX(w)])
+				continue;
+			nhot++;
+			int32_t k = stage_of(w);
+			inrange += v->b < n && k >= v->lo && k <= v->b - 1;
+		}
+		bool tail = v->b >= n;
+		pl->keep[i] = 0;
+		if (v->kind == HOFF_ILP_START ||
+		    (nhot > 0 && (tail || inrange > 0)))
+			pl->keep[i] = 1;
+		else if (v->kind == HOFF_ILP_DIRTY && !tail && later[v->seg])
+			pl->keep[i] = 2;
+		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY && !tail &&
+		    later[v->seg])
+			pl->keep[i] |= 4; /* a later kept interval to enable */
+		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY)
+			later[v->seg] = 1;
+	}
+	/* Where a store may be in flight at an op start (pending[k]), the
+	 * compute before each op (cum) and the fetch work due by each op on
+	 * each tier (due): a fetch issued late enough to stall op b lets
+	 * pending stores drain first, which can be what makes memory fit,
+	 * so those boundaries are kept too. */
+	int64_t *pend = hoff_zalloc((size_t)n + 2, sizeof *pend);
+	int64_t *cum = hoff_zalloc((size_t)n + 2, sizeof *cum);
+	int64_t *due = hoff_zalloc(((size_t)n + 2) * (size_t)(m->g->ntiers + 1),
+				   sizeof *due);
+	uint8_t *mark = hoff_zalloc((size_t)n + 2, sizeof *mark);
+	if (!pend || !cum || !due || !mark)
+		goto oom;
+	for (int32_t i = 0; i < nall; i++) {
+		const hoff_ilp_iv *v = &all[i];
+		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY) {
+			int32_t hi = v->b >= n ? n - 1 : v->b - 1;
+			if (v->a + 1 <= hi) {
+				pend[v->a + 1]++;
+				pend[hi + 1]--;
+			}
+		}
+		if (v->b < n)
+			due[(size_t)v->tier * ((size_t)n + 2) + (size_t)v->b + 1] +=
+				v->fetch_ps;
+	}
+	for (int32_t k = 0; k <= n; k++) {
+		pend[k + 1] += pend[k];
+		cum[k + 1] = cum[k] + (k < n ? m->g->op[k].time_ps : 0);
+	}
+	for (int32_t t = 0; t < m->g->ntiers; t++) {
+		int64_t *d = due + (size_t)t * ((size_t)n + 2);
+		for (int32_t k = 0; k <= n; k++)
+			d[k + 1] += d[k];
+	}
+	int64_t bins = 0;
+	for (int32_t i = 0; i < nall; i++) {
+		const hoff_ilp_iv *v = &all[i];
+		pl->Poff[i] = (int32_t)np;
+		bool tail = v->b >= n;
+		/* one covering nothing may still create a stall before op b
+		 * that lets a pending store drain before a binding instant */
+		bool staller = !pl->keep[i] && !tail && pend[v->b] > 0 &&
+			       (m->hot[IDX(2 * v->b)] ||
+				m->hot[IDX(2 * v->b - 1)]);
+		if (!pl->keep[i] && !staller)
+			continue;
+		bool enabler = (pl->keep[i] & 4) != 0;
+		bool ok = true;
+		if (v->kind == HOFF_ILP_START)
+			ok = push_P(pl, &cap, &np, np, -1);
+		if (!tail) {
+			int32_t lo = v->lo < 0 ? 0 : v->lo;
+			memset(mark + lo, 0, (size_t)(v->b - lo));
+			int32_t w0, w1;
+			absent_range(v, n, &w0, &w1);
+			for (int32_t w = w0; !staller && w <= w1; w++) {
+				int32_t k = stage_of(w);
+				if (m->hot[IDX(w)] && k >= lo && k <= v->b - 1)
+					mark[k] = 1;
+			}
+			const int64_t *d = due + (size_t)v->tier *
+						 ((size_t)n + 2);
+			bool drain = !m->o.prune || pend[v->b] > 0;
+			for (int32_t k = lo; k <= v->b - 1; k++) {
+				/* compute of ops k+1 .. b-1 against the fetch
+				 * work due at ops k+1 .. b */
+				int64_t c = cum[v->b] - cum[k + 1];
+				int64_t f = d[v->b + 1] - d[k + 1];
+				if (enabler || !m->o.prune || (drain && c < f))
+					mark[k] = 1;
+			}
+			for (int32_t k = lo; ok && k <= v->b - 1; k++)
+				if (mark[k])
+					ok = push_P(pl, &cap, &np,
+						    (size_t)pl->Poff[i],
+						    grid_up(k, K, v->b - 1));
+		}
+		if (!ok)
+			goto oom;
+		int32_t nP = (int32_t)np - pl->Poff[i];
+		if (!tail && nP == 0) { /* covers no binding instant */
+			pl->keep[i] = 0;
+			continue;
+		}
+		pl->keep[i] |= 1;
+		bins += nP + (v->fixed ? 0 : 2);
+		if (v->kind == HOFF_ILP_DIRTY) {
+			int32_t qend = tail ? 2 * n - 2 : 2 * pl->P[np - 1] + 1;
+			for (int32_t w = 2 * v->a + 2; w <= qend; w++)
+				bins += m->hot[IDX(w)] &&
+					(K <= 1 || stage_of(w) % K == 0);
+			bins += nP;
+		}
+	}
+	free(pend);
+	free(cum);
+	free(due);
+	free(mark);
+	pl->Poff[nall] = (int32_t)np;
+	free(later);
+	return bins;
+oom:
+	free(pend);
+	free(cum);
+	free(due);
+	free(mark);
+	free(later);
+	return -1;
+}
+
+/* Creates the columns of kept interval v (allowed boundaries P[0..nP)). */
+static bool interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
+			  int32_t nP, bool has_zs, bool has_zd, int32_t *scratch)
+{
+	hoff_ilp_iv *v = &m->iv[i];
+	const int32_t n = m->n;
+	bool tail = v->b >= n;
+	if (v->kind == HOFF_ILP_DIRTY && !has_zs && !has_zd)
+		return true; /* no way to leave: it covers nothing */
+	if (!tail && nP == 0)
+		return true; /* no way back */
+	v->zs = has_zs ? add_col(m, 0, 1, 0, true, 'z', i, 0) : 0;
+	v->zd = has_zd ? add_col(m, 0, 1, 0, true, 'Z', i, 0) : 0;
+	if ((has_zs && !v->zs) || (has_zd && !v->zd))
+		return false;
+	if (!tail && nP > 0) {
+		int32_t first = 0;
+		for (int32_t j = 0; j < nP; j++) {
+			bool last = j == nP - 1;
+			/* START's last boundary is issued in every schedule */
+			double lb = v->kind == HOFF_ILP_START && last ? 1 : 0;
+			int32_t c = add_col(m, lb, 1, 0, true, 'R', i, P[j]);
+			if (!c)
+				return false;
+			if (j == 0)
+				first = c;
+		}
+		v->r_first = P[0];
+		v->r_last = P[nP - 1];
+		v->rmap = map_new(m, v->b - v->lo);
+		if (v->rmap == -2)
+			return false;
+		if (v->rmap >= 0)
+			map_fill(m, v->rmap, v->lo, v->b - 1, P, nP, first);
+		/* fetch progress: windows after the first allowed boundary */
+		v->yp_lo = 2 * (P[0] + 1);
+		v->yp_hi = 2 * v->b;
+		int32_t nw = 0;
+		for (int32_t w = v->yp_lo; w <= v->yp_hi; w++)
+			if (win_exists(m, w))
+				scratch[nw++] = w;
+		int32_t y0 = 0;
+		for (int32_t j = 0; j < nw; j++) {
+			bool last = j == nw - 1;
+			double lb = v->kind == HOFF_ILP_START && last ? 1 : 0;
+			int32_t c = add_col(m, lb, 1, 0, false, 'Y', i,
+					    scratch[j]);
+			if (!c)
+				return false;
+			if (j == 0)
+				y0 = c;
+		}
+		v->ypmap = map_new(m, v->yp_hi - v->yp_lo + 1);
+		if (v->ypmap == -2)
+			return false;
+		map_fill(m, v->ypmap, v->yp_lo, v->yp_hi, scratch, nw, y0);
+	}
+	if (v->zs) {
+		int32_t qend = tail ? 2 * n - 2 : 2 * v->r_last + 1;
+		int32_t nq = 0;
+		for (int32_t w = 2 * v->a + 2; w <= qend; w++) {
+			bool want = m->hot[IDX(w)] &&
+				    (m->stride <= 1 ||
+				     stage_of(w) % m->stride == 0);
+			for (int32_t j = 0; !want && !tail && j < nP; j++)
+				want = w == 2 * P[j] + 1;
+			if (want)
+				scratch[nq++] = w;
+		}
+		int32_t q0 = 0;
+		for (int32_t j = 0; j < nq; j++) {
+			int32_t c = add_col(m, 0, 1, 0, true, 'Q', i,
+					    scratch[j]);
+			if (!c)
+				return false;
+			if (j == 0)
+				q0 = c;
+		}
+		v->q_lo = 2 * v->a + 2;
+		v->q_hi = qend;
+		if (qend >= v->q_lo) {
+			v->qmap = map_new(m, qend - v->q_lo + 1);
+			if (v->qmap == -2)
+				return false;
+			map_fill(m, v->qmap, v->q_lo, qend, scratch, nq, q0);
+		}
+		v->ys_lo = 2 * v->a + 2;
+		v->ys_hi = tail ? 2 * n : 2 * v->r_last + 1;
+		int32_t nw = 0;
+		for (int32_t w = v->ys_lo; w <= v->ys_hi; w++)
+			if (win_exists(m, w))
+				scratch[nw++] = w;
+		int32_t y0 = 0;
+		for (int32_t j = 0; j < nw; j++) {
+			int32_t c = add_col(m, 0, 1, 0, false, 'y', i,
+					    scratch[j]);
+			if (!c)
+				return false;
+			if (j == 0)
+				y0 = c;
+		}
+		v->ysmap = map_new(m, v->ys_hi - v->ys_lo + 1);
+		if (v->ysmap == -2)
+			return false;
+		map_fill(m, v->ysmap, v->ys_lo, v->ys_hi, scratch, nw, y0);
+	}
+	return true;
+}
+
+/* sel_i as a row term: adds coef * sel_i (constant for fixed ones). */
+static void add_sel(rowb *r, const hoff_ilp_iv *v, double coef)
+{
+	if (v->kind == HOFF_ILP_START || v->fixed)
+		r->konst += coef;
+	else {
+		row_add(r, v->zs, coef);
+		row_add(r, v->zd, coef);
+	}
+}
+
+/* Rows (1)-(4) of interval i. */
+static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
+{
+	const hoff_ilp_iv *v = &m->iv[i];
+	const int32_t n = m->n;
+	bool tail = v->b >= n;
+	if (!tail && v->rmap >= 0) {
+		/* (1) R monotone, last = sel; (3) fetch only after the store */
+		int32_t prev = 0;
+		for (int32_t q = v->r_first; q <= v->r_last; q++) {
+			int32_t c = r_at(m, v, q);
+			if (c == prev)
+				continue;
+			if (prev) {
+				row_begin(r, HOFF_ILP_LE, 0, 'r', i);
+				row_add(r, prev, 1);
+				row_add(r, c, -1);
+				row_end(r);
+			}
+			if (v->zs) {
+				row_begin(r, HOFF_ILP_LE, 0, 'f', i);
+				row_add(r, c, 1);
+				row_add(r, v->zd, -1);
+				row_add(r, q_at(m, v, 2 * q + 1), -1);
+				row_end(r);
+			}
+			prev = c;
+		}
+		if (v->kind != HOFF_ILP_START) {
+			row_begin(r, HOFF_ILP_EQ, 0, 'l', i);
+			row_add(r, prev, 1);
+			add_sel(r, v, -1);
+			row_end(r);
+		}
+		/* (4) fetch progress */
+		int32_t yprev = 0;
+		for (int32_t w = v->yp_lo; w <= v->yp_hi; w++) {
+			int32_t c = yp_at(m, v, w);
+			if (c == yprev)
+				continue;
+			row_begin(r, HOFF_ILP_LE, 0, 'i', i);
+			row_add(r, c, 1);
+			row_add(r, r_at(m, v, w / 2 - 1), -1);
+			row_end(r);
+			if (yprev) {
+				row_begin(r, HOFF_ILP_LE, 0, 'm', i);
+				row_add(r, yprev, 1);
+				row_add(r, c, -1);
+				row_end(r);
+			}
+			yprev = c;
+		}
+		if (v->kind != HOFF_ILP_START) {
+			row_begin(r, HOFF_ILP_EQ, 0, 'd', i);
+			row_add(r, yprev, 1);
+			add_sel(r, v, -1);
+			row_end(r);
+		}
+	}
+	if (v->zs) {
+		/* (3) store progress and completion */
+		int32_t yprev = 0;
+		for (int32_t w = v->ys_lo; w <= v->ys_hi; w++) {
+			int32_t c = ys_at(m, v, w);
+			if (c == yprev)
+				continue;
+			if (yprev) {
+				row_begin(r, HOFF_ILP_LE, 0, 'm', i);
+				row_add(r, yprev, 1);
+				row_add(r, c, -1);
+				row_end(r);
+			}
+			yprev = c;
+		}
+		row_begin(r, HOFF_ILP_EQ, 0, 'c', i);
+		row_add(r, yprev, 1);
+		row_add(r, v->zs, -1);
+		row_end(r);
+		int32_t qprev = 0;
+		for (int32_t w = v->q_lo; w <= v->q_hi; w++) {
+			int32_t c = q_at(m, v, w);
+			if (c == qprev)
+				continue;
+			row_begin(r, HOFF_ILP_LE, 0, 'q', i);
+			row_add(r, c, 1);
+			row_add(r, ys_at(m, v, w), -1);
+			row_end(r);
+			if (qprev) {
+				row_begin(r, HOFF_ILP_LE, 0, 'n', i);
+				row_add(r, qprev, 1);
+				row_add(r, c, -1);
+				row_end(r);
+			}
+			qprev = c;
+		}
+	}
+}
+
+/* (2) Segment rows: one store per dirty segment, detaches after it. */
+static void segment_rows(hoff_ilp *m, rowb *r)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (v->kind != HOFF_ILP_DIRTY || v->seg != i)
+			continue;
+		int32_t nz = 0;
+		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++)
+			nz += m->iv[j].zs != 0;
+		if (nz > 1) {
+			row_begin(r, HOFF_ILP_LE, 1, 's', i);
+			for (int32_t j = i; j < m->niv && m->iv[j].seg == i;
+			     j++)
+				row_add(r, m->iv[j].zs, 1);
+			row_end(r);
+		}
+		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++) {
+			const hoff_ilp_iv *u = &m->iv[j];
+			if (!u->zd)
+				continue;
+			row_begin(r, HOFF_ILP_LE, 0, 'a', j);
+			row_add(r, u->zd, 1);
+			for (int32_t k = i; k < j; k++)
+				row_add(r, m->iv[k].zs, -1);
+			row_end(r);
+			if (u->zs) {
+				row_begin(r, HOFF_ILP_LE, 1, 'x', j);
+				row_add(r, u->zs, 1);
+				row_add(r, u->zd, 1);
+				row_end(r);
+			}
+		}
+	}
+}
+
+/* A (window, interval) pair, bucketed by window for rows (5) and (6). */
+typedef struct wentry {
+	int32_t w, i;
+	uint8_t store;
+} wentry;
+
+static int by_window(const void *x, const void *y)
+{
+	const wentry *a = x, *b = y;
+	if (a->w != b->w)
+		return a->w < b->w ? -1 : 1;
+	int ca = 2 * sort_iv[a->i].tier + a->store;
+	int cb = 2 * sort_iv[b->i].tier + b->store;
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The (window, channel) groups of transfers, and their saturation
+ * columns U (0 where the channel can never be saturated). */
+typedef struct chan_plan {
+	wentry *we;
+	size_t ne;
+	size_t *goff;   /* (ngrp + 1) */
+	int32_t *ucol;  /* (ngrp) */
+	size_t ngrp;
+} chan_plan;
+
+static void chan_plan_free(chan_plan *cp)
+{
+	free(cp->we);
+	free(cp->goff);
+	free(cp->ucol);
+	memset(cp, 0, sizeof *cp);
+}
+
+static int chan_of(const hoff_ilp *m, const wentry *x)
+{
+	return 2 * m->iv[x->i].tier + x->store;
+}
+
+static double dur_of(const hoff_ilp *m, const wentry *x)
+{
+	const hoff_ilp_iv *v = &m->iv[x->i];
+	return (double)(x->store ? v->store_ps : v->fetch_ps);
+}
+
+/* Groups the transfers by window and channel; creates U columns. */
+static bool channel_plan(hoff_ilp *m, chan_plan *cp)
+{
+	size_t cap = 0;
+	memset(cp, 0, sizeof *cp);
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		for (int pass = 0; pass < 2; pass++) {
+			int32_t map = pass ? v->ysmap : v->ypmap;
+			if (map < 0)
+				continue;
+			int32_t lo = pass ? v->ys_lo : v->yp_lo;
+			int32_t hi = pass ? v->ys_hi : v->yp_hi;
+			for (int32_t w = lo; w <= hi; w++) {
+				if (!win_exists(m, w))
+					continue;
+				if (!hoff_grow((void **)&cp->we, &cap,
+					       cp->ne + 1, sizeof *cp->we))
+					return false;
+				cp->we[cp->ne++] = (wentry){w, i, (uint8_t)pass};
+			}
+		}
+	}
+	sort_iv = m->iv;
+	if (cp->ne)
+		qsort(cp->we, cp->ne, sizeof *cp->we, by_window);
+	cp->goff = hoff_alloc(cp->ne + 1, sizeof *cp->goff);
+	cp->ucol = hoff_alloc(cp->ne + 1, sizeof *cp->ucol);
+	if (!cp->goff || !cp->ucol)
+		return false;
+	for (size_t s = 0; s < cp->ne;) {
+		size_t e = s;
+		double total = 0;
+		while (e < cp->ne && cp->we[e].w == cp->we[s].w &&
+		       chan_of(m, &cp->we[e]) == chan_of(m, &cp->we[s]))
+			total += dur_of(m, &cp->we[e++]);
+		int32_t w = cp->we[s].w;
+		bool odd = w % 2 == 1;
+		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps : 0;
+		cp->goff[cp->ngrp] = s;
+		cp->ucol[cp->ngrp] = 0;
+		if (!odd || total > len) {
+			cp->ucol[cp->ngrp] = add_col(m, 0, 1, 0, true, 'U', w,
+						     chan_of(m, &cp->we[s]));
+			if (!cp->ucol[cp->ngrp])
+				return false;
+		}
+		cp->ngrp++;
+		s = e;
+	}
+	cp->goff[cp->ngrp] = cp->ne;
+	return true;
+}
+
+/* Rows (5) channel capacity, (5b) work conservation and (6) stalls. */
+static void channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
+{
+	for (size_t gi = 0; gi < cp->ngrp; gi++) {
+		size_t s = cp->goff[gi], e = cp->goff[gi + 1];
+		int32_t w = cp->we[s].w;
+		bool odd = w % 2 == 1;
+		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps / m->tu
+				 : 0;
+		int32_t U = cp->ucol[gi];
+		int32_t sc = odd ? 0 : m->s_col[w / 2];
+		for (int pass = 0; U && pass < 2; pass++) {
+			/* pass 0: usage <= len; pass 1: usage >= len when
+			 * saturated (U = 1) */
+			double M = sc ? m->cub[sc] : 0;
+			if (pass == 0)
+				row_begin(r, HOFF_ILP_LE, len, 'C', w * 128 +
+					  chan_of(m, &cp->we[s]));
+			else
+				row_begin(r, HOFF_ILP_GE, odd ? 0 : -M, 'W',
+					  w * 128 + chan_of(m, &cp->we[s]));
+			for (size_t k = s; k < e; k++) {
+				const hoff_ilp_iv *v = &m->iv[cp->we[k].i];
+				double d = dur_of(m, &cp->we[k]) / m->tu;
+				bool st = cp->we[k].store;
+				row_add(r, st ? ys_at(m, v, w) : yp_at(m, v, w),
+					d);
+				row_add(r, st ? ys_at(m, v, w - 1)
+					      : yp_at(m, v, w - 1),
+					-d);
+			}
+			if (!odd)
+				row_add(r, sc, -1);
+			if (pass == 1)
+				row_add(r, U, odd ? -len : -M);
+			row_end(r);
+		}
+		/* a channel that is not saturated in w has nothing pending
+		 * at its end: every transfer issued on it is complete */
+		for (size_t k = s; k < e; k++) {
+			const hoff_ilp_iv *v = &m->iv[cp->we[k].i];
+			bool st = cp->we[k].store;
+			row_begin(r, HOFF_ILP_GE, 0, 'w', cp->we[k].i);
+			row_add(r, st ? ys_at(m, v, w) : yp_at(m, v, w), 1);
+			if (st)
+				row_add(r, v->zs, -1);
+			else
+				row_add(r, r_at(m, v, w / 2 - 1), -1);
+			row_add(r, U, 1);
+			row_end(r);
+		}
+	}
+	/* (6) an op waits only for its own inputs: a stall needs one of
+	 * them still in flight at the previous op's end, and the channels
+	 * they come over busy throughout (with them, or with what FIFO
+	 * serves ahead of them) */
+	bool *tier_k = hoff_zalloc((size_t)m->g->ntiers + 1, sizeof *tier_k);
+	for (int32_t k = 0; tier_k && k < m->n; k++) {
+		if (!m->s_col[k])
+			continue;
+		int32_t sc = m->s_col[k];
+		memset(tier_k, 0, (size_t)m->g->ntiers * sizeof *tier_k);
+		row_begin(r, HOFF_ILP_LE, 0, 'S', k);
+		row_add(r, sc, 1);
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (v->b != k || v->ypmap < 0)
+				continue;
+			add_sel(r, v, -m->cub[sc]);
+			row_add(r, yp_at(m, v, 2 * k - 1), m->cub[sc]);
+			tier_k[v->tier] = true;
+		}
+		row_end(r);
+		row_begin(r, HOFF_ILP_LE, 0, 'T', k);
+		row_add(r, sc, 1);
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (v->ypmap < 0 || !tier_k[v->tier] ||
+			    2 * k < v->yp_lo || 2 * k > v->yp_hi)
+				continue;
+			double d = (double)v->fetch_ps / m->tu;
+			row_add(r, yp_at(m, v, 2 * k), -d);
+			row_add(r, yp_at(m, v, 2 * k - 1), d);
+		}
+		row_end(r);
+	}
+	free(tier_k);
+}
+
+/* (5c) FIFO among stores. A store is issued right after its touch a, so
+ * the order of the stores on a d2h channel is known (by a, then the
+ * decoder's order): one completes only after every store ahead of it
+ * has. For store j and window w:
+ *   sum_{i ahead of j} D_i (zs_i - Ys_i(w)) <= M_j (1 - Ys_j(w)),
+ * M_j the work ahead of j that may still be pending after j's issue.
+ * Any subset of the stores ahead gives a valid row; the FIFO_AHEAD
+ * nearest keep the rows short. */
+#define FIFO_AHEAD 6
+static bool store_fifo_rows(hoff_ilp *m, rowb *r)
+{
+	int32_t *ord = hoff_alloc((size_t)m->niv + 1, sizeof *ord);
+	if (!ord)
+		return false;
+	int32_t ns = 0;
+	for (int32_t i = 0; i < m->niv; i++)
+		if (m->iv[i].zs && m->iv[i].ysmap >= 0)
+			ord[ns++] = i;
+	sort_iv = m->iv;
+	if (ns)
+		qsort(ord, (size_t)ns, sizeof *ord, by_evict);
+	for (int32_t x = 0; x < ns; x++) {
+		const hoff_ilp_iv *vj = &m->iv[ord[x]];
+		double M = 0;
+		int32_t y0 = x, cnt = 0;
+		while (y0 > 0 && cnt < FIFO_AHEAD) {
+			const hoff_ilp_iv *vi = &m->iv[ord[--y0]];
+			if (vi->tier == vj->tier && vi->ys_hi >= vj->ys_lo) {
+				M += (double)vi->store_ps / m->tu;
+				cnt++;
+			}
+		}
+		if (M <= 0)
+			continue;
+		int32_t prev = 0;
+		for (int32_t w = vj->ys_lo; w <= vj->ys_hi; w++) {
+			int32_t c = ys_at(m, vj, w);
+			if (c == prev)
+				continue;
+			prev = c;
+			row_begin(r, HOFF_ILP_LE, M, 'F', ord[x]);
+			row_add(r, c, M);
+			for (int32_t y = y0; y < x; y++) {
+				const hoff_ilp_iv *vi = &m->iv[ord[y]];
+				if (vi->tier != vj->tier || vi->ys_hi < vj->ys_lo)
+					continue;
+				double d = (double)vi->store_ps / m->tu;
+				row_add(r, vi->zs, d);
+				row_add(r, ys_at(m, vi, w), -d);
+			}
+			row_end(r);
+		}
+	}
+	free(ord);
+	return true;
+}
+
+/* (7) Memory rows at the constrained instants. */
+static bool memory_rows(hoff_ilp *m, rowb *r)
+{
+	const int32_t n = m->n;
+	size_t nw = (size_t)2 * (size_t)n;
+	int32_t *cnt = hoff_zalloc(nw + 1, sizeof *cnt);
+	if (!cnt)
+		return false;
+	/* bucket intervals by instant */
+	for (int32_t i = 0; i < m->niv; i++) {
+		int32_t w0, w1;
+		absent_range(&m->iv[i], n, &w0, &w1);
+		for (int32_t w = w0; w <= w1; w++)
+			if (m->hot[IDX(w)])
+				cnt[IDX(w) + 1]++;
+	}
+	for (size_t k = 0; k < nw; k++)
+		cnt[k + 1] += cnt[k];
+	int32_t *lst = hoff_alloc((size_t)cnt[nw] + 1, sizeof *lst);
+	int32_t *fill = hoff_alloc(nw + 1, sizeof *fill);
+	if (!lst || !fill) {
+		free(cnt);
+		free(lst);
+		free(fill);
+		return false;
+	}
+	memcpy(fill, cnt, (nw + 1) * sizeof *fill);
+	for (int32_t i = 0; i < m->niv; i++) {
+		int32_t w0, w1;
+		absent_range(&m->iv[i], n, &w0, &w1);
+		for (int32_t w = w0; w <= w1; w++)
+			if (m->hot[IDX(w)])
+				lst[fill[IDX(w)]++] = i;
+	}
+	for (int32_t w = -1; w <= 2 * n - 2; w++) {
+		if (!m->hot[IDX(w)])
+			continue;
+		double F = (double)m->fixed[IDX(w)] / m->bu;
+		if (m->budget_mode) {
+			row_begin(r, HOFF_ILP_LE,
+				  (double)m->cap_bytes / m->bu - F, 'M', w);
+		} else {
+			row_begin(r, HOFF_ILP_LE, -F, 'M', w);
+			row_add(r, m->peak_col, -1);
+		}
+		for (int32_t k = cnt[IDX(w)]; k < cnt[IDX(w) + 1]; k++) {
+			const hoff_ilp_iv *v = &m->iv[lst[k]];
+			double b = (double)v->bytes / m->bu;
+			if (v->kind == HOFF_ILP_START || v->fixed)
+				r->konst -= b;
+			else
+				row_add(r, v->zd, -b);
+			if (v->b < n)
+				row_add(r, r_at(m, v, bound_of(w)), b);
+			if (v->zs)
+				row_add(r, q_at(m, v, w), -b);
+		}
+		row_end(r);
+	}
+	free(cnt);
+	free(lst);
+	free(fill);
+	return true;
+}
+
+hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
+			   hoff_ilp **out, hoff_err *e)
+{
+	double t0 = now_s();
+	*out = NULL;
+	hoff_ilp *m = hoff_zalloc(1, sizeof *m);
+	if (!m)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	m->g = g;
+	m->o = *o;
+	m->n = g->nops;
+	const int32_t n = m->n;
+	hoff_analysis an;
+	hoff_status st = hoff_analyze(g, &an, e);
+	if (st != HOFF_OK) {
+		hoff_ilp_free(m);
+		return st;
+	}
+	m->compute_ps = an.compute_ps;
+	m->lower_bound_ps = an.lower_bound_ps;
+	m->budget_mode = o->budget_bytes != HOFF_NONE;
+	m->cap_bytes = m->budget_mode ? o->budget_bytes
+				      : g->device.memory_bytes;
+	double bound = floor((1.0 + o->max_overhead) *
+			     (double)an.lower_bound_ps);
+	m->bound_ps = bound < (double)HOFF_PS_LIMIT ? (int64_t)bound
+						    : HOFF_PS_LIMIT;
+	/* Units: powers of ten near the mean op time and the largest
+	 * tensor, so that round durations and sizes stay exact decimals in
+	 * an LP or MPS file. */
+	m->tu = n > 0 && an.compute_ps > n
+			? pow(10, floor(log10((double)an.compute_ps / n)))
+			: 1.0;
+	size_t nw = (size_t)2 * (size_t)n; /* instants -1 .. 2n-2 */
+	m->fixed = hoff_alloc(nw + 1, sizeof *m->fixed);
+	m->hot = hoff_zalloc(nw + 1, sizeof *m->hot);
+	m->s_col = hoff_zalloc((size_t)n + 1, sizeof *m->s_col);
+	int64_t *during = hoff_alloc((size_t)n + 1, sizeof *during);
+	hoff_ilp_iv *all = NULL;
+	int32_t nall = 0;
+	plan pl = {0};
+	uint8_t *dl = hoff_zalloc((size_t)n + 1, sizeof *dl);
+	int64_t *cover = hoff_zalloc(nw + 1, sizeof *cover);
+	int32_t *scratch = hoff_alloc(nw + 8, sizeof *scratch);
+	int32_t *seg_first = NULL, *seg_zs = NULL;
+	rowb r = {.m = m};
+	chan_plan cp = {0};
+	if (!m->fixed || !m->hot || !m->s_col || !during || !dl || !cover ||
+	    !scratch)
+		goto oom;
+	hoff_analysis_profile(g, during);
+	for (int32_t k = 0; k < n; k++) {
+		int64_t alloc = g->op[k].workspace_bytes;
+		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+			alloc += g->tensor[g->out[j]].bytes;
+		m->fixed[IDX(2 * k)] = during[k];
+		m->fixed[IDX(2 * k - 1)] = during[k] - alloc;
+	}
+	if ((st = hoff_ilp_intervals(g, &all, &nall, e)) != HOFF_OK)
+		goto fail;
+	int64_t maxb = 1;
+	for (int32_t i = 0; i < nall; i++) {
+		if (all[i].bytes > maxb)
+			maxb = all[i].bytes;
+		if (all[i].b < n)
+			dl[all[i].b] = 1;
+		int32_t w0, w1;
+		absent_range(&all[i], n, &w0, &w1);
+		for (int32_t w = w0; w <= w1; w++)
+			cover[IDX(w)] += all[i].bytes;
+	}
+	m->bu = pow(10, floor(log10((double)maxb)));
+	/* Instants that can bind: above the budget, or above a lower bound
+	 * on the peak (what no offloading can remove). */
+	int64_t thr = m->cap_bytes;
+	if (!m->budget_mode) {
+		int64_t floor_b = 0;
+		for (int32_t w = -1; w <= 2 * n - 2; w++)
+			if (m->fixed[IDX(w)] - cover[IDX(w)] > floor_b)
+				floor_b = m->fixed[IDX(w)] - cover[IDX(w)];
+		if (o->peak_floor > floor_b)
+			floor_b = o->peak_floor;
+		thr = floor_b;
+		m->peak_floor = floor_b;
+	}
+	for (int32_t w = -1; w <= 2 * n - 2; w++) {
+		bool can_measure = w % 2 == 0 || dl[stage_of(w)];
+		m->hot[IDX(w)] = can_measure &&
+				 (!o->prune || m->fixed[IDX(w)] > thr);
+	}
+	/* Intervals and their boundaries; a coarser stride when the
+	 * binaries would be too many. */
+	pl.Poff = hoff_alloc((size_t)nall + 1, sizeof *pl.Poff);
+	pl.keep = hoff_alloc((size_t)nall + 1, sizeof *pl.keep);
+	if (!pl.Poff || !pl.keep)
+		goto oom;
+	int32_t K = o->stride > 0 ? o->stride : 1;
+	int64_t bins = make_plan(m, all, nall, K, &pl);
+	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries : 6000;
+	while (o->stride <= 0 && bins > maxbin && K < n) {
+		K *= 2;
+		bins = make_plan(m, all, nall, K, &pl);
+		if (bins < 0)
+			goto oom;
+	}
+	if (bins < 0)
+		goto oom;
+	m->stride = K;
+	/* Keep the chosen intervals. */
+	m->iv = hoff_alloc((size_t)nall + 1, sizeof *m->iv);
+	int32_t *orig = hoff_alloc((size_t)nall + 1, sizeof *orig);
+	seg_first = hoff_alloc((size_t)nall + 1, sizeof *seg_first);
+	seg_zs = hoff_zalloc((size_t)nall + 1, sizeof *seg_zs);
+	if (!m->iv || !orig || !seg_first || !seg_zs) {
+		free(orig);
+		goto oom;
+	}
+	for (int32_t i = 0; i < nall; i++)
+		seg_first[i] = HOFF_NONE;
+	int32_t last_t = HOFF_NONE;
+	for (int32_t i = 0; i < nall; i++) {
+		if (!pl.keep[i])
+			continue;
+		orig[m->niv] = i;
+		m->iv[m->niv++] = all[i];
+		if (all[i].t != last_t) {
+			m->ncand++;
+			last_t = all[i].t;
+		}
+	}
+	memset(dl, 0, (size_t)n + 1);
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (v->b < n)
+			dl[v->b] = 1;
+		else if (v->kind == HOFF_ILP_DIRTY)
+			dl[n] = 1;
+	}
+	/* Stall columns: only where a fetch has its deadline, and the tail. */
+	for (int32_t k = 0; k <= n; k++) {
+		if (!dl[k])
+			continue;
+		double ub = 0;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (k < n && v->b == k)
+				ub += (double)v->fetch_ps;
+			else if (k == n && v->kind == HOFF_ILP_DIRTY)
+				ub += (double)v->store_ps;
+		}
+		m->s_col[k] = add_col(m, 0, ub / m->tu, m->budget_mode ? 1 : 0,
+				      false, 's', k, 0);
+		if (!m->s_col[k])
+			goto oom_orig;
+	}
+	for (int32_t k = 0; k < n; k++)
+		if (!m->s_col[k])
+			m->hot[IDX(2 * k - 1)] = 0;
+	if (!m->budget_mode) {
+		double lb = fmin((double)m->peak_floor, (double)m->cap_bytes);
+		m->peak_col = add_col(m, lb / m->bu,
+				      (double)m->cap_bytes / m->bu, 1, false,
+				      'P', 0, 0);
+		if (!m->peak_col)
+			goto oom_orig;
+	}
+	/* Interval columns; segments re-linked among the kept. */
+	for (int32_t i = 0; i < m->niv; i++) {
+		hoff_ilp_iv *v = &m->iv[i];
+		int32_t oi = orig[i];
+		const int32_t *P = pl.P + pl.Poff[oi];
+		int32_t nP = pl.Poff[oi + 1] - pl.Poff[oi];
+		bool has_zs = false, has_zd = false;
+		if (v->kind == HOFF_ILP_DIRTY) {
+			int32_t os = all[oi].seg;
+			if (seg_first[os] == HOFF_NONE)
+				seg_first[os] = i;
+			v->seg = seg_first[os];
+			/* a store needs some window to run in */
+			int32_t hi = v->b >= n ? 2 * n : 2 * P[nP - 1] + 1;
+			for (int32_t w = 2 * v->a + 2; w <= hi && !has_zs; w++)
+				has_zs = win_exists(m, w);
+			has_zd = seg_zs[os] > 0;
+			if (has_zs)
+				seg_zs[os]++;
+		} else {
+			v->seg = i;
+			has_zd = v->kind == HOFF_ILP_CLEAN && !v->fixed;
+		}
+		if (!interval_cols(m, i, P, nP, has_zs, has_zd, scratch))
+			goto oom_orig;
+	}
+	free(orig);
+	orig = NULL;
+	if (!channel_plan(m, &cp))
+		goto oom;
+	/* Rows. */
+	r.pos = hoff_alloc((size_t)m->ncols + 1, sizeof *r.pos);
+	if (!r.pos)
+		goto oom;
+	for (int32_t j = 0; j <= m->ncols; j++)
+		r.pos[j] = -1;
+	for (int32_t i = 0; i < m->niv; i++)
+		interval_rows(m, &r, i);
+	segment_rows(m, &r);
+	channel_rows(m, &r, &cp);
+	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
+		goto oom;
+	if (!m->budget_mode) {
+		row_begin(&r, HOFF_ILP_LE,
+			  (double)(m->bound_ps - m->compute_ps) / m->tu, 'B', 0);
+		for (int32_t k = 0; k <= n; k++)
+			row_add(&r, m->s_col[k], 1);
+		row_end(&r);
+	}
+	if (r.oom)
+		goto oom;
+	if (!m->roff) {
+		m->roff = hoff_zalloc(2, sizeof *m->roff);
+		if (!m->roff)
+			goto oom;
+	}
+	m->roff[m->nrows + 1] = (int64_t)m->nnz;
+	if (m->nnz > (size_t)INT_MAX - 1) {
+		st = hoff_seterr(e, HOFF_EINPUT,
+				 "exact: the model has %zu nonzeros, more than "
+				 "the solver takes; use a larger --stride",
+				 m->nnz);
+		goto fail;
+	}
+	m->build_s = now_s() - t0;
+	*out = m;
+	m = NULL;
+	st = HOFF_OK;
+	goto done;
+oom_orig:
+	free(orig);
+oom:
+	st = hoff_seterr(e, HOFF_ENOMEM, "exact: out of memory building the "
+					 "model");
+fail:
+	hoff_ilp_free(m);
+	m = NULL;
+done:
+	chan_plan_free(&cp);
+	free(r.pos);
+	free(during);
+	free(all);
+	free(pl.P);
+	free(pl.Poff);
+	free(pl.keep);
+	free(dl);
+	free(cover);
+	free(scratch);
+	free(seg_first);
+	free(seg_zs);
+	return st;
+}
+
+void hoff_ilp_free(hoff_ilp *m)
+{
+	if (!m)
+		return;
+	free(m->fixed);
+	free(m->hot);
+	free(m->s_col);
+	free(m->iv);
+	free(m->map);
+	free(m->clb);
+	free(m->cub);
+	free(m->cobj);
+	free(m->cbin);
+	free(m->ctag);
+	free(m->carg0);
+	free(m->carg1);
+	free(m->rtype);
+	free(m->rrhs);
+	free(m->rtag);
+	free(m->rarg);
+	free(m->roff);
+	free(m->rcol);
+	free(m->rval);
+	free(m);
+}
+
+void hoff_ilp_col_name(const hoff_ilp *m, int32_t j, char *buf, size_t len)
+{
+	int tag = m->ctag[j];
+	switch (tag) {
+	case 's':
+	case 'P':
+		snprintf(buf, len, "%c%d", tag, m->carg0[j]);
+		break;
+	case 'z':
+	case 'Z':
+		snprintf(buf, len, "%c%d", tag, m->carg0[j]);
+		break;
+	default: /* R (boundary), Q (instant), Y y (window); +1 keeps >= 0 */
+		snprintf(buf, len, "%c%d_%d", tag, m->carg0[j],
+			 m->carg1[j] + 1);
+	}
+}
+
+void hoff_ilp_row_name(const hoff_ilp *m, int32_t i, char *buf, size_t len)
+{
+	int tag = m->rtag[i];
+	if (tag == 'M')
+		snprintf(buf, len, "M%d_%d", m->rarg[i] + 1, i);
+	else if (tag == 'C')
+		snprintf(buf, len, "C%d_%d_%d", m->rarg[i] / 128,
+			 m->rarg[i] % 128, i);
+	else
+		snprintf(buf, len, "%c%d_%d", tag, m->rarg[i], i);
+}
+
+double hoff_ilp_violation(const hoff_ilp *m, const double *x, int32_t *row)
+{
+	double worst = 0;
+	*row = 0;
+	for (int32_t j = 1; j <= m->ncols; j++) {
+		double v = 0;
+		if (x[j] < m->clb[j])
+			v = m->clb[j] - x[j];
+		if (x[j] > m->cub[j])
+			v = x[j] - m->cub[j];
+		if (m->cbin[j] && fabs(x[j] - floor(x[j] + 0.5)) > v)
+			v = fabs(x[j] - floor(x[j] + 0.5));
+		if (v > worst)
+			worst = v;
+	}
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		double act = 0;
+		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++)
+			act += m->rval[k] * x[m->rcol[k]];
+		double rhs = m->rrhs[i], v = 0;
+		if (m->rtype[i] != HOFF_ILP_GE && act > rhs)
+			v = act - rhs;
+		if (m->rtype[i] != HOFF_ILP_LE && act < rhs)
+			v = rhs - act;
+		v /= 1 + fabs(rhs);
+		if (v > worst) {
+			worst = v;
+			*row = i;
+		}
+	}
+	return worst;
+}
+
+hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
+			      double *bound, bool *ok, hoff_err *e)
+{
+	*ok = false;
+	if (m->infeasible)
+		return HOFF_OK;
+	return hoff_backend_lp(m, time_limit_s, bound, ok, e);
+}
+
+void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		bool sel = v->kind == HOFF_ILP_START || v->fixed ||
+			   (v->zs && x[v->zs] > 0.5) ||
+			   (v->zd && x[v->zd] > 0.5);
+		pick[i] = HOFF_ILP_OFF;
+		if (!sel)
+			continue;
+		if (v->b >= m->n) {
+			pick[i] = m->n - 1;
+			continue;
+		}
+		if (v->rmap < 0) {
+			pick[i] = HOFF_ILP_OFF; /* cannot come back: unused */
+			continue;
+		}
+		pick[i] = v->r_last;
+		for (int32_t q = v->r_first; q <= v->r_last; q++) {
+			int32_t c = r_at(m, v, q);
+			if (c && x[c] > 0.5) {
+				pick[i] = q;
+				break;
+			}
+		}
+	}
+}
+
+double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
+{
+	return m->budget_mode ? obj * m->tu : obj * m->bu;
+}
+
+void hoff_ilp_predict(const hoff_ilp *m, const double *x,
+		      int64_t *makespan_ps, int64_t *peak_bytes)
+{
+	double stall = 0;
+	for (int32_t k = 0; k <= m->n; k++)
+		if (m->s_col[k])
+			stall += x[m->s_col[k]];
+	*makespan_ps = m->compute_ps + (int64_t)llround(stall * m->tu);
+	int64_t peak = 0;
+	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
+		if (!m->hot[IDX(w)] && m->budget_mode)
+			continue;
+		double mem = (double)m->fixed[IDX(w)];
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			int32_t w0, w1;
+			absent_range(v, m->n, &w0, &w1);
+			if (w < w0 || w > w1)
+				continue;
+			double ab = v->kind == HOFF_ILP_START || v->fixed
+					    ? 1
+					    : (v->zd ? x[v->zd] : 0);
+			if (v->b < m->n) {
+				int32_t c = r_at(m, v, bound_of(w));
+				ab -= c ? x[c] : 0;
+			}
+			if (v->zs) {
+				int32_t c = q_at(m, v, w);
+				ab += c ? x[c] : 0;
+			}
+			mem -= (double)v->bytes * floor(ab + 0.5);
+		}
+		if (mem > (double)peak)
+			peak = (int64_t)llround(mem);
+	}
+	if (!m->budget_mode && m->peak_col)
+		peak = (int64_t)llround(x[m->peak_col] * m->bu);
+	*peak_bytes = peak;
+}
+
+/* ---------------------------------------------------------------------
+ * A start solution from a schedule's decisions.
+ */
+
+/* The model interval of tensor t whose gap holds boundary q, or -1. */
+static int32_t iv_of(const hoff_ilp *m, const int32_t *first, int32_t t,
+		     int32_t q, bool evict)
+{
+	for (int32_t i = first[t]; i >= 0 && i < m->niv && m->iv[i].t == t;
+	     i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (evict && v->kind == HOFF_ILP_START)
+			continue;
+		if (v->a <= q && q < v->b)
+			return i;
+	}
+	return -1;
+}
+
+void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
+{
+	const hoff_graph *g = m->g;
+	int32_t *first = hoff_alloc((size_t)g->ntensors + 1, sizeof *first);
+	uint8_t *out = hoff_zalloc((size_t)m->niv + 1, sizeof *out);
+	int32_t *at = hoff_alloc((size_t)m->niv + 1, sizeof *at);
+	for (int32_t i = 0; i < m->niv; i++)
+		pick[i] = HOFF_ILP_OFF;
+	if (!first || !out || !at)
+		goto done;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		first[t] = -1;
+	for (int32_t i = m->niv - 1; i >= 0; i--)
+		first[m->iv[i].t] = i;
+	for (int32_t i = 0; i < m->niv; i++)
+		at[i] = HOFF_ILP_OFF;
+	int32_t q = -1;
+	for (int64_t k = 0; k < s->nsteps; k++) {
+		const hoff_step *p = &s->step[k];
+		if (p->kind == HOFF_STEP_OP) {
+			q = p->id;
+			continue;
+		}
+		if (p->kind == HOFF_STEP_PREFETCH) {
+			int32_t i = iv_of(m, first, p->id, q, false);
+			if (i >= 0 && at[i] == HOFF_ILP_OFF)
+				at[i] = q;
+		} else {
+			int32_t i = iv_of(m, first, p->id, q, true);
+			if (i >= 0)
+				out[i] = 1;
+		}
+	}
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		bool used = v->kind == HOFF_ILP_START || v->fixed || out[i];
+		if (!used)
+			continue;
+		if (v->b >= m->n) {
+			pick[i] = (v->zs || v->zd || v->fixed) ? m->n - 1
+							       : HOFF_ILP_OFF;
+			continue;
+		}
+		if (v->rmap < 0)
+			continue;
+		int32_t p = at[i] == HOFF_ILP_OFF ? v->b - 1 : at[i];
+		if (p < v->lo)
+			p = v->lo;
+		/* the latest allowed boundary at or before p: the same
+		 * binding instants covered, issued no later */
+		int32_t c = r_at(m, v, p);
+		if (!c) {
+			pick[i] = v->kind == HOFF_ILP_START ? v->r_first
+							   : HOFF_ILP_OFF;
+			continue;
+		}
+		pick[i] = m->carg1[c];
+	}
+done:
+	free(first);
+	free(out);
+	free(at);
+}
+
+/* Sets every U column from the rows that define it: 1 when its channel
+ * is saturated in its window under x. */
+static void set_saturation(const hoff_ilp *m, double *x)
+{
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		if (m->rtag[i] != 'W')
+			continue;
+		double act = 0, uc = 0;
+		int32_t U = 0;
+		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++) {
+			int32_t c = m->rcol[k];
+			if (m->ctag[c] == 'U') {
+				U = c;
+				uc = m->rval[k];
+			} else {
+				act += m->rval[k] * x[c];
+			}
+		}
+		if (U)
+			x[U] = act + uc >= m->rrhs[i] - 1e-9 ? 1 : 0;
+	}
+}
+
+/* Fraction of [a, b] done by time t. */
+static double done_by(int64_t a, int64_t b, int64_t t)
+{
+	if (t >= b)
+		return 1;
+	if (t <= a)
+		return 0;
+	return (double)(t - a) / (double)(b - a);
+}
+
+bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
+		    hoff_err *e)
+{
+	const hoff_graph *g = m->g;
+	const int32_t n = m->n;
+	bool ok = false;
+	hoff_sched *s = NULL;
+	hoff_sim_result r = {0};
+	double *y = hoff_zalloc((size_t)m->ncols + 1, sizeof *y);
+	int32_t *first = hoff_alloc((size_t)g->ntensors + 1, sizeof *first);
+	int64_t *fs = hoff_zalloc((size_t)m->niv + 1, sizeof *fs);
+	int64_t *fe = hoff_zalloc((size_t)m->niv + 1, sizeof *fe);
+	int64_t *ss = hoff_zalloc((size_t)m->niv + 1, sizeof *ss);
+	int64_t *se = hoff_zalloc((size_t)m->niv + 1, sizeof *se);
+	int32_t *step_iv = NULL;
+	if (!y || !first || !fs || !fe || !ss || !se)
+		goto out;
+	/* The schedule of the decisions, simulated. */
+	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "greedy", &s, e) != HOFF_OK)
+		goto out;
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	so.timeline = true;
+	so.op_times = true;
+	if (hoff_sim_run(g, s, &so, &r, e) != HOFF_OK || !r.valid)
+		goto out;
+	step_iv = hoff_alloc((size_t)s->nsteps + 1, sizeof *step_iv);
+	if (!step_iv)
+		goto out;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		first[t] = -1;
+	for (int32_t i = m->niv - 1; i >= 0; i--)
+		first[m->iv[i].t] = i;
+	int32_t q = -1;
+	for (int64_t k = 0; k < s->nsteps; k++) {
+		const hoff_step *p = &s->step[k];
+		step_iv[k] = -1;
+		if (p->kind == HOFF_STEP_OP)
+			q = p->id;
+		else if (p->kind != HOFF_STEP_DETACH)
+			step_iv[k] = iv_of(m, first, p->id, q,
+					   p->kind == HOFF_STEP_STORE);
+	}
+	for (size_t k = 0; k < r.tl.nev; k++) {
+		const hoff_event *ev = &r.tl.ev[k];
+		int32_t i = ev->step >= 0 ? step_iv[ev->step] : -1;
+		if (i < 0)
+			continue;
+		if (ev->kind == HOFF_EV_STORE) {
+			ss[i] = ev->start_ps;
+			se[i] = ev->end_ps;
+		} else if (ev->kind == HOFF_EV_PREFETCH) {
+			fs[i] = ev->start_ps;
+			fe[i] = ev->end_ps;
+		}
+	}
+	/* Every column from the timeline: op k starts at S[k]. */
+	const int64_t *S = r.op_start_ps;
+#define END(k) ((k) < 0 ? 0 : S[k] + g->op[k].time_ps)
+	for (int32_t j = 1; j <= m->ncols; j++) {
+		int32_t a0 = m->carg0[j], a1 = m->carg1[j];
+		int tag = m->ctag[j];
+		bool per_iv = tag != 's' && tag != 'P' && tag != 'U';
+		bool sel = per_iv && pick[a0] != HOFF_ILP_OFF;
+		switch (tag) {
+		case 's':
+			y[j] = (double)(a0 < n ? S[a0] - END(a0 - 1)
+					       : r.summary.makespan_ps -
+							 END(n - 1)) /
+			       m->tu;
+			break;
+		case 'P':
+			y[j] = (double)r.summary.peak_bytes / m->bu;
+			break;
+		case 'z':
+			y[j] = sel && se[a0] > 0;
+			break;
+		case 'Z':
+			y[j] = sel && se[a0] == 0;
+			break;
+		case 'R':
+			y[j] = sel && pick[a0] <= a1;
+			break;
+		case 'Q': {
+			int32_t k = stage_of(a1);
+			int64_t tw = a1 % 2 == 0 ? S[k] : END(k - 1);
+			y[j] = se[a0] > 0 && se[a0] <= tw;
+			break;
+		}
+		case 'Y':
+		case 'y': {
+			int32_t k = a1 / 2;
+			int64_t t1 = a1 % 2 ? END(k)
+				     : k < n ? S[k]
+					     : r.summary.makespan_ps;
+			bool f = m->ctag[j] == 'Y';
+			int64_t a = f ? fs[a0] : ss[a0], b = f ? fe[a0] : se[a0];
+			y[j] = sel && b > 0 ? done_by(a, b, t1) : 0;
+			break;
+		}
+		default:
+			break;
+		}
+		if (y[j] < m->clb[j])
+			y[j] = m->clb[j];
+		if (y[j] > m->cub[j])
+			y[j] = m->cub[j];
+	}
+#undef END
+	set_saturation(m, y);
+	int32_t row;
+	double viol = hoff_ilp_violation(m, y, &row);
+	if (viol > 1e-6) {
+		/* The stage model is coarser than FIFO: keep the decisions
+		 * and the store completions, solve for the rest. */
+		bool feasible = false;
+		if (hoff_backend_complete(m, y, &feasible, e) != HOFF_OK ||
+		    !feasible)
+			goto out;
+		set_saturation(m, y);
+		viol = hoff_ilp_violation(m, y, &row);
+	}
+	if (viol > 1e-6)
+		goto out;
+	memcpy(x, y, ((size_t)m->ncols + 1) * sizeof *x);
+	ok = true;
+out:
+	free(y);
+	free(first);
+	free(fs);
+	free(fe);
+	free(ss);
+	free(se);
+	free(step_iv);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	return ok;
+}
+
+hoff_status hoff_ilp_solve(const hoff_ilp *m, const double *start,
+			   hoff_ilp_sol *sol, hoff_err *e)
+{
+	memset(sol, 0, sizeof *sol);
+	if (m->o.write_lp || m->o.write_mps) {
+		hoff_status st = hoff_backend_write(m, m->o.write_lp,
+						    m->o.write_mps, e);
+		if (st != HOFF_OK)
+			return st;
+	}
+	if (m->infeasible) {
+		sol->status = HOFF_ILP_INFEASIBLE;
+		snprintf(sol->note, sizeof sol->note, "%s", m->why);
+		return HOFF_OK;
+	}
+	return hoff_backend_solve(m, start, sol, e);
+}
+
+/* ---------------------------------------------------------------------
+ * The pipeline.
+ */
+
+double hoff_exact_objective(bool budget_mode, const hoff_summary *s)
+{
+	return budget_mode ? hoff_s(s->stall_ps) : (double)s->peak_bytes;
+}
+
+typedef struct judged {
+	hoff_sched *s;
+	hoff_summary sum;
+	bool legal; /* every rule but the budget's */
+	bool fits;  /* budget (or device memory) and makespan bound */
+} judged;
+
+static hoff_status judge(const hoff_ilp *m, const hoff_graph *g,
+			 hoff_sched *s, judged *j, hoff_err *e)
+{
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = INT64_MAX;
+	hoff_sim_result r;
+	hoff_status st = hoff_sim_run(g, s, &o, &r, e);
+	if (st != HOFF_OK)
+		return st;
+	j->s = s;
+	j->sum = r.summary;
+	j->legal = r.valid;
+	j->fits = r.valid && r.summary.peak_bytes <= m->cap_bytes &&
+		  (m->budget_mode || r.summary.makespan_ps <= m->bound_ps);
+	hoff_sim_result_free(&r);
+	return HOFF_OK;
+}
+
+/* Is a better than b under the objective (greedy.c's order)? */
+static bool better(const hoff_ilp *m, const judged *a, const judged *b)
+{
+	if (!a->s || !a->legal)
+		return false;
+	if (!b->s || !b->legal)
+		return true;
+	if (a->fits != b->fits)
+		return a->fits;
+	if (m->budget_mode || !a->fits) {
+		if (a->sum.makespan_ps != b->sum.makespan_ps)
+			return a->sum.makespan_ps < b->sum.makespan_ps;
+		return a->sum.peak_bytes < b->sum.peak_bytes;
+	}
+	if (a->sum.peak_bytes != b->sum.peak_bytes)
+		return a->sum.peak_bytes < b->sum.peak_bytes;
+	return a->sum.makespan_ps < b->sum.makespan_ps;
+}
+
+/* FIFO repair: the stage model lets transfers share a channel where the
+ * machine serves them first come first served, so the decoded schedule
+ * can simulate a little worse than predicted. First-improvement hill
+ * climbing on the decisions — each prefetch one boundary earlier or
+ * later, or an interval dropped — judged by the simulator, until no
+ * move helps or the time is up. Returns the number of moves taken. */
+static int repair(const hoff_ilp *m, const hoff_graph *g, int32_t *pick,
+		  judged *cur, double until, hoff_status *st, hoff_err *e)
+{
+	int moves = 0;
+	int32_t *trial = hoff_alloc((size_t)m->niv + 1, sizeof *trial);
+	if (!trial)
+		return 0;
+	bool improved = true;
+	while (improved && now_s() < until) {
+		improved = false;
+		for (int32_t i = 0; i < m->niv && now_s() < until; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (v->b >= m->n || pick[i] == HOFF_ILP_OFF)
+				continue;
+			int32_t cand[3] = {pick[i] - 1, pick[i] + 1,
+					   v->kind == HOFF_ILP_START
+						   ? pick[i]
+						   : HOFF_ILP_OFF};
+			for (int c = 0; c < 3; c++) {
+				int32_t p = cand[c];
+				if (p == pick[i] ||
+				    (p != HOFF_ILP_OFF &&
+				     (p < v->lo || p > v->b - 1)))
+					continue;
+				memcpy(trial, pick,
+				       (size_t)m->niv * sizeof *trial);
+				trial[i] = p;
+				hoff_sched *s = NULL;
+				hoff_err e2;
+				judged j = {0};
+				if (hoff_ilp_emit(g, m->iv, m->niv, trial,
+						  "exact", &s, &e2) != HOFF_OK)
+					continue;
+				if ((*st = judge(m, g, s, &j, e)) != HOFF_OK) {
+					hoff_sched_free(s);
+					free(trial);
+					return moves;
+				}
+				if (better(m, &j, cur)) {
+					hoff_sched_free(cur->s);
+					*cur = j;
+					pick[i] = p;
+					moves++;
+					improved = true;
+					break;
+				}
+				hoff_sched_free(j.s);
+			}
+		}
+	}
+	free(trial);
+	return moves;
+}
+
+hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
+			   hoff_sched **out, hoff_exact_report *rep,
+			   hoff_err *e)
+{
+	*out = NULL;
+	memset(rep, 0, sizeof *rep);
+	hoff_ilp *m = NULL;
+	hoff_ilp_sol sol = {0};
+	hoff_sched *gs = NULL, *ds = NULL;
+	judged jg = {0}, jd = {0};
+	double *start = NULL;
+	int32_t *pick = NULL;
+	hoff_policy_report grep;
+	hoff_policy_opts po = hoff_policy_defaults();
+	po.kind = HOFF_POLICY_GREEDY;
+	po.budget_bytes = o->budget_bytes;
+	po.max_overhead = o->max_overhead;
+	rep->budget_mode = o->budget_bytes != HOFF_NONE;
+	rep->nops = g->nops;
+	double t0 = now_s();
+	hoff_status st = hoff_policy_run(g, &po, &gs, &grep, e);
+	rep->greedy_s = now_s() - t0;
+	if (st != HOFF_OK)
+		goto out;
+	double tb = now_s();
+	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK)
+		goto out;
+	/* Overhead mode: the linear relaxation bounds the peak from below;
+	 * instants under that bound cannot bind, so rebuild without them
+	 * (a much smaller model when the peak is flat). */
+	hoff_ilp_opts o2 = *o;
+	for (int round = 0; round < 2 && !m->budget_mode && o->prune &&
+			    !m->infeasible;
+	     round++) {
+		double lp = 0;
+		bool ok = false;
+		double left = o->time_limit_s - (now_s() - tb);
+		if ((st = hoff_ilp_lp_bound(m, fmax(1, 0.25 * left), &lp, &ok,
+					    e)) != HOFF_OK)
+			goto out;
+		double fl = floor(lp * m->bu * (1 - 1e-9)) - 1;
+		if (!ok || fl <= (double)m->peak_floor * (1 + 1e-6))
+			break;
+		o2.peak_floor = (int64_t)fl;
+		hoff_ilp *m2 = NULL;
+		if ((st = hoff_ilp_build(g, &o2, &m2, e)) != HOFF_OK)
+			goto out;
+		hoff_ilp_free(m);
+		m = m2;
+	}
+	rep->prep_s = now_s() - tb;
+	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
+	if ((st = judge(m, g, gs, &jg, e)) != HOFF_OK)
+		goto out;
+	gs = NULL; /* owned by jg */
+	rep->greedy = jg.sum;
+	rep->greedy_feasible = jg.fits;
+	rep->lower_bound_ps = m->lower_bound_ps;
+	rep->bound_ps = m->bound_ps;
+	rep->budget_bytes = m->cap_bytes;
+	rep->ncand = m->ncand;
+	rep->niv = m->niv;
+	rep->ncols = m->ncols;
+	rep->nbin = m->nbin;
+	rep->nrows = m->nrows;
+	rep->nnz = (int64_t)m->nnz;
+	rep->stride = m->stride;
+	rep->build_s = m->build_s;
+	pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	start = hoff_alloc((size_t)m->ncols + 1, sizeof *start);
+	if (!pick || !start) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	bool have_start = false;
+	if (o->incumbent && !m->infeasible && jg.legal) {
+		hoff_err e2;
+		hoff_ilp_picks_of(m, jg.s, pick);
+		have_start = hoff_ilp_start(m, pick, start, &e2);
+	}
+	if ((st = hoff_ilp_solve(m, have_start ? start : NULL, &sol, e)) !=
+	    HOFF_OK)
+		goto out;
+	rep->status = sol.status;
+	rep->solve_s = sol.solve_s;
+	rep->nodes = sol.nodes;
+	rep->incumbent_given = sol.incumbent_given;
+	rep->incumbent_accepted = sol.incumbent_accepted;
+	if (sol.note[0])
+		snprintf(rep->note, sizeof rep->note, "%s", sol.note);
+	if (sol.has_x) {
+		rep->has_objective = true;
+		rep->model_objective = sol.obj;
+		rep->objective = hoff_ilp_objective_value(m, sol.obj);
+		if (m->budget_mode)
+			rep->objective /= 1e12; /* stall in s */
+		hoff_ilp_predict(m, sol.x, &rep->predicted_makespan_ps,
+				 &rep->predicted_peak_bytes);
+		hoff_ilp_decode(m, sol.x, pick);
+		hoff_err e2;
+		if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &ds, &e2) ==
+		    HOFF_OK) {
+			if ((st = judge(m, g, ds, &jd, e)) != HOFF_OK)
+				goto out;
+			ds = NULL;
+			rep->has_decoded = true;
+			rep->decoded = jd.sum;
+			rep->decoded_valid = jd.legal;
+			double t1 = now_s();
+			double left = o->time_limit_s - sol.solve_s;
+			double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
+			rep->repair_moves = repair(m, g, pick, &jd,
+						   t1 + fmin(span, fmax(left, 0.5)),
+						   &st, e);
+			if (st != HOFF_OK)
+				goto out;
+			rep->repair_s = now_s() - t1;
+			rep->repaired = jd.sum;
+			rep->repaired_fits = jd.fits;
+		} else {
+			snprintf(rep->note, sizeof rep->note,
+				 "decoding failed: %.200s", e2.msg);
+		}
+	}
+	if (sol.has_bound) {
+		rep->has_bound = true;
+		rep->bound = hoff_ilp_objective_value(m, sol.bound);
+		if (m->budget_mode)
+			rep->bound /= 1e12;
+		if (rep->has_objective) {
+			double d = rep->objective - rep->bound;
+			rep->has_gap = true;
+			rep->gap = d <= 0 ? 0 : d / fmax(fabs(rep->objective),
+							 1e-300);
+		}
+	}
+	/* The better of the decoded and greedy's schedule. */
+	/* on a tie, the exact schedule */
+	judged *best = jd.s && jd.legal && !better(m, &jg, &jd) ? &jd : &jg;
+	snprintf(rep->source, sizeof rep->source, "%s",
+		 best == &jd ? "exact" : "greedy");
+	if (best == &jg && jd.s && jd.legal && better(m, &jg, &jd) &&
+	    !rep->note[0])
+		snprintf(rep->note, sizeof rep->note,
+			 "the decoded schedule simulated worse than greedy's; "
+			 "greedy's is returned");
+	if (sol.status == HOFF_ILP_INFEASIBLE && jg.fits && !rep->note[0])
+		snprintf(rep->note, sizeof rep->note,
+			 "the stage model found no solution where greedy "
+			 "did (the model is coarser than the machine)");
+	rep->best = best->sum;
+	rep->feasible = best->fits;
+	if (best->legal) {
+		*out = best->s;
+		best->s = NULL;
+		hoff_sched_set_policy(*out, "exact");
+	}
+out:
+	hoff_sched_free(jg.s);
+	hoff_sched_free(jd.s);
+	hoff_sched_free(gs);
+	hoff_sched_free(ds);
+	free(sol.x);
+	free(start);
+	free(pick);
+	hoff_ilp_free(m);
+	return st;
+}

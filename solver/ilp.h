@@ -1,0 +1,263 @@
+/* ilp.h: the exact scheduler — a mixed-integer model of where each
+ * candidate tensor leaves the device and where its prefetch is issued,
+ * built in our own flat arrays (columns, rows, CSR matrix), solved by a
+ * backend (glpk_backend.c, the only file that includes glpk.h), decoded
+ * into a schedule through the emitter and checked by the simulator.
+ * The model is written out in math in ilp.c and solver/README.md.
+ * requires a finished graph; never returns a schedule the simulator
+ * rejected, nor one worse than greedy's. */
+#ifndef HOFF_ILP_H
+#define HOFF_ILP_H
+
+#include "graph.h"
+#include "sched.h"
+
+/* pick[] value of an interval that is not used. */
+#define HOFF_ILP_OFF (-2)
+
+typedef enum hoff_ilp_ivkind {
+	HOFF_ILP_START = 0, /* tier-homed input before its first use: it
+			       must be fetched; only the boundary is free */
+	HOFF_ILP_CLEAN,     /* home copy valid: leaves by detach */
+	HOFF_ILP_DIRTY,     /* leaves by store, or by detach when an earlier
+			       interval of its dirty segment stored it */
+} hoff_ilp_ivkind;
+
+/* A candidate interval: tensor t may be off the device after touch a
+ * (op index, -1: before op 0) until touch b needs it back (b = nops: a
+ * tail after the last use of a persistent tensor, never fetched back). */
+typedef struct hoff_ilp_iv {
+	int32_t t, a, b;
+	int32_t lo;       /* earliest useful prefetch boundary */
+	int32_t seg;      /* DIRTY: index of the first interval of its
+			     segment (no update in between), else itself */
+	int16_t tier;     /* where its copy lives */
+	uint8_t kind;     /* hoff_ilp_ivkind */
+	bool fixed;       /* in every schedule: START, home-clean tail */
+	int64_t bytes;
+	int64_t fetch_ps; /* h2d duration, 0 for a tail */
+	int64_t store_ps; /* d2h duration (DIRTY only) */
+	/* Model columns (1-based; 0: none) and dense maps into
+	 * hoff_ilp.map (offset, HOFF_NONE when absent): the column in force
+	 * at boundary q (R), instant w (Q) or window w (Ys, Yp). */
+	int32_t zs, zd;
+	int32_t rmap, qmap, ysmap, ypmap;
+	int32_t r_first, r_last; /* allowed prefetch boundaries, first/last */
+	int32_t q_lo, q_hi;      /* instants of qmap */
+	int32_t ys_lo, ys_hi;    /* windows of ysmap */
+	int32_t yp_lo, yp_hi;    /* windows of ypmap */
+} hoff_ilp_iv;
+
+typedef struct hoff_ilp_opts {
+	int64_t budget_bytes; /* HOFF_NONE: overhead mode */
+	double max_overhead;  /* overhead mode: makespan at most
+				 (1 + x) * lower_bound_s; minimise the peak */
+	double time_limit_s;  /* solver wall-clock limit (default 60) */
+	double gap;           /* relative MIP gap to stop at (default 0) */
+	int32_t stride;       /* decision stride: prefetch boundaries and
+				 store credits every `stride` ops; 0: auto */
+	int32_t max_binaries; /* auto stride aims below this (default 6000) */
+	bool prune;           /* drop choices that cannot lower memory at an
+				 instant that can bind (default true) */
+	bool incumbent;       /* give greedy's schedule to the solver first */
+	bool progress;        /* a progress line on stderr every few s */
+	bool verbose;         /* the solver's own log on stderr */
+	int64_t peak_floor;    /* overhead mode: a known lower bound on the
+				  peak (0: none); instants below it get no
+				  row. The pipeline sets it from the LP
+				  relaxation. */
+	const char *write_lp;  /* write the model in CPLEX LP format */
+	const char *write_mps; /* and in free MPS */
+} hoff_ilp_opts;
+
+/* Row senses of the model. */
+enum { HOFF_ILP_LE = 0, HOFF_ILP_GE, HOFF_ILP_EQ };
+
+/* The model, in our own arrays. Columns and rows are 1-based (index 0
+ * unused) so they go to GLPK unchanged. Units: time in tu ps, bytes in
+ * bu bytes (scaled so that coefficients are near 1). */
+typedef struct hoff_ilp {
+	const hoff_graph *g;
+	hoff_ilp_opts o;
+	int32_t n;          /* ops */
+	bool budget_mode;
+	int64_t cap_bytes;  /* budget, or device memory in overhead mode */
+	int64_t peak_floor; /* overhead mode: the peak is at least this */
+	int64_t bound_ps;   /* overhead mode: makespan bound */
+	int64_t compute_ps, lower_bound_ps;
+	double tu, bu;
+	int32_t stride;
+	int64_t *fixed;     /* (2n) memory at instant w (index w + 1) with
+			       nothing offloaded */
+	uint8_t *hot;       /* (2n) instant w is constrained */
+	int32_t *s_col;     /* (n + 1) stall column of stage k (n: tail) */
+	int32_t peak_col;   /* overhead mode: the peak column */
+	hoff_ilp_iv *iv;    /* (niv) intervals with columns */
+	int32_t niv;
+	int32_t ncand;      /* tensors with at least one interval */
+	int32_t *map;       /* dense maps of the intervals */
+	size_t nmap, map_cap;
+	/* columns 1..ncols */
+	int32_t ncols, nbin;
+	size_t col_cap;
+	double *clb, *cub, *cobj;
+	uint8_t *cbin;      /* 1: binary */
+	uint8_t *ctag;      /* kind letter for names: z Z R Q Y y s P */
+	int32_t *carg0, *carg1;
+	/* rows 1..nrows, CSR: entries roff[i] .. roff[i+1] */
+	int32_t nrows;
+	size_t row_cap;
+	uint8_t *rtype;
+	double *rrhs;
+	uint8_t *rtag;
+	int32_t *rarg;
+	int64_t *roff;
+	int32_t *rcol;
+	double *rval;
+	size_t nnz, nz_cap;
+	bool infeasible;    /* a constant row is violated: no schedule */
+	char why[160];
+	double build_s;
+} hoff_ilp;
+
+typedef enum hoff_ilp_status {
+	HOFF_ILP_OPTIMAL = 0,
+	HOFF_ILP_FEASIBLE,   /* stopped at the gap or by the callback */
+	HOFF_ILP_TIME_LIMIT, /* stopped by the time limit */
+	HOFF_ILP_INFEASIBLE,
+} hoff_ilp_status;
+
+/* "optimal", "feasible", "time_limit", "infeasible". */
+const char *hoff_ilp_status_name(hoff_ilp_status st);
+
+/* What a solve returns. x is 1-based (ncols + 1), valid when has_x. */
+typedef struct hoff_ilp_sol {
+	hoff_ilp_status status;
+	bool has_x, has_bound;
+	double *x;
+	double obj, bound;  /* model units */
+	double solve_s;
+	int64_t nodes;
+	bool incumbent_given;    /* a start solution was offered */
+	bool incumbent_accepted; /* and the solver took it */
+	char note[160];
+} hoff_ilp_sol;
+
+/* Default options: overhead mode 1%, 60 s, gap 0, auto stride, pruning. */
+hoff_ilp_opts hoff_ilp_defaults(void);
+
+/* Every candidate interval of g, unpruned, in tensor then touch order
+ * (caller frees *iv); the columns are unset. HOFF_ENOMEM. */
+hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **iv,
+			       int32_t *niv, hoff_err *e);
+
+/* Writes the schedule that the decisions pick[] (one per interval:
+ * HOFF_ILP_OFF, or the boundary after which its prefetch is issued, -1:
+ * before op 0; any value >= 0 selects a tail) make: evictions right after
+ * touch a, prefetches at their boundary, each boundary's evictions then
+ * prefetches in order of the op that needs them (earliest first, then
+ * tensor id), so each FIFO channel serves the most urgent first. Store
+ * or detach is the emitter's choice. Caller frees; HOFF_ENOMEM, or
+ * HOFF_EINPUT when a decision cannot be written. */
+hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
+			  int32_t niv, const int32_t *pick, const char *policy,
+			  hoff_sched **out, hoff_err *e);
+
+/* Builds the model of g under o into *out (caller frees with
+ * hoff_ilp_free). HOFF_ENOMEM, HOFF_EINPUT (budget of an impossible
+ * size, more than INT_MAX rows or columns). An infeasible budget is not
+ * an error: (*out)->infeasible says so. */
+hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
+			   hoff_ilp **out, hoff_err *e);
+
+/* Frees m; NULL is fine. */
+void hoff_ilp_free(hoff_ilp *m);
+
+/* Solves m; start (NULL or 1-based, ncols + 1) is a candidate first
+ * incumbent, offered only if it satisfies every row. Fills *sol (caller
+ * frees sol->x). HOFF_ENOMEM, or HOFF_EINPUT naming a solver failure. */
+hoff_status hoff_ilp_solve(const hoff_ilp *m, const double *start,
+			   hoff_ilp_sol *sol, hoff_err *e);
+
+/* The optimum of m's linear relaxation, in model units, into *bound;
+ * *ok false when the relaxation is infeasible or the time ran out. */
+hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
+			      double *bound, bool *ok, hoff_err *e);
+
+/* Reads the decisions out of a solution x into pick (caller-sized niv). */
+void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick);
+
+/* The largest violation of a row or bound by x (1-based), 0 when
+ * feasible; *row gets the worst row (0 for a bound). */
+double hoff_ilp_violation(const hoff_ilp *m, const double *x, int32_t *row);
+
+/* A model solution with the decisions pick[] (e.g. greedy's) and the
+ * store completions of its simulation: the binaries are fixed and the
+ * continuous columns solved for. false (and x untouched) when the
+ * decisions do not fit the model. x is caller-sized ncols + 1. */
+bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
+		    hoff_err *e);
+
+/* The decisions behind schedule s (greedy's) for m's intervals, rounded
+ * to the boundaries the model allows. pick is caller-sized m->niv. */
+void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick);
+
+/* Name of column j ("R12_5") or row i into buf. */
+void hoff_ilp_col_name(const hoff_ilp *m, int32_t j, char *buf, size_t len);
+void hoff_ilp_row_name(const hoff_ilp *m, int32_t i, char *buf, size_t len);
+
+/* Model objective of x in its units: stall ps (budget mode) or bytes. */
+double hoff_ilp_objective_value(const hoff_ilp *m, double obj);
+
+/* What the model predicts for x: makespan (compute + stalls) and the
+ * peak over its constrained instants. */
+void hoff_ilp_predict(const hoff_ilp *m, const double *x,
+		      int64_t *makespan_ps, int64_t *peak_bytes);
+
+/* The exact pipeline: greedy, model, solve (greedy as first incumbent),
+ * decode, simulate; returns the better of the decoded and the greedy
+ * schedule under the objective. */
+typedef struct hoff_exact_report {
+	hoff_ilp_status status;
+	bool budget_mode;
+	bool feasible;          /* the returned schedule meets the objective's
+				   constraint (budget, or overhead bound) */
+	bool has_objective, has_bound, has_gap;
+	double objective;       /* model objective of the ILP's solution: stall
+				   s (budget mode) or peak bytes */
+	double bound;           /* the solver's bound on it */
+	double model_objective; /* the solver's objective in model units
+				   (what an LP/MPS file's optimum reads) */
+	double gap;             /* (objective - bound) / objective */
+	double solve_s, build_s;
+	double prep_s;          /* building and bounding, before the solve */
+	int64_t predicted_makespan_ps, predicted_peak_bytes;
+	bool has_decoded;
+	hoff_summary decoded;   /* the simulated ILP schedule */
+	bool decoded_valid;
+	hoff_summary repaired;  /* after the FIFO repair (simulated) */
+	bool repaired_fits;     /* legal, and meets budget / bound */
+	int repair_moves;       /* moves the repair took */
+	double repair_s;
+	hoff_summary greedy;    /* greedy's simulated schedule */
+	bool greedy_feasible;
+	double greedy_s;        /* greedy's planning time */
+	hoff_summary best;      /* the schedule returned */
+	char source[16];        /* "exact" or "greedy" */
+	int64_t lower_bound_ps, bound_ps, budget_bytes;
+	int32_t nops, ncand, niv, ncols, nbin, nrows, stride;
+	int64_t nnz, nodes;
+	bool incumbent_given, incumbent_accepted;
+	char note[256];
+} hoff_exact_report;
+
+/* Runs the pipeline on g (caller frees *out; NULL when nothing meets the
+ * budget). HOFF_ENOMEM, HOFF_EINPUT, HOFF_EIO (--write-lp/--write-mps). */
+hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
+			   hoff_sched **out, hoff_exact_report *rep,
+			   hoff_err *e);
+
+/* Objective of a simulated summary: stall s (budget mode) or peak bytes. */
+double hoff_exact_objective(bool budget_mode, const hoff_summary *s);
+
+#endif

@@ -1,0 +1,624 @@
+/* cmd_exact.c: `hoffopt --exact` and `hoffopt compare` — read the graph,
+ * run the exact pipeline (solver/ilp.h), simulate what it returns, write
+ * the schedule and report. Mirrors main.c's cmd_plan: same options, same
+ * budget syntax, same output style and exit codes (0 ok, 1 infeasible,
+ * 2 bad input or usage). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cmd_exact.h"
+#include "graph_json.h"
+#include "ilp.h"
+#include "outfile.h"
+#include "sched_json.h"
+#include "sim.h"
+#include "trace_json.h"
+
+#define EXIT_INFEASIBLE 1
+#define EXIT_BAD 2
+
+const char *const hoff_usage_exact =
+	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
+	"--max-overhead X]\n"
+	"                [--time-limit S] [--gap G] [--trace T] [--json]\n"
+	"                [--write-lp F] [--write-mps F] [--stride K] "
+	"[--quiet] [--verbose]\n"
+	"\n"
+	"Plans with a mixed-integer model of the stages (solver/README.md),\n"
+	"solved by GLPK with greedy's schedule as the first incumbent; the\n"
+	"solution is decoded into a schedule and checked on FORMAT.md's\n"
+	"machine model. Never returns a schedule worse than greedy's.\n"
+	"\n"
+	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
+	"  --budget B         least total stall with peak at most B: bytes,\n"
+	"                     KiB/MiB/GiB/KB/MB/GB, or %% of the no-offload peak\n"
+	"  --max-overhead X   without --budget: least peak with makespan at\n"
+	"                     most (1 + X) * lower_bound_s (default 1%%)\n"
+	"  --time-limit S     solver time limit in seconds (default 60)\n"
+	"  --gap G            stop at relative gap G (0.01 or 1%%; default 0)\n"
+	"  --trace T          write a Chrome trace of the simulated schedule\n"
+	"  --json             one JSON object on stdout\n"
+	"  --write-lp F       write the model in CPLEX LP format (for CBC,\n"
+	"  --write-mps F      HiGHS, Gurobi) and in free MPS\n"
+	"  --stride K         decisions every K ops (default: automatic)\n"
+	"  --quiet            no progress lines on stderr\n"
+	"  --verbose          GLPK's own log on stderr\n"
+	"\n"
+	"Exit codes: 0 ok, 1 infeasible (nothing is written), 2 bad input or\n"
+	"usage.\n";
+
+const char *const hoff_usage_compare =
+	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
+	"                [--time-limit S] [--gap G] [--json] [...]\n"
+	"\n"
+	"Runs greedy and the exact scheduler on GRAPH and prints, side by\n"
+	"side, the objective (total stall under a budget, else the peak),\n"
+	"the exact solver's bound, each one's gap to it, the simulated peak\n"
+	"and makespan, and the time each took. Options as hoffopt --exact.\n";
+
+typedef struct xopts {
+	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps;
+	const char *time_limit, *gap, *stride;
+	bool json, quiet, verbose, help, no_incumbent;
+} xopts;
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hoffopt: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return EXIT_BAD;
+}
+
+static int parse(int argc, char **argv, xopts *o, bool compare)
+{
+	memset(o, 0, sizeof *o);
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		bool more = i + 1 < argc;
+		const char **slot = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			o->help = true;
+			continue;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+			continue;
+		} else if (!strcmp(a, "--quiet")) {
+			o->quiet = true;
+			continue;
+		} else if (!strcmp(a, "--progress")) {
+			o->quiet = false;
+			continue;
+		} else if (!strcmp(a, "--verbose")) {
+			o->verbose = true;
+			continue;
+		} else if (!strcmp(a, "--no-incumbent")) {
+			o->no_incumbent = true;
+			continue;
+		} else if (!strcmp(a, "--budget")) {
+			slot = &o->budget;
+		} else if (!strcmp(a, "--max-overhead")) {
+			slot = &o->overhead;
+		} else if (!strcmp(a, "-o") && !compare) {
+			slot = &o->out;
+		} else if (!strcmp(a, "--trace") && !compare) {
+			slot = &o->trace;
+		} else if (!strcmp(a, "--write-lp")) {
+			slot = &o->lp;
+		} else if (!strcmp(a, "--write-mps")) {
+			slot = &o->mps;
+		} else if (!strcmp(a, "--time-limit")) {
+			slot = &o->time_limit;
+		} else if (!strcmp(a, "--gap")) {
+			slot = &o->gap;
+		} else if (!strcmp(a, "--stride")) {
+			slot = &o->stride;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			return bad("unknown option '%s'", a);
+		} else if (!o->graph) {
+			o->graph = a;
+			continue;
+		} else {
+			return bad("unexpected argument '%s'", a);
+		}
+		if (!more)
+			return bad("option '%s' needs a value", a);
+		*slot = argv[++i];
+	}
+	return 0;
+}
+
+/* Parses "0.01" or "1%"; -1 when not a fraction >= 0. */
+static double parse_frac(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	if (!strcmp(end, "%"))
+		return v / 100.0;
+	return *end ? -1 : v;
+}
+
+/* The budget syntax of main.c's --budget: bytes with an optional unit,
+ * or a percentage of the no-offload peak. -1 when s is not a budget. */
+static int64_t parse_budget(const char *s, int64_t noffload_peak)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {{"", 1},		    {"B", 1},
+		     {"KiB", 1024.0},	    {"MiB", 1048576.0},
+		     {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+		     {"KB", 1e3},	    {"MB", 1e6},
+		     {"GB", 1e9},	    {"TB", 1e12},
+		     {"%", -1}};
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) != 0)
+			continue;
+		double b = units[i].scale < 0
+				   ? v / 100.0 * (double)noffload_peak
+				   : v * units[i].scale;
+		if (units[i].scale == 1 && b != floor(b))
+			return -1;
+		if (!(b < 9.0e18))
+			return -1;
+		return (int64_t)floor(b);
+	}
+	return -1;
+}
+
+static hoff_status resolve_budget(const hoff_graph *g, const char *arg,
+				  int64_t *budget, hoff_err *e)
+{
+	*budget = HOFF_NONE;
+	if (!arg)
+		return HOFF_OK;
+	int64_t peak = 0;
+	if (strchr(arg, '%')) {
+		hoff_sched *s = hoff_sched_noffload(g);
+		if (!s)
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		hoff_sim_opts so = hoff_sim_defaults();
+		so.budget_bytes = INT64_MAX;
+		hoff_sim_result r;
+		hoff_status st = hoff_sim_run(g, s, &so, &r, e);
+		hoff_sched_free(s);
+		if (st != HOFF_OK)
+			return st;
+		peak = r.summary.peak_bytes;
+		hoff_sim_result_free(&r);
+	}
+	*budget = parse_budget(arg, peak);
+	if (*budget < 0)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "--budget: '%s' is not a byte count "
+				   "(e.g. 80000000, 40GiB, 75%%)",
+				   arg);
+	return HOFF_OK;
+}
+
+static int exit_for(hoff_status st)
+{
+	return st == HOFF_OK ? 0 : EXIT_BAD;
+}
+
+static void json_time(FILE *f, const char *key, int64_t ps)
+{
+	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
+}
+
+static void json_summary(FILE *f, const hoff_summary *s)
+{
+	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
+	json_time(f, "makespan_s", s->makespan_ps);
+	fputs(", ", f);
+	json_time(f, "compute_s", s->compute_ps);
+	fputs(", ", f);
+	json_time(f, "stall_s", s->stall_ps);
+	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
+		s->h2d_bytes, s->d2h_bytes);
+}
+
+static void json_num(FILE *f, const char *key, bool has, double v)
+{
+	if (has)
+		fprintf(f, "\"%s\": %.17g", key, v);
+	else
+		fprintf(f, "\"%s\": null", key);
+}
+
+/* Options shared by both commands into the pipeline's. */
+static int setup(const xopts *x, hoff_ilp_opts *io)
+{
+	*io = hoff_ilp_defaults();
+	if (x->budget && x->overhead)
+		return bad("%s",
+			   "--budget and --max-overhead exclude each other");
+	if (x->overhead &&
+	    (io->max_overhead = parse_frac(x->overhead)) < 0)
+		return bad("--max-overhead: '%s' is not an overhead (0.01 or "
+			   "1%%)",
+			   x->overhead);
+	if (x->time_limit) {
+		char *end;
+		errno = 0;
+		double v = strtod(x->time_limit, &end);
+		if (end == x->time_limit || *end || errno || !isfinite(v) ||
+		    v <= 0 || v > 1e6)
+			return bad("--time-limit: '%s' is not a number of "
+				   "seconds",
+				   x->time_limit);
+		io->time_limit_s = v;
+	}
+	if (x->gap && ((io->gap = parse_frac(x->gap)) < 0 || io->gap >= 1))
+		return bad("--gap: '%s' is not a relative gap (0.01 or 1%%)",
+			   x->gap);
+	if (x->stride) {
+		char *end;
+		long v = strtol(x->stride, &end, 10);
+		if (end == x->stride || *end || v < 1 || v > 1000000)
+			return bad("--stride: '%s' is not a positive count",
+				   x->stride);
+		io->stride = (int32_t)v;
+	}
+	io->write_lp = x->lp;
+	io->write_mps = x->mps;
+	io->progress = !x->quiet;
+	io->verbose = x->verbose;
+	io->incumbent = !x->no_incumbent;
+	return 0;
+}
+
+static double greedy_gap(const hoff_exact_report *r)
+{
+	double go = hoff_exact_objective(r->budget_mode, &r->greedy);
+	return go > 0 ? fmax(0, go - r->bound) / go : 0;
+}
+
+static void print_model_line(FILE *f, const hoff_exact_report *r)
+{
+	fprintf(f,
+		"model: %d ops, %d candidate tensors, %d intervals, %d columns "
+		"(%d binary), %d rows, stride %d; %" PRId64 " nodes; "
+		"incumbent %s\n",
+		r->nops, r->ncand, r->niv, r->ncols, r->nbin, r->nrows,
+		r->stride, r->nodes,
+		r->incumbent_accepted ? "greedy's"
+		: r->incumbent_given  ? "offered, not taken"
+				      : "none");
+}
+
+int hoff_cmd_exact(int argc, char **argv)
+{
+	xopts x;
+	int rc = parse(argc, argv, &x, false);
+	if (rc)
+		return rc;
+	if (x.help) {
+		fputs(hoff_usage_exact, stdout);
+		return 0;
+	}
+	if (!x.graph)
+		return bad("%s", "needs one GRAPH (see hoffopt --exact --help)");
+	hoff_ilp_opts io;
+	if ((rc = setup(&x, &io)))
+		return rc;
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL;
+	hoff_sim_result r = {0};
+	hoff_exact_report rep;
+	memset(&rep, 0, sizeof rep);
+	hoff_status st = hoff_graph_read(x.graph, &g, &e);
+	if (st == HOFF_OK)
+		st = resolve_budget(g, x.budget, &io.budget_bytes, &e);
+	if (st == HOFF_OK)
+		st = hoff_exact_run(g, &io, &s, &rep, &e);
+	if (st == HOFF_OK && !s)
+		st = hoff_seterr(&e, HOFF_EINPUT,
+				 "exact: no legal schedule found (a bug)");
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = io.budget_bytes != HOFF_NONE ? io.budget_bytes
+						       : INT64_MAX;
+	so.timeline = x.trace != NULL;
+	if (st == HOFF_OK)
+		st = hoff_sim_run(g, s, &so, &r, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	bool budget_ok = io.budget_bytes == HOFF_NONE ||
+			 r.summary.peak_bytes <= io.budget_bytes;
+	if (!r.valid && budget_ok) {
+		char line[HOFF_ERRLEN];
+		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
+		fprintf(stderr,
+			"hoffopt: internal error: exact planned an invalid "
+			"schedule: %s\n",
+			line);
+		rc = EXIT_BAD;
+		goto out;
+	}
+	s->summary = r.summary;
+	s->has_summary = true;
+	s->budget_bytes = io.budget_bytes;
+	if (!rep.feasible) {
+		if (rep.budget_mode)
+			fprintf(stderr,
+				"hoffopt: budget %" PRId64 " B cannot be met: "
+				"the model is %s and the smallest peak found "
+				"is %" PRId64 " B\n",
+				io.budget_bytes,
+				rep.status == HOFF_ILP_INFEASIBLE
+					? "infeasible"
+					: "unsolved",
+				r.summary.peak_bytes);
+		else
+			fprintf(stderr,
+				"hoffopt: no schedule within %.4g%% of the lower "
+				"bound was found (the model is %s); the best "
+				"makespan is %.6g s\n",
+				100 * io.max_overhead,
+				hoff_ilp_status_name(rep.status),
+				hoff_s(r.summary.makespan_ps));
+		rc = EXIT_INFEASIBLE;
+	} else {
+		if (x.out)
+			st = hoff_sched_write(s, g, x.out, &e);
+		if (st == HOFF_OK && x.trace)
+			st = hoff_trace_write(g, &r.tl, x.trace, &e);
+		if (st != HOFF_OK) {
+			fprintf(stderr, "hoffopt: %s\n", e.msg);
+			rc = exit_for(st);
+			goto out;
+		}
+	}
+	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
+	double sim_obj = hoff_exact_objective(rep.budget_mode, &r.summary);
+	int64_t pred_err = rep.predicted_makespan_ps - rep.decoded.makespan_ps;
+	FILE *f = (x.out && !strcmp(x.out, "-")) ? stderr : stdout;
+	if (x.json) {
+		fputs("{\"policy\": \"exact\", \"graph\": ", f);
+		hoff_json_string(f, g->name ? g->name : "");
+		fprintf(f, ", \"status\": \"%s\", \"objective_kind\": \"%s\", ",
+			hoff_ilp_status_name(rep.status), okind);
+		json_num(f, "objective", rep.has_objective, rep.objective);
+		fputs(", ", f);
+		json_num(f, "bound", rep.has_bound, rep.bound);
+		fputs(", ", f);
+		json_num(f, "gap", rep.has_gap, rep.gap);
+		fprintf(f, ", \"solve_s\": %.6f, \"build_s\": %.6f, ",
+			rep.solve_s, rep.build_s);
+		fprintf(f, "\"valid\": %s, \"feasible\": %s, ",
+			r.valid ? "true" : "false",
+			rep.feasible ? "true" : "false");
+		if (io.budget_bytes == HOFF_NONE)
+			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
+				   "%.17g, ",
+				io.max_overhead);
+		else
+			fprintf(f, "\"budget_bytes\": %" PRId64
+				   ", \"max_overhead\": null, ",
+				io.budget_bytes);
+		json_summary(f, &r.summary);
+		fputs(", ", f);
+		json_time(f, "lower_bound_s", rep.lower_bound_ps);
+		fprintf(f, ", \"simulated_objective\": %.17g, \"source\": "
+			   "\"%s\", ",
+			sim_obj, rep.source);
+		if (rep.has_objective) {
+			json_time(f, "predicted_makespan_s",
+				  rep.predicted_makespan_ps);
+			fprintf(f, ", \"predicted_peak_bytes\": %" PRId64 ", ",
+				rep.predicted_peak_bytes);
+		} else {
+			fputs("\"predicted_makespan_s\": null, "
+			      "\"predicted_peak_bytes\": null, ",
+			      f);
+		}
+		if (rep.has_decoded) {
+			fputs("\"decoded\": {", f);
+			json_summary(f, &rep.decoded);
+			fprintf(f, ", \"valid\": %s}, ",
+				rep.decoded_valid ? "true" : "false");
+			fprintf(f, "\"prediction_error_s\": %.17g, ",
+				hoff_s(pred_err));
+		} else {
+			fputs("\"decoded\": null, \"prediction_error_s\": null, ",
+			      f);
+		}
+		fputs("\"greedy\": {", f);
+		json_summary(f, &rep.greedy);
+		fprintf(f, ", \"objective\": %.17g, \"feasible\": %s}, ",
+			hoff_exact_objective(rep.budget_mode, &rep.greedy),
+			rep.greedy_feasible ? "true" : "false");
+		fprintf(f,
+			"\"model\": {\"ops\": %d, \"candidates\": %d, "
+			"\"intervals\": %d, \"columns\": %d, \"binaries\": %d, "
+			"\"rows\": %d, \"nonzeros\": %" PRId64
+			", \"stride\": %d, \"nodes\": %" PRId64
+			"}, \"incumbent\": \"%s\", \"note\": ",
+			rep.nops, rep.ncand, rep.niv, rep.ncols, rep.nbin,
+			rep.nrows, rep.nnz, rep.stride, rep.nodes,
+			rep.incumbent_accepted ? "accepted"
+			: rep.incumbent_given  ? "offered"
+					       : "none");
+		hoff_json_string(f, rep.note);
+		fputs("}\n", f);
+		goto out;
+	}
+	fprintf(f, "%-8s %-11s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
+		"status", "peak_bytes", "makespan_s", "stall_s", "overhead",
+		"h2d_bytes", "d2h_bytes", "solve_s");
+	double ovh = r.summary.compute_ps
+			     ? (double)r.summary.makespan_ps /
+					       (double)r.summary.compute_ps -
+				       1.0
+			     : 0;
+	fprintf(f,
+		"%-8s %-11s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
+		" %14" PRId64 " %9.3f\n",
+		"exact", hoff_ilp_status_name(rep.status),
+		r.summary.peak_bytes, hoff_s(r.summary.makespan_ps),
+		hoff_s(r.summary.stall_ps), 100 * ovh, r.summary.h2d_bytes,
+		r.summary.d2h_bytes, rep.solve_s);
+	fprintf(f, "objective (%s): ", okind);
+	if (rep.has_objective)
+		fprintf(f, "model %.9g", rep.objective);
+	else
+		fputs("model none", f);
+	if (rep.has_bound)
+		fprintf(f, ", bound %.9g", rep.bound);
+	if (rep.has_gap)
+		fprintf(f, ", gap %.4f%%", 100 * rep.gap);
+	fprintf(f, "; simulated %.9g (%s's schedule)\n", sim_obj, rep.source);
+	if (rep.has_decoded && pred_err == 0)
+		fprintf(f, "predicted makespan %.9g s = simulated\n",
+			hoff_s(rep.predicted_makespan_ps));
+	else if (rep.has_decoded)
+		fprintf(f,
+			"predicted makespan %.9g s, decoded schedule simulates "
+			"%.9g s (%+.3g s, %+.3f%%: the stage model shares a "
+			"channel where the machine serves first come first "
+			"served)%s\n",
+			hoff_s(rep.predicted_makespan_ps),
+			hoff_s(rep.decoded.makespan_ps), hoff_s(pred_err),
+			rep.decoded.makespan_ps
+				? 100.0 * (double)pred_err /
+					  (double)rep.decoded.makespan_ps
+				: 0.0,
+			rep.repair_moves ? "; repaired by local search" : "");
+	fprintf(f, "greedy: objective %.9g, peak %" PRId64 " B, makespan %.9g s",
+		hoff_exact_objective(rep.budget_mode, &rep.greedy),
+		rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps));
+	if (rep.has_bound)
+		fprintf(f, ", gap to the bound %.4f%%", 100 * greedy_gap(&rep));
+	fputc('\n', f);
+	print_model_line(f, &rep);
+	if (rep.note[0])
+		fprintf(f, "note: %s\n", rep.note);
+	fflush(f);
+out:
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	return rc;
+}
+
+int hoff_cmd_compare(int argc, char **argv)
+{
+	xopts x;
+	int rc = parse(argc, argv, &x, true);
+	if (rc)
+		return rc;
+	if (x.help) {
+		fputs(hoff_usage_compare, stdout);
+		return 0;
+	}
+	if (!x.graph)
+		return bad("%s", "compare needs one GRAPH (see hoffopt compare "
+				 "--help)");
+	hoff_ilp_opts io;
+	if ((rc = setup(&x, &io)))
+		return rc;
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL;
+	hoff_exact_report rep;
+	memset(&rep, 0, sizeof rep);
+	hoff_status st = hoff_graph_read(x.graph, &g, &e);
+	if (st == HOFF_OK)
+		st = resolve_budget(g, x.budget, &io.budget_bytes, &e);
+	if (st == HOFF_OK)
+		st = hoff_exact_run(g, &io, &s, &rep, &e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: %s\n", e.msg);
+		rc = exit_for(st);
+		goto out;
+	}
+	rc = rep.feasible ? 0 : EXIT_INFEASIBLE;
+	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
+	double gobj = hoff_exact_objective(rep.budget_mode, &rep.greedy);
+	double xobj = hoff_exact_objective(rep.budget_mode, &rep.best);
+	FILE *f = stdout;
+	if (x.json) {
+		fputs("{\"graph\": ", f);
+		hoff_json_string(f, g->name ? g->name : "");
+		fprintf(f, ", \"objective_kind\": \"%s\", ", okind);
+		json_num(f, "bound", rep.has_bound, rep.bound);
+		fputs(", \"greedy\": {", f);
+		fprintf(f, "\"objective\": %.17g, ", gobj);
+		json_num(f, "gap", rep.has_bound, greedy_gap(&rep));
+		fprintf(f, ", \"feasible\": %s, ",
+			rep.greedy_feasible ? "true" : "false");
+		json_summary(f, &rep.greedy);
+		fprintf(f, ", \"solve_s\": %.6f}, \"exact\": {\"status\": "
+			   "\"%s\", ",
+			rep.greedy_s, hoff_ilp_status_name(rep.status));
+		json_num(f, "objective", rep.has_objective, rep.objective);
+		fprintf(f, ", \"simulated_objective\": %.17g, ", xobj);
+		json_num(f, "bound", rep.has_bound, rep.bound);
+		fputs(", ", f);
+		json_num(f, "gap", rep.has_gap, rep.gap);
+		fprintf(f, ", \"feasible\": %s, \"source\": \"%s\", ",
+			rep.feasible ? "true" : "false", rep.source);
+		json_summary(f, &rep.best);
+		fprintf(f,
+			", \"solve_s\": %.6f, \"model\": {\"ops\": %d, "
+			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
+			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
+			"\"nodes\": %" PRId64 "}}}\n",
+			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
+			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes);
+		goto out;
+	}
+	fprintf(f, "graph %s: %d ops; objective %s", g->name ? g->name : "?",
+		rep.nops, okind);
+	if (rep.budget_mode)
+		fprintf(f, " under a budget of %" PRId64 " B\n",
+			rep.budget_bytes);
+	else
+		fprintf(f, " with makespan at most %.6g s\n",
+			hoff_s(rep.bound_ps));
+	fprintf(f, "%-8s %-11s %14s %14s %9s %14s %12s %9s\n", "policy",
+		"status", "objective", "bound", "gap", "peak_bytes",
+		"makespan_s", "solve_s");
+	char bnd[32] = "-", gg[32] = "-", xg[32] = "-";
+	if (rep.has_bound) {
+		snprintf(bnd, sizeof bnd, "%.9g", rep.bound);
+		snprintf(gg, sizeof gg, "%.3f%%", 100 * greedy_gap(&rep));
+		double d = xobj - rep.bound;
+		snprintf(xg, sizeof xg, "%.3f%%",
+			 xobj > 0 ? 100 * fmax(0, d) / xobj : 0.0);
+	}
+	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"greedy", rep.greedy_feasible ? "feasible" : "infeasible",
+		gobj, bnd, gg, rep.greedy.peak_bytes,
+		hoff_s(rep.greedy.makespan_ps), rep.greedy_s);
+	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"exact", hoff_ilp_status_name(rep.status), xobj, bnd, xg,
+		rep.best.peak_bytes, hoff_s(rep.best.makespan_ps),
+		rep.solve_s + rep.build_s);
+	print_model_line(f, &rep);
+	if (rep.note[0])
+		fprintf(f, "note: %s\n", rep.note);
+out:
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	return rc;
+}
