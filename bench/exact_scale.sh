@@ -33,12 +33,16 @@ cases=(
 	"mixtral-8x7b decode L1|mixtral-8x7b --phase decode --layers 1 --seq 2048"
 	"mixtral-8x7b decode L2|mixtral-8x7b --phase decode --layers 2 --seq 2048"
 	"mixtral-8x7b decode L4|mixtral-8x7b --phase decode --layers 4 --seq 2048"
+	"mixtral-8x7b decode L8|mixtral-8x7b --phase decode --layers 8 --seq 2048"
 	"llama3-8b train L1|llama3-8b --phase train --layers 1 --seq 1024"
 	"llama3-8b train L2|llama3-8b --phase train --layers 2 --seq 1024"
 	"llama3-8b train L4|llama3-8b --phase train --layers 4 --seq 1024"
+	"llama3-8b train L8|llama3-8b --phase train --layers 8 --seq 1024"
+	"llama3-8b train L16|llama3-8b --phase train --layers 16 --seq 1024"
 	"deepseek-v3 decode L1|deepseek-v3 --phase decode --layers 1 --seq 2048"
 	"deepseek-v3 decode L2|deepseek-v3 --phase decode --layers 2 --seq 2048"
 	"deepseek-v3 decode L4|deepseek-v3 --phase decode --layers 4 --seq 2048"
+	"deepseek-v3 decode L8|deepseek-v3 --phase decode --layers 8 --seq 2048"
 )
 i=0
 for c in "${cases[@]}"; do
@@ -72,7 +76,7 @@ for i in range(n):
     print("| %s | %d | %d | %d | %d | %d | %s | %s | %.1f | %.1f |" % (
         name, m["ops"], m["candidates"], m["intervals"], m["binaries"], m["rows"],
         d["status"], gap, d["solve_s"], float(wall)))
-    if d["status"] == "optimal" and (best is None or m["binaries"] > best[1]["binaries"]):
+    if d["status"] == "optimal" and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
         best = (name, m)
 if best:
     print("\nLargest solved to optimality within %s s: %s (%d ops, %d candidates, %d binaries)." % (

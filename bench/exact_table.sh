@@ -22,13 +22,16 @@ while getopts "b:t:" o; do
 	esac
 done
 shift $((OPTIND - 1))
+# getopts consumed the "--": what is not a .json file is an option
 extra=()
 graphs=()
-if [ "${1:-}" = "--" ]; then
-	shift
-	while [ $# -gt 0 ] && [ "${1%.json}" = "$1" ]; do extra+=("$1"); shift; done
-fi
-graphs=("$@")
+for a in "$@"; do
+	case $a in
+	--) ;;
+	*.json) graphs+=("$a") ;;
+	*) extra+=("$a") ;;
+	esac
+done
 [ -x "$hoff" ] || { echo "exact_table.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
 if [ ${#graphs[@]} -eq 0 ]; then
 	for g in "$root"/data/*.json; do

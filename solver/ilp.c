@@ -491,12 +491,20 @@ static void row_end(rowb *r)
 			  : m->rtype[i] == HOFF_ILP_GE ? 0 >= rhs - tol
 						       : fabs(rhs) <= tol;
 		if (!ok && !m->infeasible) {
-			char name[64];
-			hoff_ilp_row_name(m, i, name, sizeof name);
 			m->infeasible = true;
-			snprintf(m->why, sizeof m->why,
-				 "row %s cannot hold whatever is offloaded",
-				 name);
+			if (m->rtag[i] == 'M') {
+				int32_t w = m->rarg[i], k = (w + 1) / 2;
+				snprintf(m->why, sizeof m->why,
+					 "memory %s op \"%s\" is above the "
+					 "budget whatever is offloaded",
+					 w % 2 == 0 ? "while" : "just before",
+					 m->g->op[k].id);
+			} else {
+				char name[64];
+				hoff_ilp_row_name(m, i, name, sizeof name);
+				snprintf(m->why, sizeof m->why,
+					 "row %s cannot hold", name);
+			}
 		}
 		m->nrows--;
 	}
@@ -1734,8 +1742,6 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 	*makespan_ps = m->compute_ps + (int64_t)llround(stall * m->tu);
 	int64_t peak = 0;
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
-		if (!m->hot[IDX(w)] && m->budget_mode)
-			continue;
 		double mem = (double)m->fixed[IDX(w)];
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
@@ -2230,6 +2236,9 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp_picks_of(m, jg.s, pick);
 		have_start = hoff_ilp_start(m, pick, start, &e2);
 	}
+	/* the limit covers the whole run: greedy, bounds, start */
+	double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
+	m->o.time_limit_s = fmax(0.5, o->time_limit_s - (now_s() - t0) - span);
 	if ((st = hoff_ilp_solve(m, have_start ? start : NULL, &sol, e)) !=
 	    HOFF_OK)
 		goto out;
@@ -2259,8 +2268,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			rep->decoded = jd.sum;
 			rep->decoded_valid = jd.legal;
 			double t1 = now_s();
-			double left = o->time_limit_s - sol.solve_s;
-			double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
+			double left = o->time_limit_s - (t1 - t0);
 			rep->repair_moves = repair(m, g, pick, &jd,
 						   t1 + fmin(span, fmax(left, 0.5)),
 						   &st, e);

@@ -191,10 +191,11 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick);
  * feasible; *row gets the worst row (0 for a bound). */
 double hoff_ilp_violation(const hoff_ilp *m, const double *x, int32_t *row);
 
-/* A model solution with the decisions pick[] (e.g. greedy's) and the
- * store completions of its simulation: the binaries are fixed and the
- * continuous columns solved for. false (and x untouched) when the
- * decisions do not fit the model. x is caller-sized ncols + 1. */
+/* A model solution with the decisions pick[] (e.g. greedy's): every
+ * column read off the simulation of their schedule, or, where the stage
+ * model disagrees with the machine, the continuous columns solved for
+ * with the decisions fixed. Checked against every row; false (and x
+ * untouched) when it does not fit. x is caller-sized ncols + 1. */
 bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 		    hoff_err *e);
 

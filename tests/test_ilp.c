@@ -223,7 +223,7 @@ static uint32_t rnd(rng *r, uint32_t n)
  * connections, one or two weights (homed on the host or the device),
  * sometimes a KV-like tensor updated in place. Sizes in MB, times in ms,
  * so the machine model's integers are easy to follow. */
-static char *random_graph(uint64_t seed, bool *contention_free)
+static char *random_graph(uint64_t seed)
 {
 	rng r = {seed * 2654435761ULL + 1};
 	int n = 3 + (int)rnd(&r, 4); /* 3..6 ops */
@@ -281,7 +281,6 @@ static char *random_graph(uint64_t seed, bool *contention_free)
 	}
 	OUT("]}");
 #undef OUT
-	(void)contention_free;
 	return buf;
 }
 
@@ -379,7 +378,7 @@ static void test_random_vs_bruteforce(void **state)
 	int want = getenv("HOFF_BF_N") ? atoi(getenv("HOFF_BF_N")) : 60;
 	uint64_t seed0 = getenv("HOFF_BF_SEED") ? strtoull(getenv("HOFF_BF_SEED"), NULL, 10) : 1;
 	for (uint64_t seed = seed0; done < want && seed < seed0 + 50 * (uint64_t)want; seed++) {
-		char *text = random_graph(seed, NULL);
+		char *text = random_graph(seed);
 		if (getenv("HOFF_BF_DUMP")) {
 			char path[64];
 			snprintf(path, sizeof path, "/tmp/bf_r%llu.json",
@@ -427,8 +426,9 @@ static void test_random_vs_bruteforce(void **state)
 	 * first come first served, so under contention the decoded schedule
 	 * can simulate worse than the model predicted, or a machine schedule
 	 * can fall outside the model (a prefetch issued while its own store
-	 * is in flight). Seeded runs of 800 graphs matched on 799 (budget)
-	 * and 800 (overhead); allowed here: 5% of cases. */
+	 * is in flight). Seeded runs of 800 graphs (HOFF_BF_N=400,
+	 * HOFF_BF_SEED=1000 and 5000) matched on 798 (budget) and 799
+	 * (overhead); allowed here: 5% of cases. */
 	assert_int_equal(tb.better + to.better, 0);
 	int miss = tb.worse + tb.mismatch_feas + to.worse + to.mismatch_feas;
 	assert_true(miss * 20 <= tb.graphs + to.graphs);
@@ -442,7 +442,7 @@ static void test_prune_keeps_optimum(void **state)
 	(void)state;
 	int done = 0;
 	for (uint64_t seed = 200; done < 25 && seed < 2000; seed++) {
-		char *text = random_graph(seed, NULL);
+		char *text = random_graph(seed);
 		hoff_graph *g = tu_graph(text);
 		free(text);
 		if (bf_count(g, 20000) > 20000) {
@@ -480,7 +480,7 @@ static void test_never_worse_than_greedy(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		char *text = random_graph(seed * 7919, NULL);
+		char *text = random_graph(seed * 7919);
 		hoff_graph *g = tu_graph(text);
 		free(text);
 		for (int mode = 0; mode < 2; mode++) {
@@ -559,7 +559,7 @@ static void test_export_and_cbc(void **state)
 	bool have_cbc = run_cmd("command -v cbc >/dev/null 2>&1") == 0;
 	int checked = 0;
 	for (uint64_t seed = 31; seed < 120 && checked < 6; seed++) {
-		char *text = random_graph(seed, NULL);
+		char *text = random_graph(seed);
 		hoff_graph *g = tu_graph(text);
 		free(text);
 		char lp[256], mps[256], cmd[1024], out[256];
@@ -580,7 +580,12 @@ static void test_export_and_cbc(void **state)
 		char *t1 = tu_slurp(lp, &n1), *t2 = tu_slurp(mps, &n2);
 		assert_non_null(t1);
 		assert_non_null(t2);
-		assert_non_null(strstr(t1, "Minimize"));
+		/* a model that pruning emptied is written as such (GLPK
+		 * says so in a comment) */
+		if (rep.nrows > 0 && rep.ncols > 0)
+			assert_non_null(strstr(t1, "Minimize"));
+		else
+			assert_non_null(strstr(t1, "NO ROWS/COLUMNS"));
 		assert_non_null(strstr(t2, "ROWS"));
 		free(t1);
 		free(t2);
