@@ -32,6 +32,18 @@ hoff_status hoff_sched_push(hoff_sched *s, hoff_step_kind kind, int32_t id,
 	return HOFF_OK;
 }
 
+bool hoff_sched_same_steps(const hoff_sched *a, const hoff_sched *b)
+{
+	if (a->nsteps != b->nsteps)
+		return false;
+	for (int64_t i = 0; i < a->nsteps; i++) {
+		const hoff_step *x = &a->step[i], *y = &b->step[i];
+		if (x->id != y->id || x->tier != y->tier || x->kind != y->kind)
+			return false;
+	}
+	return true;
+}
+
 hoff_status hoff_sched_set_policy(hoff_sched *s, const char *policy)
 {
 	char *p = hoff_strdup(policy);

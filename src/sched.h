@@ -48,6 +48,9 @@ void hoff_sched_free(hoff_sched *s);
 /* Appends a step; HOFF_ENOMEM on failure. */
 hoff_status hoff_sched_push(hoff_sched *s, hoff_step_kind kind, int32_t id,
 			    int32_t tier);
+/* True when a and b hold the same steps (field by field: a step's padding
+ * is never compared). */
+bool hoff_sched_same_steps(const hoff_sched *a, const hoff_sched *b);
 /* Sets policy (copied); HOFF_ENOMEM on failure. */
 hoff_status hoff_sched_set_policy(hoff_sched *s, const char *policy);
 

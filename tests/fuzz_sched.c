@@ -72,8 +72,7 @@ static bool ps_close(int64_t a, int64_t b, int64_t scale)
 
 static bool same(const hoff_sched *s, const hoff_sched *t, const hoff_graph *g)
 {
-	if (s->nsteps != t->nsteps ||
-	    memcmp(s->step, t->step, (size_t)s->nsteps * sizeof *s->step) ||
+	if (!hoff_sched_same_steps(s, t) ||
 	    !str_same(s->graph ? s->graph : g->name, t->graph) ||
 	    !str_same(s->policy, t->policy) ||
 	    s->budget_bytes != t->budget_bytes ||

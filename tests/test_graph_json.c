@@ -16,36 +16,6 @@
 #include "outfile.h"
 #include "testutil.h"
 
-/* FORMAT.md's example, verbatim. */
-static const char EXAMPLE_GRAPH[] =
-	"{\n"
-	"  \"format\": \"hoffopt.graph\", \"version\": 1,\n"
-	"  \"name\": \"tiny\",\n"
-	"  \"meta\": { \"source\": \"free-form, kept on round trip, never interpreted\" },\n"
-	"  \"machine\": {\n"
-	"    \"device\": { \"name\": \"H100-SXM\", \"memory_bytes\": 100000000,\n"
-	"                \"flops_per_s\": 7.0e14, \"mem_bandwidth_Bps\": 3.0e12,\n"
-	"                \"op_overhead_s\": 0 },\n"
-	"    \"tiers\": [\n"
-	"      { \"name\": \"host\", \"capacity_bytes\": 1000000000000,\n"
-	"        \"h2d_Bps\": 1.0e9, \"d2h_Bps\": 1.0e9, \"latency_s\": 0 }\n"
-	"    ]\n"
-	"  },\n"
-	"  \"tensors\": [\n"
-	"    { \"id\": \"x\",  \"bytes\": 1000000, \"kind\": \"input\" },\n"
-	"    { \"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": \"host\" },\n"
-	"    { \"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": \"host\" },\n"
-	"    { \"id\": \"a\",  \"bytes\": 2000000, \"kind\": \"activation\" },\n"
-	"    { \"id\": \"b\",  \"bytes\": 2000000, \"kind\": \"output\" }\n"
-	"  ],\n"
-	"  \"ops\": [\n"
-	"    { \"id\": \"op0\", \"kind\": \"matmul\", \"inputs\": [\"x\", \"w0\"], \"outputs\": [\"a\"],\n"
-	"      \"time_s\": 0.004, \"layer\": 0 },\n"
-	"    { \"id\": \"op1\", \"kind\": \"matmul\", \"inputs\": [\"a\", \"w1\"], \"outputs\": [\"b\"],\n"
-	"      \"time_s\": 0.004, \"layer\": 1 }\n"
-	"  ]\n"
-	"}\n";
-
 /* A graph with every optional field, escapes, unknown keys and nulls. */
 static const char RICH_GRAPH[] =
 	"{\"format\":\"hoffopt.graph\",\"version\":1,"
@@ -129,7 +99,7 @@ static int32_t T(const hoff_graph *g, const char *id)
 static void test_example(void **state)
 {
 	(void)state;
-	hoff_graph *g = parse_ok(EXAMPLE_GRAPH);
+	hoff_graph *g = parse_ok(tu_example_graph);
 	assert_string_equal(g->name, "tiny");
 	assert_string_equal(g->meta, "{\"source\":\"free-form, kept on round "
 				     "trip, never interpreted\"}");
@@ -352,7 +322,7 @@ static void round_trip(const hoff_graph *g)
 static void test_round_trip_example(void **state)
 {
 	(void)state;
-	hoff_graph *g = parse_ok(EXAMPLE_GRAPH);
+	hoff_graph *g = parse_ok(tu_example_graph);
 	round_trip(g);
 	hoff_graph_free(g);
 }
@@ -531,18 +501,18 @@ static void test_conformance_graphs(void **state)
 static void test_truncated(void **state)
 {
 	(void)state;
-	size_t end = strrchr(EXAMPLE_GRAPH, '}') - EXAMPLE_GRAPH + 1;
+	size_t end = strrchr(tu_example_graph, '}') - tu_example_graph + 1;
 	for (size_t n = 0; n < end; n++) {
 		hoff_graph *g = (hoff_graph *)1;
 		hoff_err e = {{0}};
-		assert_int_equal(parse_exact(EXAMPLE_GRAPH, n, &g, &e),
+		assert_int_equal(parse_exact(tu_example_graph, n, &g, &e),
 				 HOFF_EINPUT);
 		assert_null(g);
 		assert_non_null(strstr(e.msg, "t.json"));
 	}
 	hoff_graph *g = NULL;
 	hoff_err e;
-	assert_int_equal(parse_exact(EXAMPLE_GRAPH, end, &g, &e), HOFF_OK);
+	assert_int_equal(parse_exact(tu_example_graph, end, &g, &e), HOFF_OK);
 	hoff_graph_free(g);
 }
 
@@ -555,7 +525,7 @@ static void test_stdin_and_io(void **state)
 	snprintf(path, sizeof path, "%s/in.json", tmpdir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
-	fputs(EXAMPLE_GRAPH, f);
+	fputs(tu_example_graph, f);
 	fclose(f);
 	assert_non_null(freopen(path, "r", stdin));
 	assert_int_equal(hoff_graph_read("-", &g, &e), HOFF_OK);
@@ -568,7 +538,7 @@ static void test_stdin_and_io(void **state)
 	assert_null(g);
 	assert_string_equal(e.msg, "cannot read /nonexistent/graph.json: No "
 				   "such file or directory");
-	g = parse_ok(EXAMPLE_GRAPH);
+	g = parse_ok(tu_example_graph);
 	assert_int_equal(hoff_graph_write(g, "/nonexistent/out.json", &e),
 			 HOFF_EIO);
 	assert_non_null(strstr(e.msg, "cannot write /nonexistent/out.json"));

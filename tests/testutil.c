@@ -8,6 +8,36 @@
 #include "graph_json.h"
 #include "sched_json.h"
 
+/* FORMAT.md's example, verbatim. */
+const char tu_example_graph[] =
+	"{\n"
+	"  \"format\": \"hoffopt.graph\", \"version\": 1,\n"
+	"  \"name\": \"tiny\",\n"
+	"  \"meta\": { \"source\": \"free-form, kept on round trip, never interpreted\" },\n"
+	"  \"machine\": {\n"
+	"    \"device\": { \"name\": \"H100-SXM\", \"memory_bytes\": 100000000,\n"
+	"                \"flops_per_s\": 7.0e14, \"mem_bandwidth_Bps\": 3.0e12,\n"
+	"                \"op_overhead_s\": 0 },\n"
+	"    \"tiers\": [\n"
+	"      { \"name\": \"host\", \"capacity_bytes\": 1000000000000,\n"
+	"        \"h2d_Bps\": 1.0e9, \"d2h_Bps\": 1.0e9, \"latency_s\": 0 }\n"
+	"    ]\n"
+	"  },\n"
+	"  \"tensors\": [\n"
+	"    { \"id\": \"x\",  \"bytes\": 1000000, \"kind\": \"input\" },\n"
+	"    { \"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": \"host\" },\n"
+	"    { \"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": \"host\" },\n"
+	"    { \"id\": \"a\",  \"bytes\": 2000000, \"kind\": \"activation\" },\n"
+	"    { \"id\": \"b\",  \"bytes\": 2000000, \"kind\": \"output\" }\n"
+	"  ],\n"
+	"  \"ops\": [\n"
+	"    { \"id\": \"op0\", \"kind\": \"matmul\", \"inputs\": [\"x\", \"w0\"], \"outputs\": [\"a\"],\n"
+	"      \"time_s\": 0.004, \"layer\": 0 },\n"
+	"    { \"id\": \"op1\", \"kind\": \"matmul\", \"inputs\": [\"a\", \"w1\"], \"outputs\": [\"b\"],\n"
+	"      \"time_s\": 0.004, \"layer\": 1 }\n"
+	"  ]\n"
+	"}\n";
+
 char *tu_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

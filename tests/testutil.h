@@ -15,6 +15,9 @@
 #include "sched.h"
 #include "sim.h"
 
+/* FORMAT.md's example graph, verbatim. */
+extern const char tu_example_graph[];
+
 /* Reads a whole file (caller frees); NULL when missing. */
 char *tu_slurp(const char *path, size_t *len);
 /* Parses graph JSON text, failing the test on error (caller frees). */
