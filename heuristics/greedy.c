@@ -36,7 +36,10 @@
  * With a budget, the fastest valid schedule found under it wins; without,
  * a bisection on the target finds the smallest peak whose simulated
  * makespan is within (1 + max_overhead) of the lower bound.
- * Cost: one plan is O((ops + intervals) log intervals). */
+ * Cost: one plan is O((ops + intervals) log intervals); the candidates
+ * are sorted once, by counting sorts, in O(ops + intervals). Targets no
+ * plan against T0 can meet (under reach_bytes) are called missed
+ * without planning. Set-up runs beside the baselines. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +72,32 @@ typedef struct iv {
 	int32_t cs, p;/* placed coverage [cs, p] */
 	int16_t tier;
 	uint8_t kind;
-	uint8_t sel; /* 0 no, 1 hidden, 2 may stall */
 	uint8_t deferred; /* times a round put it off (bounded) */
 } iv;
+
+/* A 4-ary max-heap of interval indices keyed by a double score; ties by
+ * the lowest index, so any heap pops the same order. Entries are 16
+ * bytes, so a node's four children share one cache line: a sift down a
+ * heap of millions misses half as often as in a binary heap. */
+typedef struct hent {
+	double key;
+	int32_t id;
+	int32_t aux; /* an op index the pop tests staleness against */
+} hent;
+
+typedef struct heap {
+	hent *e;
+	size_t n, cap;
+} heap;
+
+/* A candidate as select_round's sweep meets it: its scores against the
+ * timeline nominal_all saw, beside the index, so the sweep streams. */
+typedef struct bent {
+	double hid_key;  /* bytes x time freed / transfer time */
+	double slow_key; /* bytes / transfer time */
+	int32_t i;       /* the interval */
+	int32_t pe0, bm1;/* its pe0 and b - 1 */
+} bent;
 
 typedef struct plan {
 	const hoff_graph *g;
@@ -81,127 +107,137 @@ typedef struct plan {
 	int64_t *M0;    /* (n) memory during op k, nothing offloaded */
 	int64_t *M;     /* (n) memory during op k under the plan */
 	int64_t *delta; /* (n + 1) scratch difference array */
-	iv *iv;         /* (niv) */
+	iv *iv;         /* (niv) by (a, t): store issue order */
 	size_t niv, iv_cap;
 	int32_t *order; /* (niv) scratch */
-	int32_t *by_a;  /* (niv) intervals by (a, t): store issue order */
 	int32_t *by_b;  /* (niv) by (b desc, t desc): backward deadlines */
-	uint8_t *selb;  /* (niv) iv[i].sel, dense for the channel passes */
+	uint8_t *selb;  /* (niv) selected: 0 no, 1 hidden, 2 may stall */
 	int32_t *bucket_off; /* (n + 2) scratch */
-	int32_t *bucket;     /* (niv) scratch */
+	bent *bucket;        /* (niv) candidates by nominal first covered op */
 	int32_t *fill;       /* (n + 2) scratch */
 	int32_t *ext_off;    /* (n + 3) scratch: selected, by first op after p */
 	int32_t *ext;        /* (niv) scratch */
+	heap hq[4];          /* select_round's heaps, kept for their memory */
+	int32_t *must;       /* (nmust) candidates every plan selects */
+	size_t nmust;
+	int32_t *deferred;   /* (ndeferred) candidates with iv.deferred > 0 */
+	size_t ndeferred, deferred_cap;
 	int64_t floor_bytes; /* largest memory no plan can avoid */
+	int64_t reach_bytes; /* a peak no plan against T0 can go under */
 	bool T_real; /* T holds a simulated timeline, not T0 */
 } plan;
 
-/* A binary max-heap of interval indices keyed by a double score. */
-typedef struct heap {
-	int32_t *id;
-	double *key;
-	size_t n, cap;
-} heap;
-
-static bool heap_above(const heap *h, size_t i, size_t j)
+static inline bool hent_above(hent a, hent b)
 {
-	return h->key[i] > h->key[j] ||
-	       (h->key[i] == h->key[j] && h->id[i] < h->id[j]);
+	return a.key > b.key || (a.key == b.key && a.id < b.id);
 }
 
-static void heap_swap(heap *h, size_t i, size_t j)
+static bool heap_push(heap *h, int32_t id, double key, int32_t aux)
 {
-	int32_t a = h->id[i];
-	h->id[i] = h->id[j];
-	h->id[j] = a;
-	double k = h->key[i];
-	h->key[i] = h->key[j];
-	h->key[j] = k;
-}
-
-static bool heap_push(heap *h, int32_t id, double key)
-{
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		int32_t *a = hoff_realloc(h->id, cap, sizeof *a);
-		if (!a)
-			return false;
-		h->id = a;
-		double *k = hoff_realloc(h->key, cap, sizeof *k);
-		if (!k)
-			return false;
-		h->key = k;
-		h->cap = cap;
-	}
+	if (!hoff_grow((void **)&h->e, &h->cap, h->n + 1, sizeof *h->e))
+		return false;
+	hent x = {.key = key, .id = id, .aux = aux};
 	size_t i = h->n++;
-	h->id[i] = id;
-	h->key[i] = key;
-	while (i > 0 && heap_above(h, i, (i - 1) / 2)) {
-		heap_swap(h, i, (i - 1) / 2);
-		i = (i - 1) / 2;
+	while (i > 0 && hent_above(x, h->e[(i - 1) / 4])) {
+		h->e[i] = h->e[(i - 1) / 4];
+		i = (i - 1) / 4;
 	}
+	h->e[i] = x;
 	return true;
 }
 
-static int32_t heap_pop(heap *h)
+static hent heap_pop(heap *h)
 {
-	int32_t top = h->id[0];
-	h->n--;
-	if (h->n) {
-		h->id[0] = h->id[h->n];
-		h->key[0] = h->key[h->n];
+	hent top = h->e[0];
+	size_t n = --h->n;
+	if (n) {
+		hent x = h->e[n];
 		size_t i = 0;
 		for (;;) {
-			size_t c = 2 * i + 1, best = i;
-			if (c < h->n && heap_above(h, c, best))
-				best = c;
-			if (c + 1 < h->n && heap_above(h, c + 1, best))
-				best = c + 1;
-			if (best == i)
+			size_t c = 4 * i + 1, end = c + 4 < n ? c + 4 : n;
+			if (c >= n)
 				break;
-			heap_swap(h, i, best);
-			i = best;
+			for (size_t d = c + 1; d < end; d++)
+				if (hent_above(h->e[d], h->e[c]))
+					c = d;
+			if (!hent_above(h->e[c], x))
+				break;
+			h->e[i] = h->e[c];
+			i = c;
 		}
+		h->e[i] = x;
 	}
 	return top;
 }
 
 static void heap_free(heap *h)
 {
-	free(h->id);
-	free(h->key);
+	free(h->e);
 	memset(h, 0, sizeof *h);
 }
 
-/* First op index j >= from with T[j] >= t (n when none). */
+/* First op index j >= from with T[j] >= t (n when none). T never
+ * decreases and the answer is usually a few ops past from: gallop, then
+ * bisect, in O(log distance). */
 static int32_t first_at(const plan *pl, int32_t from, int64_t t)
 {
-	int32_t lo = from < 0 ? 0 : from, hi = pl->n;
+	const int64_t *T = pl->T;
+	int64_t n = pl->n, lo = from < 0 ? 0 : from, hi, step = 1;
+	if (lo >= n)
+		return (int32_t)n;
+	if (T[lo] >= t)
+		return (int32_t)lo;
+	/* T[lo] < t: the answer is in (lo, hi], hi == n meaning none */
+	for (hi = lo + 1; hi < n && T[hi] < t; hi = lo + step) {
+		lo = hi;
+		step *= 2;
+	}
+	if (hi > n)
+		hi = n;
+	lo++;
 	while (lo < hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (pl->T[mid] >= t)
+		int64_t mid = lo + (hi - lo) / 2;
+		if (T[mid] >= t)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return lo;
+	return (int32_t)lo;
 }
 
 /* Last boundary p (prefetch issued after op p, -1 before op 0) with
- * T[p + 1] <= t. */
-static int32_t boundary_before(const plan *pl, int64_t t)
+ * T[p + 1] <= t, galloping from index hint (usually the deadline). */
+static int32_t boundary_before(const plan *pl, int64_t t, int32_t hint)
 {
-	int32_t lo = 0, hi = pl->n; /* largest idx with T[idx] <= t */
-	if (pl->T[0] > t)
-		return -1;
+	const int64_t *T = pl->T;
+	/* x: the largest idx in [0, n] with T[idx] <= t, -1 when none */
+	int64_t n = pl->n, lo, hi, step = 1;
+	lo = hint < 0 ? 0 : hint > n ? n : hint;
+	if (T[lo] <= t) { /* x in [lo, n] */
+		for (hi = lo + 1; hi <= n && T[hi] <= t; hi = lo + step) {
+			lo = hi;
+			step *= 2;
+		}
+		hi = (hi > n + 1 ? n + 1 : hi) - 1;
+	} else { /* x in [-1, lo) */
+		hi = lo;
+		for (lo = hi - 1; lo >= 0 && T[lo] > t; lo = hi - step) {
+			hi = lo;
+			step *= 2;
+		}
+		if (lo < 0)
+			lo = -1; /* stands for an entry <= t before op 0 */
+		hi--;
+	}
+	/* T[lo] <= t (or lo == -1), T[hi + 1] > t (or hi == n) */
 	while (lo < hi) {
-		int32_t mid = lo + (hi - lo + 1) / 2;
-		if (pl->T[mid] <= t)
+		int64_t mid = lo + (hi - lo + 1) / 2;
+		if (T[mid] <= t)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	return lo - 1;
+	return lo < 0 ? -1 : (int32_t)lo - 1;
 }
 
 static bool add_iv(plan *pl, iv x)
@@ -246,7 +282,6 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			s.kind = IV_START;
 			s.a = -1;
 			s.b = g->use[u0];
-			s.sel = 1; /* it must be fetched anyway */
 			if (!add_iv(pl, s))
 				goto oom;
 		}
@@ -305,61 +340,45 @@ static void nominal(plan *pl, iv *c)
 	if (c->b >= pl->n) {
 		c->pe0 = pl->n - 1;
 	} else {
-		int32_t p = boundary_before(pl, pl->T[c->b] - c->fetch_ps);
+		int32_t p = boundary_before(pl, pl->T[c->b] - c->fetch_ps,
+					    c->b);
 		c->pe0 = p > c->b - 1 ? c->b - 1 : p;
 	}
 }
 
-static _Thread_local const plan *sort_plan; /* for qsort's comparators */
-/* Intervals in store-issue order (a, then tensor): the order of the d2h
- * channels, and nearly that of coverage, so the passes over them stream. */
-static int iv_by_a(const void *x, const void *y)
-{
-	const iv *a = x, *b = y;
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return (a->b > b->b) - (a->b < b->b);
-}
-
-static int by_store(const void *x, const void *y)
-{
-	const iv *a = &sort_plan->iv[*(const int32_t *)x];
-	const iv *b = &sort_plan->iv[*(const int32_t *)y];
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
-}
-
-static int by_deadline_desc(const void *x, const void *y)
-{
-	const iv *a = &sort_plan->iv[*(const int32_t *)x];
-	const iv *b = &sort_plan->iv[*(const int32_t *)y];
-	if (a->b != b->b)
-		return a->b > b->b ? -1 : 1;
-	return (a->t < b->t) - (a->t > b->t);
-}
+static _Thread_local const plan *sort_plan; /* for qsort's comparator */
 
 /* Nominal coverage of every candidate against pl->T, and the candidates
  * bucketed by their first covered op (counting sort, so by index within
- * a bucket): the order select_round sweeps them in. */
+ * a bucket) with their scores: the order select_round sweeps them in. */
 static void nominal_all(plan *pl)
 {
 	const int32_t n = pl->n;
-	for (size_t i = 0; i < pl->niv; i++)
-		nominal(pl, &pl->iv[i]);
-	memset(pl->bucket_off, 0, ((size_t)n + 2) * sizeof *pl->bucket_off);
-	for (size_t i = 0; i < pl->niv; i++)
-		if (pl->iv[i].cs0 < n)
-			pl->bucket_off[pl->iv[i].cs0 + 1]++;
+	int32_t *off = pl->bucket_off, *fill = pl->fill;
+	memset(off, 0, ((size_t)n + 2) * sizeof *off);
+	for (size_t i = 0; i < pl->niv; i++) {
+		iv *c = &pl->iv[i];
+		nominal(pl, c);
+		if (c->cs0 < n)
+			off[c->cs0 + 1]++;
+	}
 	for (int32_t j = 0; j <= n; j++)
-		pl->bucket_off[j + 1] += pl->bucket_off[j];
-	for (int32_t j = 0; j <= n; j++)
-		pl->fill[j] = pl->bucket_off[j];
-	for (size_t i = 0; i < pl->niv; i++)
-		if (pl->iv[i].cs0 < n)
-			pl->bucket[pl->fill[pl->iv[i].cs0]++] = (int32_t)i;
+		off[j + 1] += off[j];
+	memcpy(fill, off, ((size_t)n + 1) * sizeof *fill);
+	for (size_t i = 0; i < pl->niv; i++) {
+		const iv *c = &pl->iv[i];
+		if (c->cs0 >= n)
+			continue;
+		double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
+		double span = (double)(pl->T[c->pe0 + 1] - pl->T[c->cs0]);
+		pl->bucket[fill[c->cs0]++] = (bent){
+			.hid_key = (double)c->bytes * span / cost,
+			.slow_key = (double)c->bytes / cost,
+			.i = (int32_t)i,
+			.pe0 = c->pe0,
+			.bm1 = c->b - 1,
+		};
+	}
 }
 
 static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
@@ -399,23 +418,79 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	hoff_status st = enumerate(pl, e);
 	if (st != HOFF_OK)
 		return st;
-	qsort(pl->iv, pl->niv, sizeof *pl->iv, iv_by_a);
-	pl->order = hoff_alloc(pl->niv + 1, sizeof *pl->order);
-	pl->bucket = hoff_alloc(pl->niv + 1, sizeof *pl->bucket);
-	pl->by_a = hoff_alloc(pl->niv + 1, sizeof *pl->by_a);
-	pl->by_b = hoff_alloc(pl->niv + 1, sizeof *pl->by_b);
-	pl->selb = hoff_zalloc(pl->niv + 1, sizeof *pl->selb);
-	pl->ext = hoff_alloc(pl->niv + 1, sizeof *pl->ext);
-	if (!pl->order || !pl->bucket || !pl->by_a || !pl->by_b || !pl->selb ||
-	    !pl->ext)
+	size_t m = pl->niv;
+	iv *byt = pl->iv; /* as enumerated: by t, then a */
+	pl->iv = hoff_alloc(m + 1, sizeof *pl->iv);
+	pl->iv_cap = m + 1;
+	pl->order = hoff_alloc(m + 1, sizeof *pl->order);
+	pl->bucket = hoff_alloc(m + 1, sizeof *pl->bucket);
+	pl->by_b = hoff_alloc(m + 1, sizeof *pl->by_b);
+	pl->selb = hoff_zalloc(m + 1, sizeof *pl->selb);
+	pl->ext = hoff_alloc(m + 1, sizeof *pl->ext);
+	if (!pl->iv || !pl->order || !pl->bucket || !pl->by_b || !pl->selb ||
+	    !pl->ext) {
+		free(byt);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	/* Both channel orders are fixed by the candidates: sort once. */
-	for (size_t i = 0; i < pl->niv; i++)
-		pl->by_a[i] = pl->by_b[i] = (int32_t)i;
-	sort_plan = pl;
-	qsort(pl->by_a, pl->niv, sizeof *pl->by_a, by_store);
-	qsort(pl->by_b, pl->niv, sizeof *pl->by_b, by_deadline_desc);
+	}
+	/* Both channel orders are fixed by the candidates. A tensor's gaps
+	 * are disjoint, so (a, t) and (b, t) are keys, and enumerate made
+	 * the candidates by t: counting sorts on a and on b, stable, give
+	 * the candidates by (a, t), the store issue order, and by_b by
+	 * (b desc, t desc), the backward deadline order, in O(n + niv). */
+	int32_t *off = pl->bucket_off, *pos = pl->order;
+	memset(off, 0, (n + 2) * sizeof *off);
+	for (size_t k = 0; k < m; k++)
+		off[byt[k].a + 2]++;
+	for (size_t j = 0; j <= n; j++)
+		off[j + 1] += off[j];
+	for (size_t k = 0; k < m; k++) {
+		pos[k] = off[byt[k].a + 1]++;
+		pl->iv[pos[k]] = byt[k];
+	}
+	free(byt);
+	memset(off, 0, (n + 2) * sizeof *off);
+	for (size_t k = 0; k < m; k++)
+		off[n - (size_t)pl->iv[k].b + 1]++;
+	for (size_t j = 0; j <= n; j++)
+		off[j + 1] += off[j];
+	for (size_t k = m; k-- > 0;) {
+		const iv *c = &pl->iv[pos[k]];
+		pl->by_b[off[n - (size_t)c->b]++] = pos[k];
+	}
 	nominal_all(pl);
+	/* No placement covers more than [cs0, b - 1] (stores only queue,
+	 * prefetches only come before b): op j keeps at least M0[j] less
+	 * every candidate that could cover it. */
+	memset(pl->delta, 0, (n + 1) * sizeof *pl->delta);
+	for (size_t i = 0; i < m; i++) {
+		const iv *c = &pl->iv[i];
+		int32_t last = c->b - 1 < pl->n - 1 ? c->b - 1 : pl->n - 1;
+		if (c->cs0 <= last) {
+			pl->delta[c->cs0] -= c->bytes;
+			pl->delta[last + 1] += c->bytes;
+		}
+	}
+	int64_t run = 0;
+	for (int32_t j = 0; j < pl->n; j++) {
+		run += pl->delta[j];
+		if (pl->M0[j] + run > pl->reach_bytes)
+			pl->reach_bytes = pl->M0[j] + run;
+	}
+	for (size_t i = 0; i < m; i++) {
+		const iv *c = &pl->iv[i];
+		pl->nmust += c->kind == IV_START ||
+			     (c->b >= pl->g->nops && c->kind == IV_DETACH);
+	}
+	pl->must = hoff_alloc(pl->nmust + 1, sizeof *pl->must);
+	if (!pl->must)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	pl->nmust = 0;
+	for (size_t i = 0; i < m; i++) {
+		const iv *c = &pl->iv[i];
+		if (c->kind == IV_START ||
+		    (c->b >= pl->g->nops && c->kind == IV_DETACH))
+			pl->must[pl->nmust++] = (int32_t)i;
+	}
 	return HOFF_OK;
 }
 
@@ -428,7 +503,6 @@ static void plan_free(plan *pl)
 	free(pl->delta);
 	free(pl->iv);
 	free(pl->order);
-	free(pl->by_a);
 	free(pl->by_b);
 	free(pl->selb);
 	free(pl->bucket_off);
@@ -436,6 +510,10 @@ static void plan_free(plan *pl)
 	free(pl->ext_off);
 	free(pl->ext);
 	free(pl->bucket);
+	free(pl->must);
+	free(pl->deferred);
+	for (int i = 0; i < 4; i++)
+		heap_free(&pl->hq[i]);
 }
 
 /* Copies *src into *dst (arrays duplicated) so two targets can be tried
@@ -454,6 +532,7 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 	} while (0)
 	bool ok = true;
 	dst->iv_cap = src->niv;
+	memset(dst->hq, 0, sizeof dst->hq);
 	DUP(T, n + 1);
 	DUP(T0, n + 1);
 	DUP(M0, n + 1);
@@ -461,7 +540,6 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 	DUP(delta, n + 2);
 	DUP(iv, src->niv);
 	DUP(order, m);
-	DUP(by_a, m);
 	DUP(by_b, m);
 	DUP(selb, m);
 	DUP(bucket_off, n + 3);
@@ -469,21 +547,29 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 	DUP(ext_off, n + 3);
 	DUP(ext, m);
 	DUP(bucket, m);
+	DUP(must, src->nmust + 1);
+	dst->deferred = NULL;
+	dst->deferred_cap = 0;
+	if (src->ndeferred) {
+		DUP(deferred, src->ndeferred);
+		dst->deferred_cap = src->ndeferred;
+	}
 #undef DUP
 	return ok ? HOFF_OK : HOFF_ENOMEM;
 }
 
-/* Resets selections to the mandatory ones. */
+/* Resets selections to the mandatory ones. A candidate's pmin is set
+ * whenever it is selected, so only the mandatory ones' need a reset. */
 static void plan_reset(plan *pl)
 {
-	for (size_t i = 0; i < pl->niv; i++) {
-		iv *c = &pl->iv[i];
-		bool must = c->kind == IV_START ||
-			    (c->b >= pl->n && c->kind == IV_DETACH);
-		c->sel = pl->selb[i] = must ? 1 : 0;
-		c->pmin = -1;
-		c->deferred = 0;
+	memset(pl->selb, 0, pl->niv * sizeof *pl->selb);
+	for (size_t k = 0; k < pl->nmust; k++) {
+		pl->selb[pl->must[k]] = 1;
+		pl->iv[pl->must[k]].pmin = -1;
 	}
+	for (size_t k = 0; k < pl->ndeferred; k++)
+		pl->iv[pl->deferred[k]].deferred = 0;
+	pl->ndeferred = 0;
 }
 
 /* Step 4: places the selected intervals on their channels, then derives
@@ -494,9 +580,9 @@ static void place(plan *pl)
 	/* Stores, forward, FIFO per d2h channel. */
 	int64_t chan[2 * HOFF_MAX_TIERS] = {0};
 	for (size_t i = 0; i < pl->niv; i++) {
-		if (!pl->selb[pl->by_a[i]])
+		if (!pl->selb[i])
 			continue;
-		iv *c = &pl->iv[pl->by_a[i]];
+		iv *c = &pl->iv[i];
 		int64_t issue = c->a < 0 ? 0 : pl->T[c->a + 1];
 		if (c->kind == IV_STORE) {
 			int64_t *d2h = &chan[2 * c->tier + 1];
@@ -529,7 +615,7 @@ static void place(plan *pl)
 			start = earliest;
 		*h2d = start;
 		c->slot = start;
-		int32_t p = boundary_before(pl, start);
+		int32_t p = boundary_before(pl, start, c->b);
 		if (p < c->pmin)
 			p = c->pmin;
 		if (p < c->a)
@@ -541,8 +627,10 @@ static void place(plan *pl)
 	/* Coverage into M. */
 	memset(pl->delta, 0, ((size_t)pl->n + 1) * sizeof *pl->delta);
 	for (size_t i = 0; i < pl->niv; i++) {
+		if (!pl->selb[i])
+			continue;
 		const iv *c = &pl->iv[i];
-		if (c->sel && c->cs <= c->p) {
+		if (c->cs <= c->p) {
 			pl->delta[c->cs] -= c->bytes;
 			pl->delta[c->p + 1] += c->bytes;
 		}
@@ -561,9 +649,15 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 {
 	const int32_t n = pl->n;
 	int32_t *fill = pl->fill;
+	uint8_t *selb = pl->selb;
 	bool ext_on = false; /* the fetch-later list is built on first need */
 	int32_t next_ext = 0;
-	heap hidden = {0}, slow = {0}, later = {0}, late = {0};
+	/* The plan's heaps, emptied: their memory is kept across rounds.
+	 * Each entry carries the last op its candidate can serve (aux), so
+	 * stale entries are dropped without touching the interval. */
+	heap *hidden = &pl->hq[0], *slow = &pl->hq[1], *later = &pl->hq[2],
+	     *late = &pl->hq[3];
+	hidden->n = slow->n = later->n = late->n = 0;
 	int64_t added = 0, red = 0;
 	/* When each tier's d2h channel is busy until, from the stores of
 	 * this round: a store frees nothing before the ones ahead of it. */
@@ -577,18 +671,12 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 		/* A violation: bring in the candidates that start by j and
 		 * still cover it; the rest of the bucket never could. */
 		for (; next < pl->bucket_off[j + 1]; next++) {
-			int32_t i = pl->bucket[next];
-			if (pl->selb[i])
+			const bent *c = &pl->bucket[next];
+			if (selb[c->i])
 				continue;
-			const iv *c = &pl->iv[i];
-			bool hid = c->pe0 >= j, slo = stall && c->b - 1 >= j;
-			double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
-			double span = (double)(pl->T[c->pe0 + 1] -
-					       pl->T[c->cs0]);
-			if ((hid && !heap_push(&hidden, i,
-					       (double)c->bytes * span / cost)) ||
-			    (slo &&
-			     !heap_push(&slow, i, (double)c->bytes / cost))) {
+			bool hid = c->pe0 >= j, slo = stall && c->bm1 >= j;
+			if ((hid && !heap_push(hidden, c->i, c->hid_key, c->pe0)) ||
+			    (slo && !heap_push(slow, c->i, c->slow_key, c->bm1))) {
 				added = -1;
 				break;
 			}
@@ -596,35 +684,36 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 		for (; ext_on && next_ext < pl->ext_off[j + 1] && added >= 0;
 		     next_ext++) {
 			int32_t i = pl->ext[next_ext];
+			int32_t b = pl->iv[i].b;
 			/* farthest consumer first: its wait costs least */
-			if (pl->iv[i].b - 1 >= j &&
-			    !heap_push(&late, i, (double)pl->iv[i].b))
+			if (b - 1 >= j && !heap_push(late, i, (double)b, b - 1))
 				added = -1;
 		}
 		/* Candidates whose store would have freed too late for an
 		 * earlier op come back at the first op it frees in time. */
-		while (later.n && -later.key[0] <= (double)j && added >= 0) {
-			int32_t i = heap_pop(&later);
-			const iv *c = &pl->iv[i];
+		while (later->n && -later->e[0].key <= (double)j && added >= 0) {
+			hent x = heap_pop(later);
+			const iv *c = &pl->iv[x.id];
 			double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
-			if (!heap_push(&slow, i, (double)c->bytes / cost))
+			if (!heap_push(slow, x.id, (double)c->bytes / cost,
+				       x.aux))
 				added = -1;
 		}
 		int64_t excess = pl->M[j] + red - target;
 		while (excess > 0 && added >= 0) {
 			int32_t i = HOFF_NONE;
-			while (hidden.n) {
-				int32_t c = heap_pop(&hidden);
-				if (!pl->iv[c].sel && pl->iv[c].pe0 >= j) {
-					i = c;
+			while (hidden->n) {
+				hent x = heap_pop(hidden);
+				if (!selb[x.id] && x.aux >= j) {
+					i = x.id;
 					break;
 				}
 			}
 			bool hid = i != HOFF_NONE;
-			while (i == HOFF_NONE && slow.n) {
-				int32_t c = heap_pop(&slow);
-				if (!pl->iv[c].sel && pl->iv[c].b - 1 >= j)
-					i = c;
+			while (i == HOFF_NONE && slow->n) {
+				hent x = heap_pop(slow);
+				if (!selb[x.id] && x.aux >= j)
+					i = x.id;
 			}
 			if (i == HOFF_NONE && stall && !ext_on) {
 				/* Selected intervals whose prefetch comes before
@@ -634,8 +723,10 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				memset(pl->ext_off, 0,
 				       ((size_t)n + 3) * sizeof *pl->ext_off);
 				for (size_t q = 0; q < pl->niv; q++) {
+					if (!selb[q])
+						continue;
 					const iv *d = &pl->iv[q];
-					if (d->sel && d->b < n && d->p < d->b - 1)
+					if (d->b < n && d->p < d->b - 1)
 						pl->ext_off[d->p + 2]++;
 				}
 				for (int32_t k = 0; k <= n; k++)
@@ -643,35 +734,38 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				for (int32_t k = 0; k <= n; k++)
 					fill[k] = pl->ext_off[k];
 				for (size_t q = 0; q < pl->niv; q++) {
+					if (!selb[q])
+						continue;
 					const iv *d = &pl->iv[q];
-					if (d->sel && d->b < n && d->p < d->b - 1)
+					if (d->b < n && d->p < d->b - 1)
 						pl->ext[fill[d->p + 1]++] =
 							(int32_t)q;
 				}
 				for (; next_ext < pl->ext_off[j + 1]; next_ext++) {
 					int32_t q = pl->ext[next_ext];
-					if (pl->iv[q].b - 1 >= j &&
-					    !heap_push(&late, q,
-						       (double)pl->iv[q].b))
+					int32_t b = pl->iv[q].b;
+					if (b - 1 >= j &&
+					    !heap_push(late, q, (double)b, b - 1))
 						added = -1;
 				}
 			}
 			if (i == HOFF_NONE) {
 				/* Last resort: fetch a selected tensor right
 				 * before its consumer instead (it may stall). */
-				while (late.n) {
-					iv *c = &pl->iv[heap_pop(&late)];
+				while (late->n) {
+					hent x = heap_pop(late);
+					iv *c = &pl->iv[x.id];
 					if (c->b - 1 < j || c->pmin >= c->b - 1)
 						continue;
 					c->pmin = c->b - 1;
-					c->sel = pl->selb[c - pl->iv] = 2;
+					selb[x.id] = 2;
 					red -= c->bytes;
 					pl->delta[c->b] += c->bytes;
 					excess -= c->bytes;
 					added++;
 					break;
 				}
-				if (excess > 0 && !late.n)
+				if (excess > 0 && !late->n)
 					break; /* target too low */
 				continue;
 			}
@@ -685,14 +779,24 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 				if (done > pl->T[j]) { /* frees too late */
 					int32_t at = first_at(pl, j + 1, done);
 					if (at < c->b && c->deferred < 2 &&
-					    !heap_push(&later, i, -(double)at))
+					    !heap_push(later, i, -(double)at,
+						       c->b - 1))
 						added = -1;
-					c->deferred++;
+					if (c->deferred++ == 0) {
+						/* listed for plan_reset */
+						if (!hoff_grow((void **)&pl->deferred,
+							       &pl->deferred_cap,
+							       pl->ndeferred + 1,
+							       sizeof *pl->deferred))
+							added = -1;
+						else
+							pl->deferred[pl->ndeferred++] = i;
+					}
 					continue;
 				}
 				busy[c->tier] = done;
 			}
-			c->sel = pl->selb[i] = hid ? 1 : 2;
+			selb[i] = hid ? 1 : 2;
 			int32_t end = hid ? c->pe0 : c->b - 1;
 			if (end > n - 1)
 				end = n - 1;
@@ -703,10 +807,6 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 			added++;
 		}
 	}
-	heap_free(&hidden);
-	heap_free(&slow);
-	heap_free(&later);
-	heap_free(&late);
 	return added;
 }
 
@@ -743,7 +843,7 @@ static hoff_sched *emit_plan(plan *pl, hoff_status *st)
 	size_t ne = 0, np = 0;
 	int32_t *ev = pl->order, *pf = pl->ext; /* scratch */
 	for (size_t k = 0; k < pl->niv; k++) {
-		int32_t i = pl->by_a[k];
+		int32_t i = (int32_t)k;
 		if (!pl->selb[i])
 			continue;
 		const iv *c = &pl->iv[i];
@@ -770,19 +870,17 @@ static hoff_sched *emit_plan(plan *pl, hoff_status *st)
 	return s;
 }
 
-/* Plans for one memory target and returns the emitted schedule. */
-static hoff_sched *plan_for(plan *pl, int64_t target, bool stall,
-			    hoff_status *st)
+/* Plans for one memory target: the selection and placement in *pl;
+ * HOFF_ENOMEM on failure. */
+static hoff_status plan_for(plan *pl, int64_t target, bool stall)
 {
 	plan_reset(pl);
 	place(pl);
 	for (int round = 0; round < MAX_ROUNDS && peak_of(pl) > target;
 	     round++) {
 		int64_t added = select_round(pl, target, stall);
-		if (added < 0) {
-			*st = HOFF_ENOMEM;
-			return NULL;
-		}
+		if (added < 0)
+			return HOFF_ENOMEM;
 		if (added == 0)
 			break;
 		place(pl);
@@ -790,12 +888,14 @@ static hoff_sched *plan_for(plan *pl, int64_t target, bool stall,
 		 * channel. Its coverage was empty, so M stands; the next
 		 * placement gives the others its channel time. */
 		for (size_t i = 0; i < pl->niv; i++) {
-			iv *c = &pl->iv[i];
-			if (c->sel && c->kind != IV_START && c->cs > c->p)
-				c->sel = pl->selb[i] = 0;
+			if (!pl->selb[i])
+				continue;
+			const iv *c = &pl->iv[i];
+			if (c->kind != IV_START && c->cs > c->p)
+				pl->selb[i] = 0;
 		}
 	}
-	return emit_plan(pl, st);
+	return HOFF_OK;
 }
 
 typedef struct cand {
@@ -888,26 +988,33 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 			      tried *t, int *iters, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
+	memset(t, 0, sizeof *t);
+	t->peak = INT64_MAX;
+	t->makespan = INT64_MAX;
+	if (prune && target < pl->reach_bytes) {
+		/* The first pass plans against T0 and cannot go under
+		 * reach_bytes: it would be pruned below, so skip the plan. */
+		(*iters)++;
+		return HOFF_OK;
+	}
 	if (pl->T_real) { /* back to the stall-free timeline */
 		memcpy(pl->T, pl->T0, ((size_t)pl->n + 1) * sizeof *pl->T);
 		nominal_all(pl);
 		pl->T_real = false;
 	}
-	memset(t, 0, sizeof *t);
-	t->peak = INT64_MAX;
-	t->makespan = INT64_MAX;
 	for (int pass = 0; pass < passes; pass++) {
-		hoff_status st;
-		hoff_sched *s = plan_for(pl, target, stall, &st);
-		if (!s)
+		hoff_status st = plan_for(pl, target, stall);
+		if (st != HOFF_OK)
 			return hoff_seterr(e, st, "out of memory");
 		if (prune && pass == 0 && peak_of(pl) > target) {
 			/* The plan itself misses the target: in a bisection,
-			 * call the target missed without simulating. */
-			hoff_sched_free(s);
+			 * call the target missed without emitting it. */
 			(*iters)++;
 			break;
 		}
+		hoff_sched *s = emit_plan(pl, &st);
+		if (!s)
+			return hoff_seterr(e, st, "out of memory");
 		cand c = {0};
 		if ((st = judge(g, s, &c, "greedy", pl->T, e)))
 			return st;
@@ -940,9 +1047,8 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_analysis an;
 	cand best = {0}, c = {0};
 	*out = NULL;
+	memset(&pl, 0, sizeof pl);
 	hoff_status st = hoff_analyze(g, &an, e);
-	if (st == HOFF_OK)
-		st = plan_init(&pl, g, e);
 	if (st != HOFF_OK)
 		goto out;
 	int64_t bound = (int64_t)floor((1.0 + o->max_overhead) *
@@ -963,12 +1069,18 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		    {HOFF_POLICY_LOOKAHEAD, 2, "lookahead:2"}};
 	enum { NBASE = sizeof base / sizeof base[0] };
 	cand bc[NBASE] = {{0}};
-	hoff_status bst[NBASE];
-	hoff_err be[NBASE];
-	/* Independent plans: in parallel, then kept in a fixed order, so
+	hoff_status bst[NBASE + 1];
+	hoff_err be[NBASE + 1];
+	/* Independent work: greedy's own set-up (task NBASE, taken first)
+	 * and the baselines, in parallel, then kept in a fixed order, so
 	 * the result does not depend on the number of threads. */
 #pragma omp parallel for schedule(dynamic, 1)
-	for (int i = 0; i < NBASE; i++) {
+	for (int k = 0; k <= NBASE; k++) {
+		int i = k == 0 ? NBASE : k - 1;
+		if (i == NBASE) {
+			bst[i] = plan_init(&pl, g, &be[i]);
+			continue;
+		}
 		hoff_policy_opts bo = *o;
 		bo.kind = base[i].kind;
 		bo.lookahead = base[i].n;
@@ -977,12 +1089,14 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		if (bst[i] == HOFF_OK)
 			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, &be[i]);
 	}
-	for (int i = 0; i < NBASE; i++)
+	for (int k = 0; k <= NBASE; k++) {
+		int i = k == 0 ? NBASE : k - 1; /* set-up's error first */
 		if (bst[i] != HOFF_OK && st == HOFF_OK) {
 			st = bst[i];
 			if (e)
 				*e = be[i];
 		}
+	}
 	for (int i = 0; i < NBASE; i++) {
 		if (st == HOFF_OK)
 			keep(&best, &bc[i], go);
