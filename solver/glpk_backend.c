@@ -288,6 +288,7 @@ typedef struct cbctx {
 	double t0, last;
 	double deadline;      /* wall clock at which to stop */
 	bool timed_out;
+	bool first;           /* stop at the first incumbent */
 	bool progress;
 	char note[160];
 } cbctx;
@@ -393,6 +394,12 @@ static void callback(glp_tree *T, void *info)
 		c->offered = true;
 		offer(c, T);
 	}
+	if (c->first && glp_mip_status(glp_ios_get_prob(T)) == GLP_FEAS) {
+		/* a feasibility probe: any incumbent answers it (heuristic
+		 * solutions arrive without GLP_IBINGO, so check each time) */
+		glp_ios_terminate(T);
+		return;
+	}
 	double t = now_s();
 	if (t >= c->deadline && !c->timed_out) {
 		/* tm_lim is only checked between nodes; cut rounds at the
@@ -451,7 +458,7 @@ hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
 	glp_prep *volatile prep = NULL;
 	volatile bool use_npp = true, presolving = true;
 	cbctx ctx = {.m = m, .t0 = t0, .last = t0, .deadline = t0 + limit,
-		     .progress = m->o.progress};
+		     .first = m->o.first_solution, .progress = m->o.progress};
 again:
 	hooks_on(&g);
 	if (setjmp(g.jb)) {
@@ -562,6 +569,10 @@ again:
 	ip.tm_lim = ms_left(t0, limit);
 	ip.mip_gap = m->o.gap > 0 ? m->o.gap : 0;
 	ip.presolve = GLP_OFF; /* ours, above, with names kept */
+	/* a probe is answered to the byte where it can be: a binary 1e-5
+	 * off its value (the default) moves a memory row by kilobytes */
+	if (m->o.first_solution)
+		ip.tol_int = 1e-10;
 	ip.cb_func = callback;
 	ip.cb_info = &ctx;
 	ip.br_tech = GLP_BR_DTH; /* pseudocost init runs long without a callback */

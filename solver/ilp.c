@@ -126,7 +126,8 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .stride = 0,
 			       .max_binaries = 6000,
 			       .prune = true,
-			       .incumbent = true};
+			       .incumbent = true,
+			       .max_stall_ps = HOFF_NONE};
 }
 
 /* ---------------------------------------------------------------------
@@ -1549,9 +1550,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	channel_rows(m, &r, &cp);
 	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
 		goto oom;
-	if (!m->budget_mode) {
-		row_begin(&r, HOFF_ILP_LE,
-			  (double)(m->bound_ps - m->compute_ps) / m->tu, 'B', 0);
+	if (!m->budget_mode || o->max_stall_ps != HOFF_NONE) {
+		int64_t most = m->budget_mode ? o->max_stall_ps
+					      : m->bound_ps - m->compute_ps;
+		row_begin(&r, HOFF_ILP_LE, (double)most / m->tu, 'B', 0);
 		for (int32_t k = 0; k <= n; k++)
 			row_add(&r, m->s_col[k], 1);
 		row_end(&r);
@@ -1730,6 +1732,50 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
 {
 	return m->budget_mode ? obj * m->tu : obj * m->bu;
+}
+
+/* Instants the model can constrain: op starts, and the end of op k - 1
+ * where op k can stall (elsewhere memory is at most the next op start's,
+ * as the stall window has no length). */
+static bool measurable(const hoff_ilp *m, int32_t w)
+{
+	return w % 2 == 0 || m->s_col[stage_of(w)] != 0;
+}
+
+int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
+{
+	/* In integers: peaks are compared to the byte. Decisions are
+	 * rounded; a store counts as complete only where the column in
+	 * force (the latest at or before the instant) says so, which is
+	 * what the memory rows read, and never more than the machine. */
+	int64_t peak = 0;
+	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
+		if (!measurable(m, w))
+			continue;
+		int64_t mem = m->fixed[IDX(w)];
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			int32_t w0, w1;
+			absent_range(v, m->n, &w0, &w1);
+			if (w < w0 || w > w1)
+				continue;
+			int ab = v->kind == HOFF_ILP_START || v->fixed
+					 ? 1
+					 : (v->zd && x[v->zd] > 0.5);
+			if (v->b < m->n) {
+				int32_t c = r_at(m, v, bound_of(w));
+				ab -= c && x[c] > 0.5;
+			}
+			if (v->zs) {
+				int32_t c = q_at(m, v, w);
+				ab += c && x[c] > 0.5;
+			}
+			mem -= v->bytes * ab;
+		}
+		if (mem > peak)
+			peak = mem;
+	}
+	return peak;
 }
 
 void hoff_ilp_predict(const hoff_ilp *m, const double *x,
@@ -2102,19 +2148,20 @@ static bool better(const hoff_ilp *m, const judged *a, const judged *b)
  * climbing on the decisions — each prefetch one boundary earlier or
  * later, or an interval dropped — judged by the simulator, until no
  * move helps or the time is up. Returns the number of moves taken. */
-static int repair(const hoff_ilp *m, const hoff_graph *g, int32_t *pick,
-		  judged *cur, double until, hoff_status *st, hoff_err *e)
+static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
+		  int32_t *pick, judged *cur, double until, hoff_status *st,
+		  hoff_err *e)
 {
 	int moves = 0;
-	int32_t *trial = hoff_alloc((size_t)m->niv + 1, sizeof *trial);
+	int32_t *trial = hoff_alloc((size_t)mv->niv + 1, sizeof *trial);
 	if (!trial)
 		return 0;
 	bool improved = true;
 	while (improved && now_s() < until) {
 		improved = false;
-		for (int32_t i = 0; i < m->niv && now_s() < until; i++) {
-			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->b >= m->n || pick[i] == HOFF_ILP_OFF)
+		for (int32_t i = 0; i < mv->niv && now_s() < until; i++) {
+			const hoff_ilp_iv *v = &mv->iv[i];
+			if (v->b >= mv->n || pick[i] == HOFF_ILP_OFF)
 				continue;
 			int32_t cand[3] = {pick[i] - 1, pick[i] + 1,
 					   v->kind == HOFF_ILP_START
@@ -2127,12 +2174,12 @@ static int repair(const hoff_ilp *m, const hoff_graph *g, int32_t *pick,
 				     (p < v->lo || p > v->b - 1)))
 					continue;
 				memcpy(trial, pick,
-				       (size_t)m->niv * sizeof *trial);
+				       (size_t)mv->niv * sizeof *trial);
 				trial[i] = p;
 				hoff_sched *s = NULL;
 				hoff_err e2;
 				judged j = {0};
-				if (hoff_ilp_emit(g, m->iv, m->niv, trial,
+				if (hoff_ilp_emit(g, mv->iv, mv->niv, trial,
 						  "exact", &s, &e2) != HOFF_OK)
 					continue;
 				if ((*st = judge(m, g, s, &j, e)) != HOFF_OK) {
@@ -2156,6 +2203,253 @@ static int repair(const hoff_ilp *m, const hoff_graph *g, int32_t *pick,
 	return moves;
 }
 
+/* ---------------------------------------------------------------------
+ * Overhead mode: the least peak, by a search on feasibility probes.
+ *
+ * The min-peak objective's LP relaxation is weak where profiles are flat,
+ * and GLPK closes no gap on it. Budget mode is solved to optimality in
+ * seconds, so the peak is searched with budget-mode models:
+ *
+ *   feasible(c) <=> the budget-mode model with cap c and the row
+ *                   sum_k s_k <= S,  S = bound_ps - sum_k d_k,
+ *                   has a solution,
+ *
+ * solved with its own objective (min sum_k s_k) and stopped at the first
+ * incumbent. With P* the least model peak (the overhead model's optimum),
+ * the search keeps lo <= P* <= hi:
+ *   hi: the model peak (hoff_ilp_model_peak, exact in bytes) of the best
+ *       solution known: greedy's, mapped into the overhead model, at
+ *       first; a feasible probe gives a solution of peak p: hi = p when
+ *       lower (often well below the cap: peaks are sums of tensor sizes);
+ *   lo: the overhead model's floor (its LP relaxation, or what no
+ *       offloading can remove) at first; an infeasible probe at cap c (a
+ *       presolve, LP relaxation or constant row may prove it) shows
+ *       P* > c.
+ * Every peak is a sum of tensor and workspace sizes, so a multiple of
+ * their gcd G: lo rounds up to a multiple of G, and the probe for
+ * "P* <= t" (t a multiple of G) uses the cap t + (G - 1)/2 - mu, halfway
+ * to the next possible peak. GLPK checks rows only to a relative
+ * tolerance (about 1e-7 of the memory, i.e. bytes to kilobytes): a
+ * feasible probe's solution is measured exactly, and when it breaks its
+ * cap by more than the half-grain the margin mu grows past the excess and
+ * the probe is repeated; an infeasible probe proves only P* > its cap,
+ * lo = the next multiple of G above the cap. lo = hi: P* = hi, proven to
+ * the byte. When only mu separates them (lo + mu > hi - G), the peak is
+ * optimal to the solver's tolerance: reported as optimal with lo as the
+ * bound (a gap of mu / hi, below 1e-6) and a note.
+ * Targets: t = hi - G on the first probe and whenever hi - lo is within
+ * 0.1% of hi (greedy is often optimal or close, and the last proof is the
+ * hardest probe anyway), else the midpoint of [lo, hi - G]. Every probe
+ * uses the overhead model's stride, so all answers are about one model. */
+typedef struct peak_search {
+	hoff_ilp_status status;
+	hoff_ilp *bm;   /* the model bx belongs to: a probe's (owned) or m */
+	bool own;       /* bm is a probe's */
+	double *bx;     /* best solution known (1-based), NULL: none */
+	int64_t lo, hi; /* lo <= least model peak <= hi (bx's), INT64_MAX */
+	int64_t mu;     /* margin below the half-grain the solver needs */
+	int32_t probes;
+	int64_t nodes;
+	double solve_s;
+	char note[160];
+} peak_search;
+
+static void peak_search_free(peak_search *ps, const hoff_ilp *m)
+{
+	if (ps->own && ps->bm != m)
+		hoff_ilp_free(ps->bm);
+	free(ps->bx);
+	ps->bm = NULL;
+	ps->bx = NULL;
+	ps->own = false;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* The grain of every peak: gcd of the tensor and workspace sizes. */
+static int64_t peak_grain(const hoff_graph *g)
+{
+	int64_t G = 0;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		G = gcd64(g->tensor[t].bytes, G);
+	for (int32_t k = 0; k < g->nops; k++)
+		if (g->op[k].workspace_bytes > 0)
+			G = gcd64(g->op[k].workspace_bytes, G);
+	return G > 0 ? G : 1;
+}
+
+/* The least multiple of G at or above v (v >= 0). */
+static int64_t grain_up(int64_t v, int64_t G)
+{
+	return v <= 0 ? 0 : ((v - 1) / G + 1) * G;
+}
+
+static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
+			       hoff_ilp *m, const double *start,
+			       double deadline, peak_search *ps, hoff_err *e)
+{
+	hoff_status st = HOFF_OK;
+	const int64_t G = peak_grain(g), half = (G - 1) / 2;
+	ps->lo = grain_up(m->peak_floor, G);
+	ps->hi = INT64_MAX;
+	ps->status = HOFF_ILP_TIME_LIMIT;
+	if (m->infeasible) {
+		ps->status = HOFF_ILP_INFEASIBLE;
+		snprintf(ps->note, sizeof ps->note, "%s", m->why);
+		return HOFF_OK;
+	}
+	if (start) {
+		ps->bx = hoff_alloc((size_t)m->ncols + 1, sizeof *ps->bx);
+		if (!ps->bx)
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		memcpy(ps->bx, start, ((size_t)m->ncols + 1) * sizeof *ps->bx);
+		ps->bm = m;
+		ps->hi = hoff_ilp_model_peak(m, start);
+	}
+	hoff_ilp_opts po = *o;
+	po.max_stall_ps = m->bound_ps - m->compute_ps;
+	po.stride = m->stride; /* every probe about the same model */
+	po.peak_floor = 0;
+	po.first_solution = true;
+	po.write_lp = po.write_mps = NULL;
+	po.gap = 0;
+	po.progress = false;
+	bool tolerance = false; /* stopped where only mu separates lo, hi */
+	int retries = 0;
+	/* targets below unk went unanswered in their time: aim higher */
+	int64_t unk = 0;
+	while (ps->lo < ps->hi) {
+		if (ps->hi != INT64_MAX && o->gap > 0 &&
+		    (double)(ps->hi - ps->lo) <= o->gap * (double)ps->hi) {
+			ps->status = HOFF_ILP_FEASIBLE;
+			return HOFF_OK;
+		}
+		double left = deadline - now_s();
+		if (left < 0.05)
+			break;
+		int64_t t; /* is there a peak <= t? */
+		int64_t from = ps->lo > unk ? ps->lo : unk;
+		if (ps->hi == INT64_MAX)
+			t = m->cap_bytes / G * G; /* any schedule at all */
+		else if (ps->probes == 0 || retries > 0 || from > ps->hi - G ||
+			 (double)(ps->hi - from) <= 1e-3 * (double)ps->hi)
+			t = ps->hi - G;
+		else
+			t = from + (ps->hi - G - from) / G / 2 * G;
+		int64_t cap = t + half - ps->mu;
+		if (cap < ps->lo) {
+			/* below what is already proven: only the solver's
+			 * tolerance is left between lo and hi */
+			tolerance = ps->hi != INT64_MAX;
+			break;
+		}
+		po.budget_bytes = cap;
+		double tp = now_s();
+		hoff_ilp *pm = NULL;
+		hoff_ilp_sol sol = {0};
+		if ((st = hoff_ilp_build(g, &po, &pm, e)) != HOFF_OK)
+			return st;
+		/* a probe below hi - G gets a third of the time left: a hard
+		 * one then moves the next target up rather than ending it */
+		double slice = deadline - now_s();
+		if (ps->hi != INT64_MAX && t < ps->hi - G)
+			slice = fmax(fmin(slice, 2.0), slice / 3);
+		pm->o.time_limit_s = fmax(0.05, slice);
+		if ((st = hoff_ilp_solve(pm, NULL, &sol, e)) != HOFF_OK) {
+			hoff_ilp_free(pm);
+			return st;
+		}
+		ps->probes++;
+		ps->nodes += sol.nodes;
+		ps->solve_s += now_s() - tp;
+		const char *what = "no answer in time";
+		int64_t p = 0;
+		if (sol.status == HOFF_ILP_INFEASIBLE) {
+			int64_t lo = grain_up(cap + 1, G);
+			if (lo > ps->lo)
+				ps->lo = lo;
+			what = "infeasible";
+			retries = 0;
+		} else if (sol.has_x) {
+			p = hoff_ilp_model_peak(pm, sol.x);
+			what = "feasible";
+			if (p < ps->hi) {
+				peak_search_free(ps, m);
+				ps->bm = pm;
+				ps->own = true;
+				ps->bx = sol.x;
+				ps->hi = p;
+				pm = NULL;
+				sol.x = NULL;
+			}
+			if (p > t && p > cap) {
+				/* rows met only to the solver's tolerance:
+				 * ask with a margin past the excess */
+				what = "feasible within the solver's tolerance";
+				ps->mu += 2 * (p - cap) + 1;
+				retries++;
+			} else {
+				retries = 0;
+			}
+		}
+		if (o->progress)
+			fprintf(stderr,
+				"hoffopt: exact: probe %d, peak <= %lld B: %s "
+				"(%.1f s); the least peak is in [%lld, %lld]\n",
+				ps->probes, (long long)cap, what,
+				now_s() - tp, (long long)ps->lo,
+				ps->hi == INT64_MAX ? -1LL
+						    : (long long)ps->hi);
+		free(sol.x);
+		hoff_ilp_free(pm);
+		if (sol.status != HOFF_ILP_INFEASIBLE && !sol.has_x) {
+			if (ps->hi == INT64_MAX || t >= ps->hi - G)
+				break; /* the time is up */
+			unk = t + G;
+			continue;
+		}
+		if (ps->hi == INT64_MAX && ps->lo > m->cap_bytes)
+			break;
+		if (retries > 6) {
+			snprintf(ps->note, sizeof ps->note,
+				 "the solver meets memory rows only to %lld B; "
+				 "the gap stays open",
+				 (long long)ps->mu);
+			break;
+		}
+	}
+	if (ps->hi == INT64_MAX) {
+		ps->status = ps->lo > m->cap_bytes ? HOFF_ILP_INFEASIBLE
+						   : HOFF_ILP_TIME_LIMIT;
+		if (ps->status == HOFF_ILP_INFEASIBLE && !ps->note[0])
+			snprintf(ps->note, sizeof ps->note,
+				 "no model schedule within the overhead fits "
+				 "the device");
+	} else if (ps->lo >= ps->hi) {
+		ps->status = HOFF_ILP_OPTIMAL;
+		ps->lo = ps->hi;
+	} else if (tolerance) {
+		ps->status = HOFF_ILP_OPTIMAL;
+		snprintf(ps->note, sizeof ps->note,
+			 "optimal to the solver's tolerance: no peak below "
+			 "%lld B (%lld B under the best) is possible",
+			 (long long)ps->lo, (long long)(ps->hi - ps->lo));
+	} else if (ps->note[0]) {
+		ps->status = HOFF_ILP_FEASIBLE;
+	} else {
+		ps->status = HOFF_ILP_TIME_LIMIT;
+	}
+	return HOFF_OK;
+}
+
 hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			   hoff_sched **out, hoff_exact_report *rep,
 			   hoff_err *e)
@@ -2168,6 +2462,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	judged jg = {0}, jd = {0};
 	double *start = NULL;
 	int32_t *pick = NULL;
+	peak_search ps = {0};
 	hoff_policy_report grep;
 	hoff_policy_opts po = hoff_policy_defaults();
 	po.kind = HOFF_POLICY_GREEDY;
@@ -2238,15 +2533,48 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	/* the limit covers the whole run: greedy, bounds, start */
 	double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
-	m->o.time_limit_s = fmax(0.5, o->time_limit_s - (now_s() - t0) - span);
-	if ((st = hoff_ilp_solve(m, have_start ? start : NULL, &sol, e)) !=
-	    HOFF_OK)
-		goto out;
+	const hoff_ilp *xm = m; /* the model sol.x belongs to */
+	if (m->budget_mode) {
+		m->o.time_limit_s =
+			fmax(0.5, o->time_limit_s - (now_s() - t0) - span);
+		if ((st = hoff_ilp_solve(m, have_start ? start : NULL, &sol,
+					 e)) != HOFF_OK)
+			goto out;
+		rep->incumbent_given = sol.incumbent_given;
+		rep->incumbent_accepted = sol.incumbent_accepted;
+	} else {
+		/* the files hold the min-peak model (one MIP, the same
+		 * optimum); the search solves budget-mode probes */
+		if ((o->write_lp || o->write_mps) &&
+		    (st = hoff_backend_write(m, o->write_lp, o->write_mps,
+					     e)) != HOFF_OK)
+			goto out;
+		double deadline = t0 + fmax(o->time_limit_s - span,
+					    now_s() - t0 + 0.5);
+		if ((st = search_peak(g, o, m, have_start ? start : NULL,
+				      deadline, &ps, e)) != HOFF_OK)
+			goto out;
+		rep->incumbent_given = have_start;
+		rep->incumbent_accepted = have_start;
+		rep->probes = ps.probes;
+		sol.status = ps.status;
+		sol.solve_s = ps.solve_s;
+		sol.nodes = ps.nodes;
+		snprintf(sol.note, sizeof sol.note, "%s", ps.note);
+		if (ps.bx) {
+			xm = ps.bm;
+			sol.x = ps.bx;
+			ps.bx = NULL;
+			sol.has_x = true;
+			sol.obj = (double)ps.hi / m->bu;
+			sol.has_bound = true;
+			sol.bound = (double)(ps.lo < ps.hi ? ps.lo : ps.hi) /
+				    m->bu;
+		}
+	}
 	rep->status = sol.status;
 	rep->solve_s = sol.solve_s;
 	rep->nodes = sol.nodes;
-	rep->incumbent_given = sol.incumbent_given;
-	rep->incumbent_accepted = sol.incumbent_accepted;
 	if (sol.note[0])
 		snprintf(rep->note, sizeof rep->note, "%s", sol.note);
 	if (sol.has_x) {
@@ -2255,12 +2583,22 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		rep->objective = hoff_ilp_objective_value(m, sol.obj);
 		if (m->budget_mode)
 			rep->objective /= 1e12; /* stall in s */
-		hoff_ilp_predict(m, sol.x, &rep->predicted_makespan_ps,
+		else
+			rep->objective = (double)ps.hi; /* to the byte */
+		hoff_ilp_predict(xm, sol.x, &rep->predicted_makespan_ps,
 				 &rep->predicted_peak_bytes);
-		hoff_ilp_decode(m, sol.x, pick);
+		if (!m->budget_mode)
+			rep->predicted_peak_bytes = ps.hi;
+		free(pick);
+		pick = hoff_alloc((size_t)xm->niv + 1, sizeof *pick);
+		if (!pick) {
+			st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+			goto out;
+		}
+		hoff_ilp_decode(xm, sol.x, pick);
 		hoff_err e2;
-		if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &ds, &e2) ==
-		    HOFF_OK) {
+		if (hoff_ilp_emit(g, xm->iv, xm->niv, pick, "exact", &ds,
+				  &e2) == HOFF_OK) {
 			if ((st = judge(m, g, ds, &jd, e)) != HOFF_OK)
 				goto out;
 			ds = NULL;
@@ -2269,7 +2607,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			rep->decoded_valid = jd.legal;
 			double t1 = now_s();
 			double left = o->time_limit_s - (t1 - t0);
-			rep->repair_moves = repair(m, g, pick, &jd,
+			rep->repair_moves = repair(m, xm, g, pick, &jd,
 						   t1 + fmin(span, fmax(left, 0.5)),
 						   &st, e);
 			if (st != HOFF_OK)
@@ -2287,6 +2625,8 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		rep->bound = hoff_ilp_objective_value(m, sol.bound);
 		if (m->budget_mode)
 			rep->bound /= 1e12;
+		else
+			rep->bound = (double)(ps.lo < ps.hi ? ps.lo : ps.hi);
 		if (rep->has_objective) {
 			double d = rep->objective - rep->bound;
 			rep->has_gap = true;
@@ -2323,6 +2663,7 @@ out:
 	free(sol.x);
 	free(start);
 	free(pick);
+	peak_search_free(&ps, m);
 	hoff_ilp_free(m);
 	return st;
 }

@@ -66,6 +66,11 @@ typedef struct hoff_ilp_opts {
 				  peak (0: none); instants below it get no
 				  row. The pipeline sets it from the LP
 				  relaxation. */
+	int64_t max_stall_ps;  /* budget mode: also total stall at most
+				  this (HOFF_NONE: no such row); the peak
+				  search's probes set it */
+	bool first_solution;   /* stop at the first incumbent (a
+				  feasibility probe) */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
 } hoff_ilp_opts;
@@ -215,7 +220,13 @@ double hoff_ilp_objective_value(const hoff_ilp *m, double obj);
 void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 		      int64_t *makespan_ps, int64_t *peak_bytes);
 
-/* The exact pipeline: greedy, model, solve (greedy as first incumbent),
+/* The model peak of x in bytes, exact: the most memory at an instant the
+ * model can constrain, store completions read from the column in force
+ * (as the memory rows read them). */
+int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x);
+
+/* The exact pipeline: greedy, model, solve (greedy as first incumbent;
+ * overhead mode: a search on the peak by budget-mode feasibility probes),
  * decode, simulate; returns the better of the decoded and the greedy
  * schedule under the objective. */
 typedef struct hoff_exact_report {
@@ -249,6 +260,7 @@ typedef struct hoff_exact_report {
 	int32_t nops, ncand, niv, ncols, nbin, nrows, stride;
 	int64_t nnz, nodes;
 	bool incumbent_given, incumbent_accepted;
+	int32_t probes;         /* overhead mode: feasibility probes solved */
 	char note[256];
 } hoff_exact_report;
 

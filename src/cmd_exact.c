@@ -44,7 +44,9 @@ const char *const hoff_usage_exact =
 	"  --trace T          write a Chrome trace of the simulated schedule\n"
 	"  --json             one JSON object on stdout\n"
 	"  --write-lp F       write the model in CPLEX LP format (for CBC,\n"
-	"  --write-mps F      HiGHS, Gurobi) and in free MPS\n"
+	"  --write-mps F      HiGHS, Gurobi) and in free MPS; without\n"
+	"                     --budget, the min-peak model (one MIP with the\n"
+	"                     optimum the peak search proves)\n"
 	"  --stride K         decisions every K ops (default: automatic)\n"
 	"  --quiet            no progress lines on stderr\n"
 	"  --verbose          GLPK's own log on stderr\n"
@@ -300,6 +302,10 @@ static void print_model_line(FILE *f, const hoff_exact_report *r)
 		r->incumbent_accepted ? "greedy's"
 		: r->incumbent_given  ? "offered, not taken"
 				      : "none");
+	if (r->probes > 0)
+		fprintf(f,
+			"peak search: %d budget-mode probes (solver/README.md)\n",
+			r->probes);
 }
 
 int hoff_cmd_exact(int argc, char **argv)
@@ -452,9 +458,9 @@ int hoff_cmd_exact(int argc, char **argv)
 			"\"intervals\": %d, \"columns\": %d, \"binaries\": %d, "
 			"\"rows\": %d, \"nonzeros\": %" PRId64
 			", \"stride\": %d, \"nodes\": %" PRId64
-			"}, \"incumbent\": \"%s\", \"note\": ",
+			", \"probes\": %d}, \"incumbent\": \"%s\", \"note\": ",
 			rep.nops, rep.ncand, rep.niv, rep.ncols, rep.nbin,
-			rep.nrows, rep.nnz, rep.stride, rep.nodes,
+			rep.nrows, rep.nnz, rep.stride, rep.nodes, rep.probes,
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
@@ -582,9 +588,10 @@ int hoff_cmd_compare(int argc, char **argv)
 			", \"solve_s\": %.6f, \"model\": {\"ops\": %d, "
 			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
 			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
-			"\"nodes\": %" PRId64 "}}}\n",
+			"\"nodes\": %" PRId64 ", \"probes\": %d}}}\n",
 			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
-			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes);
+			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes,
+			rep.probes);
 		goto out;
 	}
 	fprintf(f, "graph %s: %d ops; objective %s", g->name ? g->name : "?",

@@ -205,6 +205,60 @@ static void test_hand_budget_store(void **state)
 	hoff_graph_free(g);
 }
 
+/* Overhead mode, by hand. a (2 MB) flows op0 -> op3; b (2 MB) op1 ->
+ * op2; c (1 MB) op2 -> op3; y (1 MB) is op3's output; ops take 4 ms.
+ * Nothing offloaded: op1 holds a b = 4, op2 a b c = 5, op3 a c y = 4:
+ * peak 5 MB, makespan 16 ms = the lower bound. Only a has a gap; it
+ * lowers op2 only when absent then, i.e. fetched back after op2: a 2 ms
+ * fetch that op3 waits for (makespan 18 ms). Its store (2 ms, issued
+ * after op0) is done by op2's start (6 < 8 ms). So the least peak is
+ * 4 MB (op1, op3) when 2 ms of stall are allowed (X >= 12.5%), else
+ * 5 MB. Every size is a multiple of 1 MB, so the search proves both to
+ * the byte: status optimal, bound = objective, gap 0. */
+static const char *g_peak = GRAPH(
+	"100000000",
+	"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+	"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+	"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+	"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+	"{\"id\": \"op0\", \"inputs\": [], \"outputs\": [\"a\"], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op1\", \"inputs\": [], \"outputs\": [\"b\"], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op2\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op3\", \"inputs\": [\"a\", \"c\"], \"outputs\": "
+	"[\"y\"], \"time_s\": 0.004}");
+
+static void test_hand_overhead(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(g_peak);
+	static const struct {
+		double x;
+		int64_t peak, makespan;
+	} cases[] = {{0.125, 4 * MB, 18 * MS},
+		     {0.5, 4 * MB, 18 * MS},
+		     {0.1, 5 * MB, 16 * MS},
+		     {0, 5 * MB, 16 * MS}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hoff_ilp_opts o = opts_overhead(cases[i].x);
+		hoff_exact_report rep;
+		hoff_sched *s = run_exact(g, &o, &rep);
+		assert_int_equal(rep.lower_bound_ps, 16 * MS);
+		assert_true(rep.feasible);
+		assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+		assert_true(rep.has_objective && rep.has_bound && rep.has_gap);
+		assert_true(rep.objective == (double)cases[i].peak);
+		assert_true(rep.bound == rep.objective);
+		assert_true(rep.gap == 0);
+		assert_int_equal(rep.best.peak_bytes, cases[i].peak);
+		assert_int_equal(rep.best.makespan_ps, cases[i].makespan);
+		hoff_sched_free(s);
+	}
+	hoff_graph_free(g);
+}
+
 /* ---------------------------------------------------------------------
  * Seeded random tiny graphs against the brute force.
  */
@@ -430,6 +484,9 @@ static void test_random_vs_bruteforce(void **state)
 	 * HOFF_BF_SEED=1000 and 5000) matched on 798 (budget) and 799
 	 * (overhead); allowed here: 5% of cases. */
 	assert_int_equal(tb.better + to.better, 0);
+	/* overhead mode's bound is the peak search's lo, proven by
+	 * infeasible probes: it never exceeds the brute force's optimum */
+	assert_int_equal(to.relax_bad, 0);
 	int miss = tb.worse + tb.mismatch_feas + to.worse + to.mismatch_feas;
 	assert_true(miss * 20 <= tb.graphs + to.graphs);
 	assert_true(tb.equal + to.equal >= (tb.graphs + to.graphs) * 95 / 100);
@@ -668,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_hand_infeasible),
 		cmocka_unit_test(test_hand_budget7),
 		cmocka_unit_test(test_hand_budget_store),
+		cmocka_unit_test(test_hand_overhead),
 		cmocka_unit_test(test_random_vs_bruteforce),
 		cmocka_unit_test(test_prune_keeps_optimum),
 		cmocka_unit_test(test_never_worse_than_greedy),
