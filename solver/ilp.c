@@ -1742,6 +1742,26 @@ static bool measurable(const hoff_ilp *m, int32_t w)
 	return w % 2 == 0 || m->s_col[stage_of(w)] != 0;
 }
 
+/* The absence term of interval v at instant w under x (the memory rows'
+ * zd - R + Q, 0 outside v's range): with round, each column read as 0 or
+ * 1 first. */
+static double absence(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w,
+		      const double *x, bool round)
+{
+	int32_t w0, w1;
+	absent_range(v, m->n, &w0, &w1);
+	if (w < w0 || w > w1)
+		return 0;
+#define COL(c) ((c) ? (round ? (double)(x[c] > 0.5) : x[c]) : 0)
+	double ab = v->kind == HOFF_ILP_START || v->fixed ? 1 : COL(v->zd);
+	if (v->b < m->n)
+		ab -= COL(r_at(m, v, bound_of(w)));
+	if (v->zs)
+		ab += COL(q_at(m, v, w));
+#undef COL
+	return ab;
+}
+
 int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 {
 	/* In integers: peaks are compared to the byte. Decisions are
@@ -1753,25 +1773,9 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 		if (!measurable(m, w))
 			continue;
 		int64_t mem = m->fixed[IDX(w)];
-		for (int32_t i = 0; i < m->niv; i++) {
-			const hoff_ilp_iv *v = &m->iv[i];
-			int32_t w0, w1;
-			absent_range(v, m->n, &w0, &w1);
-			if (w < w0 || w > w1)
-				continue;
-			int ab = v->kind == HOFF_ILP_START || v->fixed
-					 ? 1
-					 : (v->zd && x[v->zd] > 0.5);
-			if (v->b < m->n) {
-				int32_t c = r_at(m, v, bound_of(w));
-				ab -= c && x[c] > 0.5;
-			}
-			if (v->zs) {
-				int32_t c = q_at(m, v, w);
-				ab += c && x[c] > 0.5;
-			}
-			mem -= v->bytes * ab;
-		}
+		for (int32_t i = 0; i < m->niv; i++)
+			mem -= m->iv[i].bytes *
+			       (int64_t)absence(m, &m->iv[i], w, x, true);
 		if (mem > peak)
 			peak = mem;
 	}
@@ -1789,25 +1793,9 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 	int64_t peak = 0;
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
 		double mem = (double)m->fixed[IDX(w)];
-		for (int32_t i = 0; i < m->niv; i++) {
-			const hoff_ilp_iv *v = &m->iv[i];
-			int32_t w0, w1;
-			absent_range(v, m->n, &w0, &w1);
-			if (w < w0 || w > w1)
-				continue;
-			double ab = v->kind == HOFF_ILP_START || v->fixed
-					    ? 1
-					    : (v->zd ? x[v->zd] : 0);
-			if (v->b < m->n) {
-				int32_t c = r_at(m, v, bound_of(w));
-				ab -= c ? x[c] : 0;
-			}
-			if (v->zs) {
-				int32_t c = q_at(m, v, w);
-				ab += c ? x[c] : 0;
-			}
-			mem -= (double)v->bytes * floor(ab + 0.5);
-		}
+		for (int32_t i = 0; i < m->niv; i++)
+			mem -= (double)m->iv[i].bytes *
+			       floor(absence(m, &m->iv[i], w, x, false) + 0.5);
 		if (mem > (double)peak)
 			peak = (int64_t)llround(mem);
 	}
