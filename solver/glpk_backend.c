@@ -20,6 +20,7 @@
  * Return codes: GLP_ETMLIM, GLP_EMIPGAP and GLP_ESTOP mean "use the
  * incumbent if glp_mip_status is GLP_FEAS"; any other code is an error
  * naming it. */
+#define _POSIX_C_SOURCE 200809L /* getpid */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <glpk.h>
 
@@ -239,6 +241,23 @@ static void triplets_free(triplets *t)
 	free(t->ar);
 }
 
+/* Writes P as CPLEX LP or free MPS to a temporary file beside path, then
+ * renames it into place, so no half-written model is ever left. */
+static bool write_whole(glp_prob *P, const char *path, bool mps)
+{
+	char tmp[4096];
+	int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof tmp)
+		return false;
+	int rc = mps ? glp_write_mps(P, GLP_MPS_FILE, NULL, tmp)
+		     : glp_write_lp(P, NULL, tmp);
+	if (rc != 0 || rename(tmp, path) != 0) {
+		remove(tmp);
+		return false;
+	}
+	return true;
+}
+
 hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
 			       const char *mps, hoff_err *e)
 {
@@ -262,11 +281,10 @@ hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
 				   glpk_why(&g));
 	}
 	P = load(m, t.ia, t.ja, t.ar);
-	if (lp && glp_write_lp(P, NULL, lp) != 0)
+	if (lp && !write_whole(P, lp, false))
 		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the LP file",
 				 lp);
-	if (st == HOFF_OK && mps &&
-	    glp_write_mps(P, GLP_MPS_FILE, NULL, mps) != 0)
+	if (st == HOFF_OK && mps && !write_whole(P, mps, true))
 		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the MPS file",
 				 mps);
 	glp_delete_prob(P);
