@@ -34,8 +34,9 @@
  * 5. Rounds repeat selection on the placed plan until memory fits or no
  *    candidate is left; then the schedule is emitted and simulated.
  * With a budget, the fastest valid schedule found under it wins; without,
- * a bisection on the target finds the smallest peak whose simulated
- * makespan is within (1 + max_overhead) of the lower bound.
+ * a search on the target (a gallop down from the top, then a bisection)
+ * finds the smallest peak whose simulated makespan is within
+ * (1 + max_overhead) of the lower bound.
  * Cost: one plan is O((ops + intervals) log intervals); the candidates
  * are sorted once, by counting sorts, in O(ops + intervals). Targets no
  * plan against T0 can meet (under reach_bytes) are called missed
@@ -56,6 +57,8 @@ enum { IV_START, IV_DETACH, IV_STORE };
 #define SHORT_LIVED_OPS 2 /* tensors alive this few ops never move */
 #define SMALL_SHIFT 12 /* tensors under peak / 2^12 are not worth a move */
 #define MAX_ROUNDS 4
+#define GALLOP_SHIFT 6 /* first step down: peak / 2^6 */
+#define STOP_SHIFT 8 /* the search stops at a bracket of peak / 2^8 */
 
 typedef struct iv {
 	int64_t bytes;
@@ -1058,6 +1061,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		   .bound = o->budget_bytes != HOFF_NONE ? HOFF_NONE : bound};
 	rep->lower_bound_ps = an.lower_bound_ps;
 	rep->noffload_peak_bytes = an.closed_peak_bytes;
+	rep->none_peak_bytes = HOFF_NONE;
 	/* The baselines are candidates too: greedy never returns worse. */
 	static const struct {
 		hoff_policy_kind kind;
@@ -1098,6 +1102,8 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		}
 	}
 	for (int i = 0; i < NBASE; i++) {
+		if (st == HOFF_OK && base[i].kind == HOFF_POLICY_NONE)
+			rep->none_peak_bytes = bc[i].peak;
 		if (st == HOFF_OK)
 			keep(&best, &bc[i], go);
 		hoff_sched_free(bc[i].s);
@@ -1110,26 +1116,41 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			hi = pl.M0[j];
 	int iters = 0;
 	if (go.bound != HOFF_NONE) {
-		/* Smallest peak within the overhead bound: bisect the target. */
+		/* Smallest peak within the overhead bound: search the target. */
 		if (lo > hi)
 			lo = hi;
 		/* Two targets at a time, one per thread, each on its own copy
-		 * of the plan: the bracket shrinks to a third per step. */
+		 * of the plan. Low targets select many candidates and cost
+		 * the most to plan, and the answer is usually near the top:
+		 * the first target is the no-offload peak; from the peak it
+		 * reached, gallop down (down == true) in steps growing
+		 * fourfold until a target misses, then shrink the bracket to
+		 * a third per step until it is under hi / 2^STOP_SHIFT. Fits
+		 * are not monotone in the target, so a fine last bracket
+		 * finds lower peaks than a coarse one. */
 		plan pl2;
 		bool two = plan_clone(&pl2, &pl) == HOFF_OK;
-		bool first = true;
-		while (iters < 40 && (first || hi - lo > (hi >> 6))) {
+		bool first = true, down = true;
+		int64_t step = hi >> GALLOP_SHIFT > 1 ? hi >> GALLOP_SHIFT : 1;
+		while (iters < 40 && (first || hi - lo > (hi >> STOP_SHIFT))) {
 			int64_t m[2];
 			int nm = 1;
 			if (first) {
 				m[0] = hi;
+			} else if (down && hi - 4 * step > lo) {
+				m[0] = hi - step;
+				m[1] = hi - 4 * step;
+				nm = two ? 2 : 1;
 			} else if (two && hi - lo > 2) {
+				down = false;
 				m[0] = lo + (hi - lo) / 3;
 				m[1] = lo + 2 * ((hi - lo) / 3);
 				nm = 2;
 			} else {
+				down = false;
 				m[0] = lo + (hi - lo) / 2;
 			}
+			bool was_first = first;
 			first = false;
 			tried t[2];
 			cand b2[2] = {{0}};
@@ -1161,7 +1182,29 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			}
 			if (st != HOFF_OK)
 				break;
-			if (t[0].fits) {
+			if (was_first && t[0].fits) {
+				hi = t[0].peak; /* on down from what it reached */
+			} else if (down && nm == 1) { /* no second plan */
+				if (t[0].fits) {
+					hi = m[0];
+					step *= 2;
+				} else {
+					lo = m[0] + 1;
+					down = false;
+				}
+			} else if (down) { /* m[0] > m[1] */
+				if (t[1].fits) {
+					hi = m[1];
+					step *= 4;
+				} else if (t[0].fits) {
+					hi = m[0];
+					lo = m[1] + 1;
+					down = false;
+				} else {
+					lo = m[0] + 1;
+					down = false;
+				}
+			} else if (t[0].fits) {
 				hi = m[0];
 			} else if (nm == 2 && t[1].fits) {
 				lo = m[0] + 1;

@@ -60,6 +60,7 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			    hoff_err *e)
 {
 	memset(rep, 0, sizeof *rep);
+	rep->none_peak_bytes = HOFF_NONE;
 	*out = NULL;
 	if (o->kind == HOFF_POLICY_GREEDY)
 		return hoff_greedy_run(g, o, out, rep, e);
@@ -84,6 +85,8 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	rep->lower_bound_ps = a.lower_bound_ps;
 	rep->noffload_peak_bytes = a.closed_peak_bytes;
 	rep->feasible = r.valid;
+	if (o->kind == HOFF_POLICY_NONE)
+		rep->none_peak_bytes = r.summary.peak_bytes;
 	hoff_policy_name(o, rep->source, sizeof rep->source);
 	hoff_sim_result_free(&r);
 	return HOFF_OK;

@@ -33,6 +33,8 @@ typedef struct hoff_policy_report {
 	int64_t makespan_ps;  /* simulated */
 	int64_t lower_bound_ps;
 	int64_t noffload_peak_bytes; /* the no-offload analysis peak */
+	int64_t none_peak_bytes; /* policy none's simulated peak, when the
+				  * run simulated it; else HOFF_NONE */
 	int32_t iterations;   /* greedy plans simulated */
 	char source[32];      /* which candidate won ("greedy", "reactive") */
 } hoff_policy_report;

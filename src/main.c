@@ -637,7 +637,9 @@ static int cmd_plan(int argc, char **argv)
 	so.timeline = o.trace != NULL;
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
-	if (st == HOFF_OK) {
+	if (st == HOFF_OK && rep.none_peak_bytes != HOFF_NONE) {
+		rn.summary.peak_bytes = rep.none_peak_bytes; /* simulated */
+	} else if (st == HOFF_OK) {
 		hoff_policy_opts no = po;
 		no.kind = HOFF_POLICY_NONE;
 		no.budget_bytes = HOFF_NONE;
@@ -860,6 +862,7 @@ static int cmd_gen(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	hoff_tune_malloc();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return EXIT_BAD;
