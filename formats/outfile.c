@@ -99,7 +99,7 @@ hoff_status hoff_slurp(const char *path, char **buf, size_t *len, hoff_err *e)
 			goto out;
 		}
 		if (!b) { /* hoff_grow keeps a preset cap without allocating */
-			b = malloc(cap);
+			b = hoff_alloc(cap, 1);
 			if (!b) {
 				st = hoff_seterr(e, HOFF_ENOMEM,
 						 "cannot read %s: out of memory",

@@ -52,6 +52,9 @@ static inline double hoff_s(int64_t ps) { return (double)ps / 1e12; }
 
 /* malloc(n * size) with overflow check; NULL on overflow or failure. */
 void *hoff_alloc(size_t n, size_t size);
+/* Tunes the C library's allocator for a process that allocates and frees
+ * the same big arrays many times (a CLI calls it once, first). */
+void hoff_tune_malloc(void);
 /* calloc with the same contract. */
 void *hoff_zalloc(size_t n, size_t size);
 /* realloc(p, n * size) with overflow check; p is kept on failure. */

@@ -10,14 +10,14 @@ const char *hoff_strpool_add(hoff_strpool *p, const char *s, size_t len)
 {
 	size_t need = len + 1;
 	if (need > p->avail) {
-		/* Chunks grow from 4 KiB to 1 MiB: small graphs stay small. */
-		size_t size = (size_t)4096 << (p->nchunks < 8 ? p->nchunks : 8);
+		/* Chunks grow from 4 KiB to 4 MiB: small graphs stay small. */
+		size_t size = (size_t)4096 << (p->nchunks < 10 ? p->nchunks : 10);
 		if (size < need)
 			size = need;
 		if (!hoff_grow((void **)&p->chunk, &p->chunk_cap,
 			       p->nchunks + 1, sizeof(char *)))
 			return NULL;
-		char *c = malloc(size);
+		char *c = hoff_alloc(size, 1);
 		if (!c)
 			return NULL;
 		p->chunk[p->nchunks++] = c;
