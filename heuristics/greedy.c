@@ -1005,10 +1005,16 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 		nominal_all(pl);
 		pl->T_real = false;
 	}
+	/* The previous pass's candidate, kept back until this pass's
+	 * schedule is compared with it: the same schedule needs no second
+	 * simulation (a pass without stalls replans what it planned). */
+	cand prev = {0};
+	hoff_status st = HOFF_OK;
 	for (int pass = 0; pass < passes; pass++) {
-		hoff_status st = plan_for(pl, target, stall);
-		if (st != HOFF_OK)
-			return hoff_seterr(e, st, "out of memory");
+		if ((st = plan_for(pl, target, stall)) != HOFF_OK) {
+			st = hoff_seterr(e, st, "out of memory");
+			break;
+		}
 		if (prune && pass == 0 && peak_of(pl) > target) {
 			/* The plan itself misses the target: in a bisection,
 			 * call the target missed without emitting it. */
@@ -1016,11 +1022,17 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 			break;
 		}
 		hoff_sched *s = emit_plan(pl, &st);
-		if (!s)
-			return hoff_seterr(e, st, "out of memory");
+		if (!s) {
+			st = hoff_seterr(e, st, "out of memory");
+			break;
+		}
+		if (prev.s && hoff_sched_same_steps(prev.s, s)) {
+			hoff_sched_free(s);
+			break;
+		}
 		cand c = {0};
 		if ((st = judge(g, s, &c, "greedy", pl->T, e)))
-			return st;
+			break;
 		pl->T_real = true;
 		if (pass + 1 < passes)
 			nominal_all(pl); /* the next pass plans against it */
@@ -1037,9 +1049,13 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 			t->makespan = c.makespan;
 		}
 		t->fits = t->fits || fits;
-		keep(best, &c, go);
+		keep(best, &prev, go);
+		prev = c;
 	}
-	return HOFF_OK;
+	if (st == HOFF_OK)
+		keep(best, &prev, go);
+	hoff_sched_free(prev.s);
+	return st;
 }
 
 hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
