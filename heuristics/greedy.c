@@ -1091,14 +1091,31 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	cand bc[NBASE] = {{0}};
 	hoff_status bst[NBASE + 1];
 	hoff_err be[NBASE + 1];
-	/* Independent work: greedy's own set-up (task NBASE, taken first)
-	 * and the baselines, in parallel, then kept in a fixed order, so
-	 * the result does not depend on the number of threads. */
+	/* Independent work, in parallel: greedy's own set-up and, when it
+	 * searches for the smallest peak, its first target (the no-offload
+	 * peak: task NBASE, taken first), beside the baselines, longest
+	 * first. All are kept in a fixed order afterwards, so the result
+	 * does not depend on the number of threads. */
+	static const int by_cost[NBASE] = {3, 1, 2, 0};
+	int64_t hi = 0, lo = 0;
+	cand b0 = {0};
+	tried t0 = {0};
+	int iters = 0;
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 0; k <= NBASE; k++) {
-		int i = k == 0 ? NBASE : k - 1;
+		int i = k == 0 ? NBASE : by_cost[k - 1];
 		if (i == NBASE) {
 			bst[i] = plan_init(&pl, g, &be[i]);
+			if (bst[i] != HOFF_OK)
+				continue;
+			hi = pl.M0[0];
+			lo = pl.floor_bytes;
+			for (int32_t j = 0; j < pl.n; j++)
+				if (pl.M0[j] > hi)
+					hi = pl.M0[j];
+			if (go.bound != HOFF_NONE)
+				bst[i] = try_target(&pl, hi, true, 2, true, go,
+						    &b0, &t0, &iters, &be[i]);
 			continue;
 		}
 		hoff_policy_opts bo = *o;
@@ -1124,36 +1141,42 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			keep(&best, &bc[i], go);
 		hoff_sched_free(bc[i].s);
 	}
+	if (st == HOFF_OK)
+		keep(&best, &b0, go);
+	hoff_sched_free(b0.s);
 	if (st != HOFF_OK)
 		goto out;
-	int64_t hi = pl.M0[0], lo = pl.floor_bytes;
-	for (int32_t j = 0; j < pl.n; j++)
-		if (pl.M0[j] > hi)
-			hi = pl.M0[j];
-	int iters = 0;
 	if (go.bound != HOFF_NONE) {
 		/* Smallest peak within the overhead bound: search the target. */
+		if (o->progress)
+			fprintf(stderr,
+				"hoffopt: greedy: target %lld B: peak %lld B, "
+				"makespan %.6g s%s\n",
+				(long long)hi, (long long)t0.peak,
+				hoff_s(t0.makespan), t0.fits ? "" : " (misses)");
 		if (lo > hi)
 			lo = hi;
 		/* Two targets at a time, one per thread, each on its own copy
 		 * of the plan. Low targets select many candidates and cost
 		 * the most to plan, and the answer is usually near the top:
-		 * the first target is the no-offload peak; from the peak it
-		 * reached, gallop down (down == true) in steps growing
-		 * fourfold until a target misses, then shrink the bracket to
-		 * a third per step until it is under hi / 2^STOP_SHIFT. Fits
-		 * are not monotone in the target, so a fine last bracket
-		 * finds lower peaks than a coarse one. */
+		 * from the peak the first target reached, gallop down
+		 * (down == true) in steps growing fourfold until a target
+		 * misses, then shrink the bracket to a third per step until
+		 * it is under hi / 2^STOP_SHIFT. Fits are not monotone in the
+		 * target, so a fine last bracket finds lower peaks than a
+		 * coarse one. */
+		int64_t step = hi >> GALLOP_SHIFT > 1 ? hi >> GALLOP_SHIFT : 1;
+		if (t0.fits)
+			hi = t0.peak; /* on down from what it reached */
+		else
+			lo = hi + 1;
 		plan pl2;
 		bool two = plan_clone(&pl2, &pl) == HOFF_OK;
-		bool first = true, down = true;
-		int64_t step = hi >> GALLOP_SHIFT > 1 ? hi >> GALLOP_SHIFT : 1;
-		while (iters < 40 && (first || hi - lo > (hi >> STOP_SHIFT))) {
+		bool down = true;
+		while (iters < 40 && hi - lo > (hi >> STOP_SHIFT)) {
 			int64_t m[2];
 			int nm = 1;
-			if (first) {
-				m[0] = hi;
-			} else if (down && hi - 4 * step > lo) {
+			if (down && hi - 4 * step > lo) {
 				m[0] = hi - step;
 				m[1] = hi - 4 * step;
 				nm = two ? 2 : 1;
@@ -1166,8 +1189,6 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				down = false;
 				m[0] = lo + (hi - lo) / 2;
 			}
-			bool was_first = first;
-			first = false;
 			tried t[2];
 			cand b2[2] = {{0}};
 			hoff_status s2[2] = {HOFF_OK, HOFF_OK};
@@ -1198,9 +1219,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			}
 			if (st != HOFF_OK)
 				break;
-			if (was_first && t[0].fits) {
-				hi = t[0].peak; /* on down from what it reached */
-			} else if (down && nm == 1) { /* no second plan */
+			if (down && nm == 1) { /* no second plan */
 				if (t[0].fits) {
 					hi = m[0];
 					step *= 2;
