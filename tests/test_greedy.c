@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "analysis.h"
 #include "policy.h"
 #include "synth.h"
@@ -274,6 +278,47 @@ static void test_never_worse(void **state)
 	}
 }
 
+/* Greedy runs set-up, baselines and pairs of targets on two threads and
+ * keeps candidates in a fixed order: one thread and two plan the same
+ * steps, in both objectives. */
+static void test_threads_agree(void **state)
+{
+	(void)state;
+#ifndef _OPENMP
+	skip();
+#else
+	for (int seed = 1; seed <= 4; seed++) {
+		hoff_synth_opts so = hoff_synth_defaults();
+		so.nops = 300 + 50 * seed;
+		so.layers = 4;
+		so.shape = seed % 2 ? HOFF_SYNTH_TRAIN : HOFF_SYNTH_INFER;
+		so.weights_on_host = seed > 2;
+		so.seed = (uint64_t)seed;
+		hoff_graph *g = NULL;
+		hoff_err e;
+		assert_int_equal(hoff_synth_build(&so, &g, &e), HOFF_OK);
+		hoff_analysis an;
+		assert_int_equal(hoff_analyze(g, &an, &e), HOFF_OK);
+		int64_t budgets[2] = {HOFF_NONE, an.closed_peak_bytes * 9 / 10};
+		for (int b = 0; b < 2; b++) {
+			hoff_policy_report r1, r2;
+			omp_set_num_threads(1);
+			hoff_sched *s1 = plan(g, "greedy", budgets[b], 0.01, &r1);
+			omp_set_num_threads(2);
+			hoff_sched *s2 = plan(g, "greedy", budgets[b], 0.01, &r2);
+			assert_true(hoff_sched_same_steps(s1, s2));
+			assert_int_equal(r1.peak_bytes, r2.peak_bytes);
+			assert_int_equal(r1.makespan_ps, r2.makespan_ps);
+			assert_int_equal(r1.iterations, r2.iterations);
+			assert_string_equal(r1.source, r2.source);
+			hoff_sched_free(s1);
+			hoff_sched_free(s2);
+		}
+		hoff_graph_free(g);
+	}
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_two_prefetches_compete),
 		cmocka_unit_test(test_op_layer),
 		cmocka_unit_test(test_never_worse),
+		cmocka_unit_test(test_threads_agree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
