@@ -127,6 +127,7 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .max_binaries = 6000,
 			       .prune = true,
 			       .incumbent = true,
+			       .bound_share = 1.0 / 3,
 			       .max_stall_ps = HOFF_NONE};
 }
 
@@ -2302,6 +2303,45 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->bm = m;
 		ps->hi = hoff_ilp_model_peak(m, start);
 	}
+	/* A share of the time on the min-peak model itself, one branch and
+	 * bound (from greedy's start when it maps): it rarely closes, but
+	 * its bound rises above the LP floor, where a probe raises lo only
+	 * by exhausting its whole tree. Only the bound is taken (its
+	 * incumbents meet the rows to GLPK's default tolerance, not to the
+	 * byte). The caller sets no share when the LP relaxation alone ran
+	 * out of time: the root would too. */
+	double left0 = deadline - now_s();
+	if (o->bound_share > 0 && left0 > 1.0) {
+		double tb = now_s();
+		hoff_ilp_sol bs = {0};
+		double keep_limit = m->o.time_limit_s;
+		bool keep_progress = m->o.progress;
+		m->o.time_limit_s = left0 * o->bound_share;
+		m->o.progress = false;
+		st = hoff_ilp_solve(m, start, &bs, e);
+		m->o.time_limit_s = keep_limit;
+		m->o.progress = keep_progress;
+		if (st != HOFF_OK)
+			return st;
+		free(bs.x);
+		ps->nodes += bs.nodes;
+		ps->solve_s += now_s() - tb;
+		if (bs.has_bound) {
+			double fl = floor(bs.bound * m->bu * (1 - 1e-9)) - 1;
+			if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
+				ps->lo = grain_up((int64_t)fl, G);
+			if (ps->lo > ps->hi)
+				ps->lo = ps->hi;
+		}
+		if (o->progress)
+			fprintf(stderr,
+				"hoffopt: exact: min-peak branch and bound "
+				"(%.1f s, %lld nodes): the least peak is in "
+				"[%lld, %lld]\n",
+				now_s() - tb, (long long)bs.nodes,
+				(long long)ps->lo,
+				ps->hi == INT64_MAX ? -1LL : (long long)ps->hi);
+	}
 	hoff_ilp_opts po = *o;
 	po.max_stall_ps = m->bound_ps - m->compute_ps;
 	po.stride = m->stride; /* every probe about the same model */
@@ -2470,6 +2510,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	 * instants under that bound cannot bind, so rebuild without them
 	 * (a much smaller model when the peak is flat). */
 	hoff_ilp_opts o2 = *o;
+	bool lp_ok = false; /* the relaxation solved in its time */
 	for (int round = 0; round < 2 && !m->budget_mode && o->prune &&
 			    !m->infeasible;
 	     round++) {
@@ -2479,6 +2520,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		if ((st = hoff_ilp_lp_bound(m, fmax(1, 0.25 * left), &lp, &ok,
 					    e)) != HOFF_OK)
 			goto out;
+		lp_ok = lp_ok || ok;
 		double fl = floor(lp * m->bu * (1 - 1e-9)) - 1;
 		if (!ok || fl <= (double)m->peak_floor * (1 + 1e-6))
 			break;
@@ -2539,7 +2581,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			goto out;
 		double deadline = t0 + fmax(o->time_limit_s - span,
 					    now_s() - t0 + 0.5);
-		if ((st = search_peak(g, o, m, have_start ? start : NULL,
+		hoff_ilp_opts so = *o;
+		if (!lp_ok)
+			so.bound_share = 0;
+		if ((st = search_peak(g, &so, m, have_start ? start : NULL,
 				      deadline, &ps, e)) != HOFF_OK)
 			goto out;
 		rep->incumbent_given = have_start;

@@ -71,6 +71,10 @@ typedef struct hoff_ilp_opts {
 				  search's probes set it */
 	bool first_solution;   /* stop at the first incumbent (a
 				  feasibility probe) */
+	double bound_share;    /* overhead mode: share of the time spent on
+				  the min-peak model's branch and bound for
+				  a lower bound before the probes (default
+				  1/3; 0: none) */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
 } hoff_ilp_opts;
