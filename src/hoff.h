@@ -50,11 +50,10 @@ int64_t hoff_ps(double x_s);
 /* Picoseconds to seconds as written in reports: ps / 1e12. */
 static inline double hoff_s(int64_t ps) { return (double)ps / 1e12; }
 
-/* malloc(n * size) with overflow check; NULL on overflow or failure. */
+/* malloc(n * size) with overflow check; NULL on overflow or failure.
+ * Blocks of 4 MiB or more (here and below) are advised onto transparent
+ * huge pages. */
 void *hoff_alloc(size_t n, size_t size);
-/* Tunes the C library's allocator for a process that allocates and frees
- * the same big arrays many times (a CLI calls it once, first). */
-void hoff_tune_malloc(void);
 /* calloc with the same contract. */
 void *hoff_zalloc(size_t n, size_t size);
 /* realloc(p, n * size) with overflow check; p is kept on failure. */
@@ -62,6 +61,9 @@ void *hoff_realloc(void *p, size_t n, size_t size);
 /* Grows *p (holding *cap items of size) to hold at least need items;
  * doubles capacity. Returns false (and keeps *p) on overflow or failure. */
 bool hoff_grow(void **p, size_t *cap, size_t need, size_t size);
+/* Tunes the C library's allocator for a process that allocates and frees
+ * the same big arrays many times (a CLI calls it once, first). */
+void hoff_tune_malloc(void);
 
 /* strdup that returns NULL for NULL. */
 char *hoff_strdup(const char *s);
