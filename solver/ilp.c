@@ -2306,7 +2306,8 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->hi = hoff_ilp_model_peak(m, start);
 	}
 	/* A share of the time on the min-peak model itself, one branch and
-	 * bound (from greedy's start when it maps): it rarely closes, but
+	 * bound from greedy's start (so only when it maps): it rarely
+	 * closes, but
 	 * its bound rises above the LP floor, where a probe raises lo only
 	 * by exhausting its whole tree. Only the bound is taken (its
 	 * incumbents meet the rows to GLPK's default tolerance, not to the
