@@ -2307,14 +2307,13 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	/* A share of the time on the min-peak model itself, one branch and
 	 * bound from greedy's start (so only when it maps): it rarely
-	 * closes, but
-	 * its bound rises above the LP floor, where a probe raises lo only
-	 * by exhausting its whole tree. Only the bound is taken (its
-	 * incumbents meet the rows to GLPK's default tolerance, not to the
-	 * byte). The caller sets no share when the LP relaxation alone ran
-	 * out of time: the root would too. Within 1% of the best known the
-	 * probes need the time more: closing a small gap takes a probe
-	 * proven infeasible, which a higher bound does not give. */
+	 * closes, but its bound rises above the LP floor, where a probe
+	 * raises lo only by exhausting its whole tree. Only the bound is
+	 * taken (its incumbents meet the rows to GLPK's default tolerance,
+	 * not to the byte). The caller sets no share when the LP relaxation
+	 * alone ran out of time: the root would too. Within 1% of the best
+	 * known the probes need the time more: closing a small gap takes a
+	 * probe proven infeasible, which a higher bound does not give. */
 	double left0 = deadline - now_s();
 	if (o->bound_share > 0 && left0 > 1.0 && ps->hi != INT64_MAX &&
 	    (double)(ps->hi - ps->lo) > BOUND_PHASE_GAP * (double)ps->hi) {
