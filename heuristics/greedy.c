@@ -1058,6 +1058,16 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 	return st;
 }
 
+/* The progress line of one target of the peak search. */
+static void say_target(int64_t target, const tried *t)
+{
+	fprintf(stderr,
+		"hoffopt: greedy: target %lld B: peak %lld B, makespan %.6g "
+		"s%s\n",
+		(long long)target, (long long)t->peak, hoff_s(t->makespan),
+		t->fits ? "" : " (misses)");
+}
+
 hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			    hoff_sched **out, hoff_policy_report *rep,
 			    hoff_err *e)
@@ -1149,11 +1159,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (go.bound != HOFF_NONE) {
 		/* Smallest peak within the overhead bound: search the target. */
 		if (o->progress)
-			fprintf(stderr,
-				"hoffopt: greedy: target %lld B: peak %lld B, "
-				"makespan %.6g s%s\n",
-				(long long)hi, (long long)t0.peak,
-				hoff_s(t0.makespan), t0.fits ? "" : " (misses)");
+			say_target(hi, &t0);
 		if (lo > hi)
 			lo = hi;
 		/* Two targets at a time, one per thread, each on its own copy
@@ -1209,13 +1215,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				keep(&best, &b2[k], go);
 				hoff_sched_free(b2[k].s);
 				if (o->progress && st == HOFF_OK)
-					fprintf(stderr,
-						"hoffopt: greedy: target %lld B: "
-						"peak %lld B, makespan %.6g s%s\n",
-						(long long)m[k],
-						(long long)t[k].peak,
-						hoff_s(t[k].makespan),
-						t[k].fits ? "" : " (misses)");
+					say_target(m[k], &t[k]);
 			}
 			if (st != HOFF_OK)
 				break;

@@ -2283,6 +2283,13 @@ static int64_t grain_up(int64_t v, int64_t G)
 
 #define BOUND_PHASE_GAP 0.01 /* the bound phase runs above this gap */
 
+/* A solver bound v on the peak (model units) as bytes safely under it:
+ * the solver's tolerances are far below a part in 1e9. */
+static double bytes_under(const hoff_ilp *m, double v)
+{
+	return floor(v * m->bu * (1 - 1e-9)) - 1;
+}
+
 static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			       hoff_ilp *m, const double *start,
 			       double deadline, peak_search *ps, hoff_err *e)
@@ -2332,7 +2339,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->nodes += bs.nodes;
 		ps->solve_s += now_s() - tb;
 		if (bs.has_bound) {
-			double fl = floor(bs.bound * m->bu * (1 - 1e-9)) - 1;
+			double fl = bytes_under(m, bs.bound);
 			if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
 				ps->lo = grain_up((int64_t)fl, G);
 			if (ps->lo > ps->hi)
@@ -2344,8 +2351,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 				"(%.1f s, %lld nodes): the least peak is in "
 				"[%lld, %lld]\n",
 				now_s() - tb, (long long)bs.nodes,
-				(long long)ps->lo,
-				ps->hi == INT64_MAX ? -1LL : (long long)ps->hi);
+				(long long)ps->lo, (long long)ps->hi);
 	}
 	hoff_ilp_opts po = *o;
 	po.max_stall_ps = m->bound_ps - m->compute_ps;
@@ -2526,7 +2532,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 					    e)) != HOFF_OK)
 			goto out;
 		lp_ok = lp_ok || ok;
-		double fl = floor(lp * m->bu * (1 - 1e-9)) - 1;
+		double fl = bytes_under(m, lp);
 		if (!ok || fl <= (double)m->peak_floor * (1 + 1e-6))
 			break;
 		o2.peak_floor = (int64_t)fl;

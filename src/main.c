@@ -637,9 +637,9 @@ static int cmd_plan(int argc, char **argv)
 	so.timeline = o.trace != NULL;
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
-	if (st == HOFF_OK && rep.none_peak_bytes != HOFF_NONE) {
-		rn.summary.peak_bytes = rep.none_peak_bytes; /* simulated */
-	} else if (st == HOFF_OK) {
+	/* Policy none's simulated peak: the run's, when it simulated it. */
+	int64_t np = st == HOFF_OK ? rep.none_peak_bytes : HOFF_NONE;
+	if (st == HOFF_OK && np == HOFF_NONE) {
 		hoff_policy_opts no = po;
 		no.kind = HOFF_POLICY_NONE;
 		no.budget_bytes = HOFF_NONE;
@@ -648,6 +648,7 @@ static int cmd_plan(int argc, char **argv)
 		nso.budget_bytes = INT64_MAX;
 		if (st == HOFF_OK)
 			st = hoff_sim_run(g, none, &nso, &rn, &e);
+		np = rn.summary.peak_bytes;
 	}
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: %s\n", e.msg);
@@ -687,7 +688,6 @@ static int cmd_plan(int argc, char **argv)
 			goto out;
 		}
 	}
-	int64_t np = rn.summary.peak_bytes;
 	double red = np ? 1.0 - (double)r.summary.peak_bytes / (double)np : 0;
 	double ovh = r.summary.compute_ps
 			     ? (double)r.summary.makespan_ps /
