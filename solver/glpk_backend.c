@@ -587,9 +587,9 @@ again:
 	ip.tm_lim = ms_left(t0, limit);
 	ip.mip_gap = m->o.gap > 0 ? m->o.gap : 0;
 	ip.presolve = GLP_OFF; /* ours, above, with names kept */
-	/* a probe is answered to the byte where it can be: a binary 1e-5
+	/* peaks are answered to the byte where they can be: a binary 1e-5
 	 * off its value (the default) moves a memory row by kilobytes */
-	if (m->o.first_solution)
+	if (m->o.first_solution || !m->budget_mode)
 		ip.tol_int = 1e-10;
 	ip.cb_func = callback;
 	ip.cb_info = &ctx;

@@ -124,7 +124,7 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .time_limit_s = 60,
 			       .gap = 0,
 			       .stride = 0,
-			       .max_binaries = 6000,
+			       .max_binaries = 0,
 			       .prune = true,
 			       .incumbent = true,
 			       .bound_share = 1.0 / 3,
@@ -1441,7 +1441,11 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto oom;
 	int32_t K = o->stride > 0 ? o->stride : 1;
 	int64_t bins = make_plan(m, all, nall, K, &pl);
-	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries : 6000;
+	/* the overhead search's probes are pruned at their caps, below the
+	 * min-peak model: it affords finer stages */
+	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries
+			 : m->budget_mode    ? 6000
+					     : 8500;
 	while (o->stride <= 0 && bins > maxbin && K < n) {
 		K *= 2;
 		bins = make_plan(m, all, nall, K, &pl);
@@ -2192,6 +2196,55 @@ static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 	return moves;
 }
 
+/* A probe answered without branching: greedy planned under the probe's
+ * cap, its decisions repaired on the simulator toward less stall (the
+ * repair's order under a budget: fitting first, then makespan), then
+ * mapped into the probe's model pm. True when the mapping is a solution
+ * of pm, stall row included (x, 1-based); the simulated schedule is
+ * left in *sim either way (the caller frees it). Greedy under a cap
+ * often meets a stall bound that greedy's own peak search missed. */
+static bool probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
+			    double until, double *x, judged *sim,
+			    hoff_status *st, hoff_err *e)
+{
+	*st = HOFF_OK;
+	hoff_policy_opts po = hoff_policy_defaults();
+	po.kind = HOFF_POLICY_GREEDY;
+	po.budget_bytes = pm->cap_bytes;
+	hoff_policy_report rep;
+	hoff_sched *s = NULL;
+	if ((*st = hoff_policy_run(g, &po, &s, &rep, e)) != HOFF_OK)
+		return false;
+	int32_t *pick = hoff_alloc((size_t)pm->niv + 1, sizeof *pick);
+	if (!pick) {
+		hoff_sched_free(s);
+		*st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		return false;
+	}
+	hoff_ilp_picks_of(pm, s, pick);
+	hoff_sched_free(s);
+	s = NULL;
+	bool ok = false;
+	hoff_err e2;
+	if (hoff_ilp_emit(g, pm->iv, pm->niv, pick, "exact", &s, &e2) ==
+	    HOFF_OK) {
+		if ((*st = judge(pm, g, s, sim, e)) != HOFF_OK) {
+			hoff_sched_free(s);
+			goto out;
+		}
+		repair(pm, pm, g, pick, sim, until, st, e);
+		if (*st == HOFF_OK) {
+			/* the repair moves off the model's boundaries: back
+			 * onto them, issued no later */
+			hoff_ilp_picks_of(pm, sim->s, pick);
+			ok = hoff_ilp_start(pm, pick, x, &e2);
+		}
+	}
+out:
+	free(pick);
+	return ok;
+}
+
 /* ---------------------------------------------------------------------
  * Overhead mode: the least peak, by a search on feasibility probes.
  *
@@ -2203,9 +2256,12 @@ static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
  *                   sum_k s_k <= S,  S = bound_ps - sum_k d_k,
  *                   has a solution,
  *
- * solved with its own objective (min sum_k s_k) and stopped at the first
- * incumbent. With P* the least model peak (the overhead model's optimum),
- * the search keeps lo <= P* <= hi:
+ answered first by greedy planned under the cap c, repaired on the
+ * simulator and mapped into the probe's model (probe_heuristic), and
+ * else, in the branching phase, by branch and bound with its own
+ * objective (min sum_k s_k), stopped at the first incumbent. With P* the
+ * least model peak (the overhead model's optimum), the search keeps
+ * lo <= P* <= hi:
  *   hi: the model peak (hoff_ilp_model_peak, exact in bytes) of the best
  *       solution known: greedy's, mapped into the overhead model, at
  *       first; a feasible probe gives a solution of peak p: hi = p when
@@ -2214,6 +2270,10 @@ static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
  *       offloading can remove) at first; an infeasible probe at cap c (a
  *       presolve, LP relaxation or constant row may prove it) shows
  *       P* > c.
+ * Phases: a heuristic descent (probes answered by greedy alone bisect
+ * [lo, hi], a fifth of the time at most), the bound phase (branch and
+ * bound on the min-peak model from the best known, search_peak), then
+ * the branching probes.
  * Every peak is a sum of tensor and workspace sizes, so a multiple of
  * their gcd G: lo rounds up to a multiple of G, and the probe for
  * "P* <= t" (t a multiple of G) uses the cap t + (G - 1)/2 - mu, halfway
@@ -2240,10 +2300,13 @@ typedef struct peak_search {
 	int32_t probes;
 	int64_t nodes;
 	double solve_s;
+	judged sim;     /* the best probe schedule the simulator finds
+			   within the overhead bound (none: sim.s NULL) */
 	char note[160];
 } peak_search;
 
-static void peak_search_free(peak_search *ps, const hoff_ilp *m)
+/* Frees the best solution known and its model. */
+static void peak_search_free_x(peak_search *ps, const hoff_ilp *m)
 {
 	if (ps->own && ps->bm != m)
 		hoff_ilp_free(ps->bm);
@@ -2251,6 +2314,13 @@ static void peak_search_free(peak_search *ps, const hoff_ilp *m)
 	ps->bm = NULL;
 	ps->bx = NULL;
 	ps->own = false;
+}
+
+static void peak_search_free(peak_search *ps, const hoff_ilp *m)
+{
+	peak_search_free_x(ps, m);
+	hoff_sched_free(ps->sim.s);
+	ps->sim.s = NULL;
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -2290,6 +2360,194 @@ static double bytes_under(const hoff_ilp *m, double v)
 	return floor(v * m->bu * (1 - 1e-9)) - 1;
 }
 
+#define HEUR_SHARE 0.2  /* of the time: the heuristic descent */
+#define HEUR_STOP 0.002 /* it stops within this of hi */
+#define HEUR_REPAIR_S 1.0 /* a heuristic probe's repair, at most */
+
+enum { PROBE_UNKNOWN, PROBE_FEASIBLE, PROBE_INFEASIBLE };
+
+/* One probe: is there a model solution with peak <= t within the stall
+ * bound (asked with the cap t + (G - 1) / 2 - mu, search_peak)? First by greedy under the cap (probe_heuristic), then,
+ * when `branch`, by branch and bound until `until`. Updates ps (hi and
+ * its solution, lo, mu, the best simulated schedule) and sets *answer. */
+static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
+			 const hoff_ilp *m, int64_t t, bool branch,
+			 double until, peak_search *ps, int *answer,
+			 hoff_err *e)
+{
+	const int64_t G = peak_grain(g), cap = t + (G - 1) / 2 - ps->mu;
+	hoff_status st;
+	double tp = now_s();
+	hoff_ilp *pm = NULL;
+	hoff_ilp_sol sol = {0};
+	*answer = PROBE_UNKNOWN;
+	po->budget_bytes = cap;
+	if ((st = hoff_ilp_build(g, po, &pm, e)) != HOFF_OK)
+		return st;
+	const char *what = "no answer in time";
+	double *hx = hoff_alloc((size_t)pm->ncols + 1, sizeof *hx);
+	if (!hx) {
+		hoff_ilp_free(pm);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	judged hj = {0};
+	bool hok = !pm->infeasible &&
+		   probe_heuristic(g, pm, fmin(until, tp + HEUR_REPAIR_S), hx,
+				   &hj, &st, e);
+	/* the mapping meets rows to 1e-6 of a unit: above the cap by that
+	 * is a miss, not a solution (the margin mu is the solver's) */
+	if (hok && hoff_ilp_model_peak(pm, hx) > cap &&
+	    hoff_ilp_model_peak(pm, hx) > t)
+		hok = false;
+	if (st == HOFF_OK && hj.s) {
+		/* within the overhead: a candidate for the result */
+		hj.fits = hj.legal && hj.sum.peak_bytes <= m->cap_bytes &&
+			  hj.sum.makespan_ps <= m->bound_ps;
+		if (hj.fits && better(m, &hj, &ps->sim)) {
+			hoff_sched_free(ps->sim.s);
+			ps->sim = hj;
+			hj.s = NULL;
+		}
+	}
+	hoff_sched_free(hj.s);
+	if (st != HOFF_OK) {
+		free(hx);
+		hoff_ilp_free(pm);
+		return st;
+	}
+	if (hok) {
+		sol.status = HOFF_ILP_FEASIBLE;
+		sol.has_x = true;
+		sol.x = hx;
+		what = "feasible (greedy under the cap)";
+	} else {
+		free(hx);
+		if (branch) {
+			pm->o.time_limit_s = fmax(0.05, until - now_s());
+			if ((st = hoff_ilp_solve(pm, NULL, &sol, e)) !=
+			    HOFF_OK) {
+				hoff_ilp_free(pm);
+				return st;
+			}
+			ps->nodes += sol.nodes;
+		} else {
+			what = "greedy under the cap misses the stall bound";
+		}
+	}
+	ps->probes++;
+	ps->solve_s += now_s() - tp;
+	if (sol.status == HOFF_ILP_INFEASIBLE) {
+		int64_t lo = grain_up(cap + 1, G);
+		if (lo > ps->lo)
+			ps->lo = lo;
+		what = "infeasible";
+		*answer = PROBE_INFEASIBLE;
+	} else if (sol.has_x) {
+		int64_t p = hoff_ilp_model_peak(pm, sol.x);
+		if (!hok)
+			what = "feasible";
+		*answer = PROBE_FEASIBLE;
+		if (p < ps->hi) {
+			peak_search_free_x(ps, m);
+			ps->bm = pm;
+			ps->own = true;
+			ps->bx = sol.x;
+			ps->hi = p;
+			pm = NULL;
+			sol.x = NULL;
+		}
+		if (p > t && p > cap) {
+			/* rows met only to the solver's tolerance: ask with
+			 * a margin past the excess */
+			what = "feasible within the solver's tolerance";
+			ps->mu += 2 * (p - cap) + 1;
+		}
+	}
+	if (m->o.progress)
+		fprintf(stderr,
+			"hoffopt: exact: probe %d, peak <= %lld B: %s "
+			"(%.1f s); the least peak is in [%lld, %lld]\n",
+			ps->probes, (long long)cap, what, now_s() - tp,
+			(long long)ps->lo,
+			ps->hi == INT64_MAX ? -1LL : (long long)ps->hi);
+	free(sol.x);
+	hoff_ilp_free(pm);
+	return HOFF_OK;
+}
+
+/* The best known solution as a solution of m, the overhead model, into
+ * *mx (caller frees; NULL when none maps): greedy's start, the search's
+ * best (a probe model's) and the best probe schedule, the latter two
+ * mapped by their decisions; the least peak in m wins, and becomes the
+ * best known when below hi. */
+static hoff_status best_in(const hoff_graph *g, hoff_ilp *m,
+			   const double *start, peak_search *ps, double **mx,
+			   hoff_err *e)
+{
+	const size_t nc = (size_t)m->ncols + 1;
+	hoff_status st = HOFF_OK;
+	hoff_sched *own = NULL;
+	int32_t *pb = NULL;
+	double *x = hoff_alloc(nc, sizeof *x), *best = NULL;
+	int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	int64_t bp = INT64_MAX;
+	*mx = NULL;
+	if (!x || !pick)
+		goto nomem;
+	if (start) {
+		if (!(best = hoff_alloc(nc, sizeof *best)))
+			goto nomem;
+		memcpy(best, start, nc * sizeof *best);
+		bp = hoff_ilp_model_peak(m, best);
+	}
+	hoff_err e2;
+	if (ps->bx && ps->bm != m) {
+		if (!(pb = hoff_alloc((size_t)ps->bm->niv + 1, sizeof *pb)))
+			goto nomem;
+		hoff_ilp_decode(ps->bm, ps->bx, pb);
+		if (hoff_ilp_emit(g, ps->bm->iv, ps->bm->niv, pb, "exact",
+				  &own, &e2) != HOFF_OK)
+			own = NULL;
+	}
+	const hoff_sched *cand[2] = {own, ps->sim.s};
+	for (int c = 0; c < 2; c++) {
+		if (!cand[c])
+			continue;
+		hoff_ilp_picks_of(m, cand[c], pick);
+		if (!hoff_ilp_start(m, pick, x, &e2))
+			continue;
+		int64_t p = hoff_ilp_model_peak(m, x);
+		if (p < bp) {
+			double *t = best;
+			best = x;
+			x = t;
+			bp = p;
+			if (!x && !(x = hoff_alloc(nc, sizeof *x)))
+				goto nomem;
+		}
+	}
+	if (best && bp < ps->hi) {
+		peak_search_free_x(ps, m);
+		if (!(ps->bx = hoff_alloc(nc, sizeof *ps->bx)))
+			goto nomem;
+		memcpy(ps->bx, best, nc * sizeof *best);
+		ps->bm = m;
+		ps->hi = bp;
+	}
+	*mx = best;
+	best = NULL;
+	goto out;
+nomem:
+	st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+out:
+	free(x);
+	free(best);
+	free(pick);
+	free(pb);
+	hoff_sched_free(own);
+	return st;
+}
+
 static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			       hoff_ilp *m, const double *start,
 			       double deadline, peak_search *ps, hoff_err *e)
@@ -2312,15 +2570,47 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->bm = m;
 		ps->hi = hoff_ilp_model_peak(m, start);
 	}
+	hoff_ilp_opts po = *o;
+	po.max_stall_ps = m->bound_ps - m->compute_ps;
+	po.stride = m->stride; /* every probe about the same model */
+	po.peak_floor = 0;
+	po.first_solution = true;
+	po.write_lp = po.write_mps = NULL;
+	po.gap = 0;
+	po.progress = false;
+	/* Heuristic descent: probes answered by greedy under the cap alone
+	 * (no branching, milliseconds to a second each) bisect [lo, hi]
+	 * first, so the branching probes start from a good hi. A miss
+	 * proves nothing: it only moves the descent's own floor. */
+	int64_t hlo = ps->lo;
+	double hend = now_s() + HEUR_SHARE * (deadline - now_s());
+	for (;;) {
+		/* with no solution known, from the device's size down */
+		int64_t top = ps->hi != INT64_MAX ? ps->hi
+						  : m->cap_bytes / G * G + G;
+		if (hlo >= top - G || now_s() >= hend ||
+		    (double)(top - hlo) <= HEUR_STOP * (double)top)
+			break;
+		int64_t t = hlo + (top - G - hlo) / G / 2 * G;
+		int answer;
+		if ((st = probe(g, &po, m, t, false, hend, ps,
+				&answer, e)) != HOFF_OK)
+			return st;
+		if (answer != PROBE_FEASIBLE)
+			hlo = t + G;
+	}
 	/* A share of the time on the min-peak model itself, one branch and
-	 * bound from greedy's start (so only when it maps): it rarely
+	 * bound from the best known solution that maps onto it: it rarely
 	 * closes, but its bound rises above the LP floor, where a probe
-	 * raises lo only by exhausting its whole tree. Only the bound is
-	 * taken (its incumbents meet the rows to GLPK's default tolerance,
-	 * not to the byte). The caller sets no share when the LP relaxation
+	 * raises lo only by exhausting its whole tree. Its incumbent counts
+	 * when lower (binaries integral to 1e-10, as in the probes; the peak
+	 * measured exactly). The caller sets no share when the LP relaxation
 	 * alone ran out of time: the root would too. Within 1% of the best
 	 * known the probes need the time more: closing a small gap takes a
 	 * probe proven infeasible, which a higher bound does not give. */
+	double *mx = NULL; /* the best known as a solution of m */
+	if ((st = best_in(g, m, start, ps, &mx, e)) != HOFF_OK)
+		return st;
 	double left0 = deadline - now_s();
 	if (o->bound_share > 0 && left0 > 1.0 && ps->hi != INT64_MAX &&
 	    (double)(ps->hi - ps->lo) > BOUND_PHASE_GAP * (double)ps->hi) {
@@ -2330,11 +2620,21 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		bool keep_progress = m->o.progress;
 		m->o.time_limit_s = left0 * o->bound_share;
 		m->o.progress = false;
-		st = hoff_ilp_solve(m, start, &bs, e);
+		st = hoff_ilp_solve(m, mx, &bs, e);
 		m->o.time_limit_s = keep_limit;
 		m->o.progress = keep_progress;
+		free(mx);
+		mx = NULL;
 		if (st != HOFF_OK)
 			return st;
+		int64_t p = bs.has_x ? hoff_ilp_model_peak(m, bs.x) : INT64_MAX;
+		if (p < ps->hi) {
+			peak_search_free_x(ps, m);
+			ps->bx = bs.x;
+			ps->bm = m;
+			ps->hi = p;
+			bs.x = NULL;
+		}
 		free(bs.x);
 		ps->nodes += bs.nodes;
 		ps->solve_s += now_s() - tb;
@@ -2353,14 +2653,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 				now_s() - tb, (long long)bs.nodes,
 				(long long)ps->lo, (long long)ps->hi);
 	}
-	hoff_ilp_opts po = *o;
-	po.max_stall_ps = m->bound_ps - m->compute_ps;
-	po.stride = m->stride; /* every probe about the same model */
-	po.peak_floor = 0;
-	po.first_solution = true;
-	po.write_lp = po.write_mps = NULL;
-	po.gap = 0;
-	po.progress = false;
+	free(mx);
 	bool tolerance = false; /* stopped where only mu separates lo, hi */
 	int retries = 0;
 	/* targets below unk went unanswered in their time: aim higher */
@@ -2371,8 +2664,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			ps->status = HOFF_ILP_FEASIBLE;
 			return HOFF_OK;
 		}
-		double left = deadline - now_s();
-		if (left < 0.05)
+		if (deadline - now_s() < 0.05)
 			break;
 		int64_t t; /* is there a peak <= t? */
 		int64_t from = ps->lo > unk ? ps->lo : unk;
@@ -2390,66 +2682,18 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			tolerance = ps->hi != INT64_MAX;
 			break;
 		}
-		po.budget_bytes = cap;
-		double tp = now_s();
-		hoff_ilp *pm = NULL;
-		hoff_ilp_sol sol = {0};
-		if ((st = hoff_ilp_build(g, &po, &pm, e)) != HOFF_OK)
-			return st;
 		/* a probe below hi - G gets a third of the time left: a hard
 		 * one then moves the next target up rather than ending it */
 		double slice = deadline - now_s();
 		if (ps->hi != INT64_MAX && t < ps->hi - G)
 			slice = fmax(fmin(slice, 2.0), slice / 3);
-		pm->o.time_limit_s = fmax(0.05, slice);
-		if ((st = hoff_ilp_solve(pm, NULL, &sol, e)) != HOFF_OK) {
-			hoff_ilp_free(pm);
+		int answer;
+		int64_t mu0 = ps->mu;
+		if ((st = probe(g, &po, m, t, true, now_s() + slice, ps,
+				&answer, e)) != HOFF_OK)
 			return st;
-		}
-		ps->probes++;
-		ps->nodes += sol.nodes;
-		ps->solve_s += now_s() - tp;
-		const char *what = "no answer in time";
-		int64_t p = 0;
-		if (sol.status == HOFF_ILP_INFEASIBLE) {
-			int64_t lo = grain_up(cap + 1, G);
-			if (lo > ps->lo)
-				ps->lo = lo;
-			what = "infeasible";
-			retries = 0;
-		} else if (sol.has_x) {
-			p = hoff_ilp_model_peak(pm, sol.x);
-			what = "feasible";
-			if (p < ps->hi) {
-				peak_search_free(ps, m);
-				ps->bm = pm;
-				ps->own = true;
-				ps->bx = sol.x;
-				ps->hi = p;
-				pm = NULL;
-				sol.x = NULL;
-			}
-			if (p > t && p > cap) {
-				/* rows met only to the solver's tolerance:
-				 * ask with a margin past the excess */
-				what = "feasible within the solver's tolerance";
-				ps->mu += 2 * (p - cap) + 1;
-				retries++;
-			} else {
-				retries = 0;
-			}
-		}
-		if (o->progress)
-			fprintf(stderr,
-				"hoffopt: exact: probe %d, peak <= %lld B: %s "
-				"(%.1f s); the least peak is in [%lld, %lld]\n",
-				ps->probes, (long long)cap, what,
-				now_s() - tp, (long long)ps->lo,
-				ps->hi == INT64_MAX ? -1LL
-						    : (long long)ps->hi);
-		free(sol.x);
-		hoff_ilp_free(pm);
-		if (sol.status != HOFF_ILP_INFEASIBLE && !sol.has_x) {
+		retries = ps->mu > mu0 ? retries + 1 : 0;
+		if (answer == PROBE_UNKNOWN) {
 			if (ps->hi == INT64_MAX || t >= ps->hi - G)
 				break; /* the time is up */
 			unk = t + G;
@@ -2681,8 +2925,16 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	/* The better of the decoded and greedy's schedule. */
 	/* on a tie, the exact schedule */
 	judged *best = jd.s && jd.legal && !better(m, &jg, &jd) ? &jd : &jg;
+	/* or a probe's schedule (the simulator's, not the model's) */
+	if (ps.sim.s && better(m, &ps.sim, best)) {
+		best = &ps.sim;
+		if (!rep->note[0])
+			snprintf(rep->note, sizeof rep->note,
+				 "the schedule returned is a probe's: greedy "
+				 "under a lower cap, repaired on the simulator");
+	}
 	snprintf(rep->source, sizeof rep->source, "%s",
-		 best == &jd ? "exact" : "greedy");
+		 best == &jg ? "greedy" : "exact");
 	if (best == &jg && jd.s && jd.legal && better(m, &jg, &jd) &&
 	    !rep->note[0])
 		snprintf(rep->note, sizeof rep->note,

@@ -56,7 +56,9 @@ typedef struct hoff_ilp_opts {
 	double gap;           /* relative MIP gap to stop at (default 0) */
 	int32_t stride;       /* decision stride: prefetch boundaries and
 				 store credits every `stride` ops; 0: auto */
-	int32_t max_binaries; /* auto stride aims below this (default 6000) */
+	int32_t max_binaries; /* auto stride aims below this (0, the
+				 default: 6000 in budget mode, 8500 in
+				 overhead mode) */
 	bool prune;           /* drop choices that cannot lower memory at an
 				 instant that can bind (default true) */
 	bool incumbent;       /* give greedy's schedule to the solver first */
