@@ -709,7 +709,9 @@ hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
 	glp_init_smcp(&sp);
 	sp.msg_lev = GLP_MSG_OFF;
 	sp.presolve = GLP_OFF;
-	sp.tm_lim = 10000;
+	/* at most 10 s, and within the model's own limit */
+	double lim = m->o.time_limit_s > 0 ? fmin(10, m->o.time_limit_s) : 10;
+	sp.tm_lim = (int)fmax(1, lim * 1000);
 	if (m->ncols > 0 && m->nrows > 0) {
 		int ret = glp_simplex(P, &sp);
 		if (ret != 0 || glp_get_status(P) != GLP_OPT)

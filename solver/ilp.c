@@ -2391,14 +2391,16 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
 	judged hj = {0};
+	pm->o.time_limit_s = fmax(0.05, until - now_s()); /* the mapping's LP */
 	bool hok = !pm->infeasible &&
 		   probe_heuristic(g, pm, fmin(until, tp + HEUR_REPAIR_S), hx,
 				   &hj, &st, e);
 	/* the mapping meets rows to 1e-6 of a unit: above the cap by that
 	 * is a miss, not a solution (the margin mu is the solver's) */
-	if (hok && hoff_ilp_model_peak(pm, hx) > cap &&
-	    hoff_ilp_model_peak(pm, hx) > t)
-		hok = false;
+	if (hok) {
+		int64_t p = hoff_ilp_model_peak(pm, hx);
+		hok = p <= cap || p <= t;
+	}
 	if (st == HOFF_OK && hj.s) {
 		/* within the overhead: a candidate for the result */
 		hj.fits = hj.legal && hj.sum.peak_bytes <= m->cap_bytes &&
@@ -2584,18 +2586,21 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	 * proves nothing: it only moves the descent's own floor. */
 	int64_t hlo = ps->lo;
 	double hend = now_s() + HEUR_SHARE * (deadline - now_s());
+	double last = 0; /* the last probe's time: the next one's guess */
 	for (;;) {
 		/* with no solution known, from the device's size down */
 		int64_t top = ps->hi != INT64_MAX ? ps->hi
 						  : m->cap_bytes / G * G + G;
-		if (hlo >= top - G || now_s() >= hend ||
+		if (hlo >= top - G || now_s() + last >= hend ||
 		    (double)(top - hlo) <= HEUR_STOP * (double)top)
 			break;
 		int64_t t = hlo + (top - G - hlo) / G / 2 * G;
 		int answer;
+		double tp = now_s();
 		if ((st = probe(g, &po, m, t, false, hend, ps,
 				&answer, e)) != HOFF_OK)
 			return st;
+		last = now_s() - tp;
 		if (answer != PROBE_FEASIBLE)
 			hlo = t + G;
 	}
