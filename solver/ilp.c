@@ -2316,6 +2316,18 @@ static void peak_search_free_x(peak_search *ps, const hoff_ilp *m)
 	ps->own = false;
 }
 
+/* x (owned from now on), a solution of model bm (owned when `own`) with
+ * peak p, becomes the best known. */
+static void peak_search_take(peak_search *ps, const hoff_ilp *m,
+			     hoff_ilp *bm, bool own, double *x, int64_t p)
+{
+	peak_search_free_x(ps, m);
+	ps->bm = bm;
+	ps->own = own;
+	ps->bx = x;
+	ps->hi = p;
+}
+
 static void peak_search_free(peak_search *ps, const hoff_ilp *m)
 {
 	peak_search_free_x(ps, m);
@@ -2450,11 +2462,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 			what = "feasible";
 		*answer = PROBE_FEASIBLE;
 		if (p < ps->hi) {
-			peak_search_free_x(ps, m);
-			ps->bm = pm;
-			ps->own = true;
-			ps->bx = sol.x;
-			ps->hi = p;
+			peak_search_take(ps, m, pm, true, sol.x, p);
 			pm = NULL;
 			sol.x = NULL;
 		}
@@ -2529,12 +2537,11 @@ static hoff_status best_in(const hoff_graph *g, hoff_ilp *m,
 		}
 	}
 	if (best && bp < ps->hi) {
-		peak_search_free_x(ps, m);
-		if (!(ps->bx = hoff_alloc(nc, sizeof *ps->bx)))
+		double *copy = hoff_alloc(nc, sizeof *copy);
+		if (!copy)
 			goto nomem;
-		memcpy(ps->bx, best, nc * sizeof *best);
-		ps->bm = m;
-		ps->hi = bp;
+		memcpy(copy, best, nc * sizeof *best);
+		peak_search_take(ps, m, m, false, copy, bp);
 	}
 	*mx = best;
 	best = NULL;
@@ -2634,10 +2641,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			return st;
 		int64_t p = bs.has_x ? hoff_ilp_model_peak(m, bs.x) : INT64_MAX;
 		if (p < ps->hi) {
-			peak_search_free_x(ps, m);
-			ps->bx = bs.x;
-			ps->bm = m;
-			ps->hi = p;
+			peak_search_take(ps, m, m, false, bs.x, p);
 			bs.x = NULL;
 		}
 		free(bs.x);
