@@ -2272,8 +2272,8 @@ out:
  *       P* > c.
  * Phases: a heuristic descent (probes answered by greedy alone bisect
  * [lo, hi], a fifth of the time at most), the bound phase (branch and
- * bound on the min-peak model from the best known, search_peak), then
- * the branching probes.
+ * bound on the min-peak model from the best known, bound_phase; a share
+ * of the rest), then the branching probes (probe_loop).
  * Every peak is a sum of tensor and workspace sizes, so a multiple of
  * their gcd G: lo rounds up to a multiple of G, and the probe for
  * "P* <= t" (t a multiple of G) uses the cap t + (G - 1)/2 - mu, halfway
@@ -2557,12 +2557,140 @@ out:
 	return st;
 }
 
+/* The bound phase: until `until`, the min-peak model itself, one branch
+ * and bound from the best known solution that maps onto it. It
+ * rarely closes, but its bound rises above the LP floor, where a probe
+ * raises lo only by exhausting its whole tree (on llama3-8b-train-2l,
+ * to 16 KB under the best). Its incumbent counts when lower (binaries
+ * integral to 1e-10, as in the probes; the peak measured exactly). The
+ * caller sets no share when the LP relaxation alone ran out of time:
+ * the root would too. Skipped within 1% of the best known: closing a
+ * small gap takes a probe proven infeasible, which a higher bound does
+ * not give. */
+static hoff_status bound_phase(const hoff_graph *g, hoff_ilp *m,
+			       const double *start, double until,
+			       peak_search *ps, hoff_err *e)
+{
+	const int64_t G = peak_grain(g);
+	if (ps->hi == INT64_MAX ||
+	    (double)(ps->hi - ps->lo) <= BOUND_PHASE_GAP * (double)ps->hi)
+		return HOFF_OK;
+	double *mx = NULL; /* the best known as a solution of m */
+	hoff_status st = best_in(g, m, start, ps, &mx, e);
+	if (st != HOFF_OK)
+		return st;
+	double tb = now_s();
+	hoff_ilp_sol bs = {0};
+	double keep_limit = m->o.time_limit_s;
+	bool keep_progress = m->o.progress;
+	m->o.time_limit_s = until - tb;
+	m->o.progress = false;
+	st = hoff_ilp_solve(m, mx, &bs, e);
+	m->o.time_limit_s = keep_limit;
+	m->o.progress = keep_progress;
+	free(mx);
+	if (st != HOFF_OK)
+		return st;
+	int64_t p = bs.has_x ? hoff_ilp_model_peak(m, bs.x) : INT64_MAX;
+	if (p < ps->hi) {
+		peak_search_take(ps, m, m, false, bs.x, p);
+		bs.x = NULL;
+	}
+	free(bs.x);
+	ps->nodes += bs.nodes;
+	ps->solve_s += now_s() - tb;
+	if (bs.has_bound) {
+		double fl = bytes_under(m, bs.bound);
+		if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
+			ps->lo = grain_up((int64_t)fl, G);
+		if (ps->lo > ps->hi)
+			ps->lo = ps->hi;
+	}
+	if (m->o.progress)
+		fprintf(stderr,
+			"hoffopt: exact: min-peak branch and bound (%.1f s, "
+			"%lld nodes): the least peak is in [%lld, %lld]\n",
+			now_s() - tb, (long long)bs.nodes, (long long)ps->lo,
+			(long long)ps->hi);
+	return HOFF_OK;
+}
+
+typedef struct probe_state {
+	bool tolerance; /* only mu separates lo and hi */
+	bool gap_met;   /* within --gap */
+	int retries;    /* probes repeated with a larger mu in a row */
+	int64_t unk;    /* targets below went unanswered in their time */
+} probe_state;
+
+/* Branching probes until `until`: targets hi - G, or midpoints of
+ * [max(lo, unk), hi - G] (search_peak). */
+static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
+			      hoff_ilp_opts *po, const hoff_ilp *m,
+			      double until, peak_search *ps,
+			      probe_state *pst, hoff_err *e)
+{
+	const int64_t G = peak_grain(g), half = (G - 1) / 2;
+	hoff_status st;
+	while (ps->lo < ps->hi) {
+		if (ps->hi != INT64_MAX && o->gap > 0 &&
+		    (double)(ps->hi - ps->lo) <= o->gap * (double)ps->hi) {
+			pst->gap_met = true;
+			return HOFF_OK;
+		}
+		if (until - now_s() < 0.05)
+			return HOFF_OK;
+		int64_t t; /* is there a peak <= t? */
+		int64_t from = ps->lo > pst->unk ? ps->lo : pst->unk;
+		if (ps->hi == INT64_MAX)
+			t = m->cap_bytes / G * G; /* any schedule at all */
+		else if (ps->probes == 0 || pst->retries > 0 ||
+			 from > ps->hi - G ||
+			 (double)(ps->hi - from) <= 1e-3 * (double)ps->hi)
+			t = ps->hi - G;
+		else
+			t = from + (ps->hi - G - from) / G / 2 * G;
+		if (t + half - ps->mu < ps->lo) {
+			/* below what is already proven: only the solver's
+			 * tolerance is left between lo and hi */
+			pst->tolerance = ps->hi != INT64_MAX;
+			return HOFF_OK;
+		}
+		/* a probe below hi - G gets a third of the time left: a hard
+		 * one then moves the next target up rather than ending it */
+		double slice = until - now_s();
+		if (ps->hi != INT64_MAX && t < ps->hi - G)
+			slice = fmax(fmin(slice, 2.0), slice / 3);
+		int answer;
+		int64_t mu0 = ps->mu;
+		if ((st = probe(g, po, m, t, true, now_s() + slice, ps,
+				&answer, e)) != HOFF_OK)
+			return st;
+		pst->retries = ps->mu > mu0 ? pst->retries + 1 : 0;
+		if (answer == PROBE_UNKNOWN) {
+			if (ps->hi == INT64_MAX || t >= ps->hi - G)
+				return HOFF_OK; /* the time is up */
+			pst->unk = t + G;
+			continue;
+		}
+		if (ps->hi == INT64_MAX && ps->lo > m->cap_bytes)
+			return HOFF_OK;
+		if (pst->retries > 6) {
+			snprintf(ps->note, sizeof ps->note,
+				 "the solver meets memory rows only to %lld B; "
+				 "the gap stays open",
+				 (long long)ps->mu);
+			return HOFF_OK;
+		}
+	}
+	return HOFF_OK;
+}
+
 static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			       hoff_ilp *m, const double *start,
 			       double deadline, peak_search *ps, hoff_err *e)
 {
 	hoff_status st = HOFF_OK;
-	const int64_t G = peak_grain(g), half = (G - 1) / 2;
+	const int64_t G = peak_grain(g);
 	ps->lo = grain_up(m->peak_floor, G);
 	ps->hi = INT64_MAX;
 	ps->status = HOFF_ILP_TIME_LIMIT;
@@ -2611,112 +2739,17 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (answer != PROBE_FEASIBLE)
 			hlo = t + G;
 	}
-	/* A share of the time on the min-peak model itself, one branch and
-	 * bound from the best known solution that maps onto it: it rarely
-	 * closes, but its bound rises above the LP floor, where a probe
-	 * raises lo only by exhausting its whole tree. Its incumbent counts
-	 * when lower (binaries integral to 1e-10, as in the probes; the peak
-	 * measured exactly). The caller sets no share when the LP relaxation
-	 * alone ran out of time: the root would too. Within 1% of the best
-	 * known the probes need the time more: closing a small gap takes a
-	 * probe proven infeasible, which a higher bound does not give. */
-	double *mx = NULL; /* the best known as a solution of m */
-	if ((st = best_in(g, m, start, ps, &mx, e)) != HOFF_OK)
+	double left = deadline - now_s();
+	if (o->bound_share > 0 && left > 1.0 &&
+	    (st = bound_phase(g, m, start, now_s() + o->bound_share * left,
+			      ps, e)) != HOFF_OK)
 		return st;
-	double left0 = deadline - now_s();
-	if (o->bound_share > 0 && left0 > 1.0 && ps->hi != INT64_MAX &&
-	    (double)(ps->hi - ps->lo) > BOUND_PHASE_GAP * (double)ps->hi) {
-		double tb = now_s();
-		hoff_ilp_sol bs = {0};
-		double keep_limit = m->o.time_limit_s;
-		bool keep_progress = m->o.progress;
-		m->o.time_limit_s = left0 * o->bound_share;
-		m->o.progress = false;
-		st = hoff_ilp_solve(m, mx, &bs, e);
-		m->o.time_limit_s = keep_limit;
-		m->o.progress = keep_progress;
-		free(mx);
-		mx = NULL;
-		if (st != HOFF_OK)
-			return st;
-		int64_t p = bs.has_x ? hoff_ilp_model_peak(m, bs.x) : INT64_MAX;
-		if (p < ps->hi) {
-			peak_search_take(ps, m, m, false, bs.x, p);
-			bs.x = NULL;
-		}
-		free(bs.x);
-		ps->nodes += bs.nodes;
-		ps->solve_s += now_s() - tb;
-		if (bs.has_bound) {
-			double fl = bytes_under(m, bs.bound);
-			if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
-				ps->lo = grain_up((int64_t)fl, G);
-			if (ps->lo > ps->hi)
-				ps->lo = ps->hi;
-		}
-		if (o->progress)
-			fprintf(stderr,
-				"hoffopt: exact: min-peak branch and bound "
-				"(%.1f s, %lld nodes): the least peak is in "
-				"[%lld, %lld]\n",
-				now_s() - tb, (long long)bs.nodes,
-				(long long)ps->lo, (long long)ps->hi);
-	}
-	free(mx);
-	bool tolerance = false; /* stopped where only mu separates lo, hi */
-	int retries = 0;
-	/* targets below unk went unanswered in their time: aim higher */
-	int64_t unk = 0;
-	while (ps->lo < ps->hi) {
-		if (ps->hi != INT64_MAX && o->gap > 0 &&
-		    (double)(ps->hi - ps->lo) <= o->gap * (double)ps->hi) {
-			ps->status = HOFF_ILP_FEASIBLE;
-			return HOFF_OK;
-		}
-		if (deadline - now_s() < 0.05)
-			break;
-		int64_t t; /* is there a peak <= t? */
-		int64_t from = ps->lo > unk ? ps->lo : unk;
-		if (ps->hi == INT64_MAX)
-			t = m->cap_bytes / G * G; /* any schedule at all */
-		else if (ps->probes == 0 || retries > 0 || from > ps->hi - G ||
-			 (double)(ps->hi - from) <= 1e-3 * (double)ps->hi)
-			t = ps->hi - G;
-		else
-			t = from + (ps->hi - G - from) / G / 2 * G;
-		int64_t cap = t + half - ps->mu;
-		if (cap < ps->lo) {
-			/* below what is already proven: only the solver's
-			 * tolerance is left between lo and hi */
-			tolerance = ps->hi != INT64_MAX;
-			break;
-		}
-		/* a probe below hi - G gets a third of the time left: a hard
-		 * one then moves the next target up rather than ending it */
-		double slice = deadline - now_s();
-		if (ps->hi != INT64_MAX && t < ps->hi - G)
-			slice = fmax(fmin(slice, 2.0), slice / 3);
-		int answer;
-		int64_t mu0 = ps->mu;
-		if ((st = probe(g, &po, m, t, true, now_s() + slice, ps,
-				&answer, e)) != HOFF_OK)
-			return st;
-		retries = ps->mu > mu0 ? retries + 1 : 0;
-		if (answer == PROBE_UNKNOWN) {
-			if (ps->hi == INT64_MAX || t >= ps->hi - G)
-				break; /* the time is up */
-			unk = t + G;
-			continue;
-		}
-		if (ps->hi == INT64_MAX && ps->lo > m->cap_bytes)
-			break;
-		if (retries > 6) {
-			snprintf(ps->note, sizeof ps->note,
-				 "the solver meets memory rows only to %lld B; "
-				 "the gap stays open",
-				 (long long)ps->mu);
-			break;
-		}
+	probe_state pst = {0};
+	if ((st = probe_loop(g, o, &po, m, deadline, ps, &pst, e)) != HOFF_OK)
+		return st;
+	if (pst.gap_met) {
+		ps->status = HOFF_ILP_FEASIBLE;
+		return HOFF_OK;
 	}
 	if (ps->hi == INT64_MAX) {
 		ps->status = ps->lo > m->cap_bytes ? HOFF_ILP_INFEASIBLE
@@ -2728,7 +2761,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	} else if (ps->lo >= ps->hi) {
 		ps->status = HOFF_ILP_OPTIMAL;
 		ps->lo = ps->hi;
-	} else if (tolerance) {
+	} else if (pst.tolerance) {
 		ps->status = HOFF_ILP_OPTIMAL;
 		snprintf(ps->note, sizeof ps->note,
 			 "optimal to the solver's tolerance: no peak below "
