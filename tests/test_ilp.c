@@ -679,6 +679,19 @@ static void test_export_and_cbc(void **state)
 	assert_true(checked > 0);
 }
 
+/* data/NAME of the source tree, parsed; NULL when the file is absent. */
+static hoff_graph *data_graph(const char *src, const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/data/%s", src, name);
+	char *text = tu_slurp(path, NULL);
+	if (!text)
+		return NULL;
+	hoff_graph *g = tu_graph(text);
+	free(text);
+	return g;
+}
+
 /* The small graphs of data/ (at most 30 ops) with a short limit: legal,
  * and never worse than greedy. */
 static void test_data_graphs(void **state)
@@ -691,13 +704,9 @@ static void test_data_graphs(void **state)
 					    "llama3-8b-decode-2l.json"};
 	int seen = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		char path[1024];
-		snprintf(path, sizeof path, "%s/data/%s", src, names[i]);
-		char *text = tu_slurp(path, NULL);
-		if (!text)
+		hoff_graph *g = data_graph(src, names[i]);
+		if (!g)
 			continue;
-		hoff_graph *g = tu_graph(text);
-		free(text);
 		seen++;
 		hoff_ilp_opts o = opts_overhead(0.01);
 		o.time_limit_s = 0.5;
@@ -725,14 +734,9 @@ static void test_descent_beats_greedy(void **state)
 	const char *src = tu_src_dir();
 	if (!src)
 		skip();
-	char path[1024];
-	snprintf(path, sizeof path, "%s/data/mixtral-8x7b-decode-2l.json",
-		 src);
-	char *text = tu_slurp(path, NULL);
-	if (!text)
+	hoff_graph *g = data_graph(src, "mixtral-8x7b-decode-2l.json");
+	if (!g)
 		skip();
-	hoff_graph *g = tu_graph(text);
-	free(text);
 	hoff_ilp_opts o = opts_overhead(0.01);
 	o.time_limit_s = 5;
 	hoff_exact_report rep;
