@@ -777,7 +777,42 @@ oom:
 	return -1;
 }
 
-/* Creates the columns of kept interval v (allowed boundaries P[0..nP)). */
+/* The instants w in [lo, hi] that have a window, into idx; their count. */
+static int32_t windows_in(const hoff_ilp *m, int32_t lo, int32_t hi,
+			  int32_t *idx)
+{
+	int32_t n = 0;
+	for (int32_t w = lo; w <= hi; w++)
+		if (win_exists(m, w))
+			idx[n++] = w;
+	return n;
+}
+
+/* Interval i's columns of kind `tag` at the sorted indices idx[0..n),
+ * bounds [0, 1] (the last one's lower bound last_lb), and the map of
+ * [lo, hi] onto them in *map (HOFF_NONE when hi < lo). False when out of
+ * memory. */
+static bool col_run(hoff_ilp *m, int32_t i, char tag, bool binary,
+		    double last_lb, const int32_t *idx, int32_t n,
+		    int32_t lo, int32_t hi, int32_t *map)
+{
+	int32_t first = 0;
+	for (int32_t j = 0; j < n; j++) {
+		int32_t c = add_col(m, j == n - 1 ? last_lb : 0, 1, 0, binary,
+				    tag, i, idx[j]);
+		if (!c)
+			return false;
+		if (j == 0)
+			first = c;
+	}
+	if ((*map = map_new(m, hi - lo + 1)) == -2)
+		return false;
+	if (*map >= 0)
+		map_fill(m, *map, lo, hi, idx, n, first);
+	return true;
+}
+
+/* Creates the columns of kept interval i (allowed boundaries P[0..nP)). */
 static bool interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 			  int32_t nP, bool has_zs, bool has_zd, int32_t *scratch)
 {
@@ -792,47 +827,22 @@ static bool interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 	v->zd = has_zd ? add_col(m, 0, 1, 0, true, 'Z', i, 0) : 0;
 	if ((has_zs && !v->zs) || (has_zd && !v->zd))
 		return false;
+	/* START's last boundary is issued in every schedule, and its fetch
+	 * completes in every schedule */
+	const double start_lb = v->kind == HOFF_ILP_START ? 1 : 0;
 	if (!tail && nP > 0) {
-		int32_t first = 0;
-		for (int32_t j = 0; j < nP; j++) {
-			bool last = j == nP - 1;
-			/* START's last boundary is issued in every schedule */
-			double lb = v->kind == HOFF_ILP_START && last ? 1 : 0;
-			int32_t c = add_col(m, lb, 1, 0, true, 'R', i, P[j]);
-			if (!c)
-				return false;
-			if (j == 0)
-				first = c;
-		}
 		v->r_first = P[0];
 		v->r_last = P[nP - 1];
-		v->rmap = map_new(m, v->b - v->lo);
-		if (v->rmap == -2)
+		if (!col_run(m, i, 'R', true, start_lb, P, nP, v->lo,
+			     v->b - 1, &v->rmap))
 			return false;
-		if (v->rmap >= 0)
-			map_fill(m, v->rmap, v->lo, v->b - 1, P, nP, first);
 		/* fetch progress: windows after the first allowed boundary */
 		v->yp_lo = 2 * (P[0] + 1);
 		v->yp_hi = 2 * v->b;
-		int32_t nw = 0;
-		for (int32_t w = v->yp_lo; w <= v->yp_hi; w++)
-			if (win_exists(m, w))
-				scratch[nw++] = w;
-		int32_t y0 = 0;
-		for (int32_t j = 0; j < nw; j++) {
-			bool last = j == nw - 1;
-			double lb = v->kind == HOFF_ILP_START && last ? 1 : 0;
-			int32_t c = add_col(m, lb, 1, 0, false, 'Y', i,
-					    scratch[j]);
-			if (!c)
-				return false;
-			if (j == 0)
-				y0 = c;
-		}
-		v->ypmap = map_new(m, v->yp_hi - v->yp_lo + 1);
-		if (v->ypmap == -2)
+		int32_t nw = windows_in(m, v->yp_lo, v->yp_hi, scratch);
+		if (!col_run(m, i, 'Y', false, start_lb, scratch, nw,
+			     v->yp_lo, v->yp_hi, &v->ypmap))
 			return false;
-		map_fill(m, v->ypmap, v->yp_lo, v->yp_hi, scratch, nw, y0);
 	}
 	if (v->zs) {
 		int32_t qend = tail ? 2 * n - 2 : 2 * v->r_last + 1;
@@ -846,42 +856,17 @@ static bool interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 			if (want)
 				scratch[nq++] = w;
 		}
-		int32_t q0 = 0;
-		for (int32_t j = 0; j < nq; j++) {
-			int32_t c = add_col(m, 0, 1, 0, true, 'Q', i,
-					    scratch[j]);
-			if (!c)
-				return false;
-			if (j == 0)
-				q0 = c;
-		}
 		v->q_lo = 2 * v->a + 2;
 		v->q_hi = qend;
-		if (qend >= v->q_lo) {
-			v->qmap = map_new(m, qend - v->q_lo + 1);
-			if (v->qmap == -2)
-				return false;
-			map_fill(m, v->qmap, v->q_lo, qend, scratch, nq, q0);
-		}
+		if (!col_run(m, i, 'Q', true, 0, scratch, nq, v->q_lo, qend,
+			     &v->qmap))
+			return false;
 		v->ys_lo = 2 * v->a + 2;
 		v->ys_hi = tail ? 2 * n : 2 * v->r_last + 1;
-		int32_t nw = 0;
-		for (int32_t w = v->ys_lo; w <= v->ys_hi; w++)
-			if (win_exists(m, w))
-				scratch[nw++] = w;
-		int32_t y0 = 0;
-		for (int32_t j = 0; j < nw; j++) {
-			int32_t c = add_col(m, 0, 1, 0, false, 'y', i,
-					    scratch[j]);
-			if (!c)
-				return false;
-			if (j == 0)
-				y0 = c;
-		}
-		v->ysmap = map_new(m, v->ys_hi - v->ys_lo + 1);
-		if (v->ysmap == -2)
+		int32_t nw = windows_in(m, v->ys_lo, v->ys_hi, scratch);
+		if (!col_run(m, i, 'y', false, 0, scratch, nw, v->ys_lo,
+			     v->ys_hi, &v->ysmap))
 			return false;
-		map_fill(m, v->ysmap, v->ys_lo, v->ys_hi, scratch, nw, y0);
 	}
 	return true;
 }
