@@ -512,6 +512,15 @@ static void row_end(rowb *r)
 	}
 }
 
+/* The row x_a - x_b <= 0 (x_a <= x_b), tagged. */
+static void row_le(rowb *r, char tag, int32_t arg, int32_t a, int32_t b)
+{
+	row_begin(r, HOFF_ILP_LE, 0, tag, arg);
+	row_add(r, a, 1);
+	row_add(r, b, -1);
+	row_end(r);
+}
+
 /* ---------------------------------------------------------------------
  * Maps: the column in force at an index (latest defined at or before).
  */
@@ -882,6 +891,15 @@ static void add_sel(rowb *r, const hoff_ilp_iv *v, double coef)
 	}
 }
 
+/* The row x_col = sel_i, tagged. */
+static void row_is_sel(rowb *r, char tag, int32_t i, int32_t col)
+{
+	row_begin(r, HOFF_ILP_EQ, 0, tag, i);
+	row_add(r, col, 1);
+	add_sel(r, &r->m->iv[i], -1);
+	row_end(r);
+}
+
 /* Rows (1)-(4) of interval i. */
 static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 {
@@ -895,12 +913,8 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			int32_t c = r_at(m, v, q);
 			if (c == prev)
 				continue;
-			if (prev) {
-				row_begin(r, HOFF_ILP_LE, 0, 'r', i);
-				row_add(r, prev, 1);
-				row_add(r, c, -1);
-				row_end(r);
-			}
+			if (prev)
+				row_le(r, 'r', i, prev, c);
 			if (v->zs) {
 				row_begin(r, HOFF_ILP_LE, 0, 'f', i);
 				row_add(r, c, 1);
@@ -911,10 +925,7 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			prev = c;
 		}
 		if (v->kind != HOFF_ILP_START) {
-			row_begin(r, HOFF_ILP_EQ, 0, 'l', i);
-			row_add(r, prev, 1);
-			add_sel(r, v, -1);
-			row_end(r);
+			row_is_sel(r, 'l', i, prev);
 		}
 		/* (4) fetch progress */
 		int32_t yprev = 0;
@@ -922,23 +933,13 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			int32_t c = yp_at(m, v, w);
 			if (c == yprev)
 				continue;
-			row_begin(r, HOFF_ILP_LE, 0, 'i', i);
-			row_add(r, c, 1);
-			row_add(r, r_at(m, v, w / 2 - 1), -1);
-			row_end(r);
-			if (yprev) {
-				row_begin(r, HOFF_ILP_LE, 0, 'm', i);
-				row_add(r, yprev, 1);
-				row_add(r, c, -1);
-				row_end(r);
-			}
+			row_le(r, 'i', i, c, r_at(m, v, w / 2 - 1));
+			if (yprev)
+				row_le(r, 'm', i, yprev, c);
 			yprev = c;
 		}
 		if (v->kind != HOFF_ILP_START) {
-			row_begin(r, HOFF_ILP_EQ, 0, 'd', i);
-			row_add(r, yprev, 1);
-			add_sel(r, v, -1);
-			row_end(r);
+			row_is_sel(r, 'd', i, yprev);
 		}
 	}
 	if (v->zs) {
@@ -948,12 +949,8 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			int32_t c = ys_at(m, v, w);
 			if (c == yprev)
 				continue;
-			if (yprev) {
-				row_begin(r, HOFF_ILP_LE, 0, 'm', i);
-				row_add(r, yprev, 1);
-				row_add(r, c, -1);
-				row_end(r);
-			}
+			if (yprev)
+				row_le(r, 'm', i, yprev, c);
 			yprev = c;
 		}
 		row_begin(r, HOFF_ILP_EQ, 0, 'c', i);
@@ -965,16 +962,9 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			int32_t c = q_at(m, v, w);
 			if (c == qprev)
 				continue;
-			row_begin(r, HOFF_ILP_LE, 0, 'q', i);
-			row_add(r, c, 1);
-			row_add(r, ys_at(m, v, w), -1);
-			row_end(r);
-			if (qprev) {
-				row_begin(r, HOFF_ILP_LE, 0, 'n', i);
-				row_add(r, qprev, 1);
-				row_add(r, c, -1);
-				row_end(r);
-			}
+			row_le(r, 'q', i, c, ys_at(m, v, w));
+			if (qprev)
+				row_le(r, 'n', i, qprev, c);
 			qprev = c;
 		}
 	}
