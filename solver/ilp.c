@@ -342,6 +342,9 @@ static bool win_exists(const hoff_ilp *m, int32_t w)
 	return m->g->op[(w - 1) / 2].time_ps > 0;
 }
 
+/* Parallel arrays resized to cap items (their capacity is the owner's). */
+#define RESIZE(a, cap) hoff_resize((void **)&(a), (cap), sizeof *(a))
+
 static int32_t add_col(hoff_ilp *m, double lb, double ub, double obj,
 		       bool bin, char tag, int32_t a0, int32_t a1)
 {
@@ -350,28 +353,10 @@ static int32_t add_col(hoff_ilp *m, double lb, double ub, double obj,
 	size_t need = (size_t)m->ncols + 2;
 	if (need > m->col_cap) {
 		size_t cap = m->col_cap ? 2 * m->col_cap : 1024;
-		double *lbv = hoff_realloc(m->clb, cap, sizeof *lbv);
-		if (lbv)
-			m->clb = lbv;
-		double *ubv = hoff_realloc(m->cub, cap, sizeof *ubv);
-		if (ubv)
-			m->cub = ubv;
-		double *ob = hoff_realloc(m->cobj, cap, sizeof *ob);
-		if (ob)
-			m->cobj = ob;
-		uint8_t *bi = hoff_realloc(m->cbin, cap, sizeof *bi);
-		if (bi)
-			m->cbin = bi;
-		uint8_t *tg = hoff_realloc(m->ctag, cap, sizeof *tg);
-		if (tg)
-			m->ctag = tg;
-		int32_t *x0 = hoff_realloc(m->carg0, cap, sizeof *x0);
-		if (x0)
-			m->carg0 = x0;
-		int32_t *x1 = hoff_realloc(m->carg1, cap, sizeof *x1);
-		if (x1)
-			m->carg1 = x1;
-		if (!lbv || !ubv || !ob || !bi || !tg || !x0 || !x1)
+		if (!RESIZE(m->clb, cap) || !RESIZE(m->cub, cap) ||
+		    !RESIZE(m->cobj, cap) || !RESIZE(m->cbin, cap) ||
+		    !RESIZE(m->ctag, cap) || !RESIZE(m->carg0, cap) ||
+		    !RESIZE(m->carg1, cap))
 			return 0;
 		m->col_cap = cap;
 	}
@@ -408,22 +393,9 @@ static void row_begin(rowb *r, int type, double rhs, char tag, int32_t arg)
 	size_t need = (size_t)m->nrows + 3;
 	if (need > m->row_cap) {
 		size_t cap = m->row_cap ? 2 * m->row_cap : 1024;
-		uint8_t *ty = hoff_realloc(m->rtype, cap, sizeof *ty);
-		if (ty)
-			m->rtype = ty;
-		double *rh = hoff_realloc(m->rrhs, cap, sizeof *rh);
-		if (rh)
-			m->rrhs = rh;
-		uint8_t *tg = hoff_realloc(m->rtag, cap, sizeof *tg);
-		if (tg)
-			m->rtag = tg;
-		int32_t *ar = hoff_realloc(m->rarg, cap, sizeof *ar);
-		if (ar)
-			m->rarg = ar;
-		int64_t *of = hoff_realloc(m->roff, cap, sizeof *of);
-		if (of)
-			m->roff = of;
-		if (!ty || !rh || !tg || !ar || !of) {
+		if (!RESIZE(m->rtype, cap) || !RESIZE(m->rrhs, cap) ||
+		    !RESIZE(m->rtag, cap) || !RESIZE(m->rarg, cap) ||
+		    !RESIZE(m->roff, cap)) {
 			r->oom = true;
 			return;
 		}
@@ -449,13 +421,7 @@ static void row_add(rowb *r, int32_t col, double v)
 	}
 	if (m->nnz + 1 > m->nz_cap) {
 		size_t cap = m->nz_cap ? 2 * m->nz_cap : 4096;
-		int32_t *rc = hoff_realloc(m->rcol, cap, sizeof *rc);
-		if (rc)
-			m->rcol = rc;
-		double *rv = hoff_realloc(m->rval, cap, sizeof *rv);
-		if (rv)
-			m->rval = rv;
-		if (!rc || !rv) {
+		if (!RESIZE(m->rcol, cap) || !RESIZE(m->rval, cap)) {
 			r->oom = true;
 			return;
 		}

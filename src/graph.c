@@ -151,16 +151,12 @@ int32_t hoff_graph_add_op(hoff_graph *g, const char *id, hoff_err *e)
 		return HOFF_NONE;
 	}
 	if (g->op_cap != cap) {
-		int64_t *a = hoff_realloc(g->in_off, g->op_cap, sizeof *a);
-		if (a)
-			g->in_off = a;
-		int64_t *b = hoff_realloc(g->upd_off, g->op_cap, sizeof *b);
-		if (b)
-			g->upd_off = b;
-		int64_t *c = hoff_realloc(g->out_off, g->op_cap, sizeof *c);
-		if (c)
-			g->out_off = c;
-		if (!a || !b || !c) {
+		if (!hoff_resize((void **)&g->in_off, g->op_cap,
+				 sizeof *g->in_off) ||
+		    !hoff_resize((void **)&g->upd_off, g->op_cap,
+				 sizeof *g->upd_off) ||
+		    !hoff_resize((void **)&g->out_off, g->op_cap,
+				 sizeof *g->out_off)) {
 			g->op_cap = cap;
 			hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 			return HOFF_NONE;

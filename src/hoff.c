@@ -96,6 +96,15 @@ void *hoff_realloc(void *p, size_t n, size_t size)
 	return advise_huge(realloc(p, bytes), bytes);
 }
 
+bool hoff_resize(void **p, size_t n, size_t size)
+{
+	void *q = hoff_realloc(*p, n, size);
+	if (!q)
+		return false;
+	*p = q;
+	return true;
+}
+
 bool hoff_grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)

@@ -58,6 +58,9 @@ void *hoff_alloc(size_t n, size_t size);
 void *hoff_zalloc(size_t n, size_t size);
 /* realloc(p, n * size) with overflow check; p is kept on failure. */
 void *hoff_realloc(void *p, size_t n, size_t size);
+/* *p resized to n items of size (hoff_realloc); false, *p kept, on
+ * failure. For arrays that grow in step with another's capacity. */
+bool hoff_resize(void **p, size_t n, size_t size);
 /* Grows *p (holding *cap items of size) to hold at least need items;
  * doubles capacity. Returns false (and keeps *p) on overflow or failure. */
 bool hoff_grow(void **p, size_t *cap, size_t need, size_t size);
