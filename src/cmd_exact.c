@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "cli.h"
 #include "cmd_exact.h"
 #include "graph_json.h"
 #include "ilp.h"
@@ -20,7 +21,7 @@
 #include "trace_json.h"
 
 #define EXIT_INFEASIBLE 1
-#define EXIT_BAD 2
+#define EXIT_BAD	HOFF_EXIT_BAD
 
 const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
@@ -69,14 +70,6 @@ typedef struct xopts {
 	bool json, quiet, verbose, help, no_incumbent;
 } xopts;
 
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "hoffopt: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return EXIT_BAD;
-}
-
 static int parse(int argc, char **argv, xopts *o, bool compare)
 {
 	memset(o, 0, sizeof *o);
@@ -121,118 +114,23 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 		} else if (!strcmp(a, "--stride")) {
 			slot = &o->stride;
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return bad("unknown option '%s'", a);
+			return hoff_cli_bad("unknown option '%s'", a);
 		} else if (!o->graph) {
 			o->graph = a;
 			continue;
 		} else {
-			return bad("unexpected argument '%s'", a);
+			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 		if (!more)
-			return bad("option '%s' needs a value", a);
+			return hoff_cli_bad("option '%s' needs a value", a);
 		*slot = argv[++i];
 	}
 	return 0;
 }
 
-/* Parses "0.01" or "1%"; -1 when not a fraction >= 0. */
-static double parse_frac(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
-		return -1;
-	if (!strcmp(end, "%"))
-		return v / 100.0;
-	return *end ? -1 : v;
-}
-
-/* The budget syntax of main.c's --budget: bytes with an optional unit,
- * or a percentage of the no-offload peak. -1 when s is not a budget. */
-static int64_t parse_budget(const char *s, int64_t noffload_peak)
-{
-	static const struct {
-		const char *unit;
-		double scale;
-	} units[] = {{"", 1},		    {"B", 1},
-		     {"KiB", 1024.0},	    {"MiB", 1048576.0},
-		     {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-		     {"KB", 1e3},	    {"MB", 1e6},
-		     {"GB", 1e9},	    {"TB", 1e12},
-		     {"%", -1}};
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
-		return -1;
-	while (*end == ' ')
-		end++;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcmp(end, units[i].unit) != 0)
-			continue;
-		double b = units[i].scale < 0
-				   ? v / 100.0 * (double)noffload_peak
-				   : v * units[i].scale;
-		if (units[i].scale == 1 && b != floor(b))
-			return -1;
-		if (!(b < 9.0e18))
-			return -1;
-		return (int64_t)floor(b);
-	}
-	return -1;
-}
-
-static hoff_status resolve_budget(const hoff_graph *g, const char *arg,
-				  int64_t *budget, hoff_err *e)
-{
-	*budget = HOFF_NONE;
-	if (!arg)
-		return HOFF_OK;
-	int64_t peak = 0;
-	if (strchr(arg, '%')) {
-		hoff_sched *s = hoff_sched_noffload(g);
-		if (!s)
-			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		hoff_sim_opts so = hoff_sim_defaults();
-		so.budget_bytes = INT64_MAX;
-		hoff_sim_result r;
-		hoff_status st = hoff_sim_run(g, s, &so, &r, e);
-		hoff_sched_free(s);
-		if (st != HOFF_OK)
-			return st;
-		peak = r.summary.peak_bytes;
-		hoff_sim_result_free(&r);
-	}
-	*budget = parse_budget(arg, peak);
-	if (*budget < 0)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "--budget: '%s' is not a byte count "
-				   "(e.g. 80000000, 40GiB, 75%%)",
-				   arg);
-	return HOFF_OK;
-}
-
 static int exit_for(hoff_status st)
 {
 	return st == HOFF_OK ? 0 : EXIT_BAD;
-}
-
-static void json_time(FILE *f, const char *key, int64_t ps)
-{
-	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
-}
-
-static void json_summary(FILE *f, const hoff_summary *s)
-{
-	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
-	json_time(f, "makespan_s", s->makespan_ps);
-	fputs(", ", f);
-	json_time(f, "compute_s", s->compute_ps);
-	fputs(", ", f);
-	json_time(f, "stall_s", s->stall_ps);
-	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
-		s->h2d_bytes, s->d2h_bytes);
 }
 
 static void json_num(FILE *f, const char *key, bool has, double v)
@@ -248,33 +146,36 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 {
 	*io = hoff_ilp_defaults();
 	if (x->budget && x->overhead)
-		return bad("%s",
-			   "--budget and --max-overhead exclude each other");
-	if (x->overhead &&
-	    (io->max_overhead = parse_frac(x->overhead)) < 0)
-		return bad("--max-overhead: '%s' is not an overhead (0.01 or "
-			   "1%%)",
-			   x->overhead);
+		return hoff_cli_bad(
+			"%s", "--budget and --max-overhead exclude each other");
+	if (x->overhead && (io->max_overhead = hoff_cli_frac(x->overhead)) < 0)
+		return hoff_cli_bad(
+			"--max-overhead: '%s' is not an overhead (0.01 or "
+			"1%%)",
+			x->overhead);
 	if (x->time_limit) {
 		char *end;
 		errno = 0;
 		double v = strtod(x->time_limit, &end);
 		if (end == x->time_limit || *end || errno || !isfinite(v) ||
 		    v <= 0 || v > 1e6)
-			return bad("--time-limit: '%s' is not a number of "
-				   "seconds",
-				   x->time_limit);
+			return hoff_cli_bad(
+				"--time-limit: '%s' is not a number of "
+				"seconds",
+				x->time_limit);
 		io->time_limit_s = v;
 	}
-	if (x->gap && ((io->gap = parse_frac(x->gap)) < 0 || io->gap >= 1))
-		return bad("--gap: '%s' is not a relative gap (0.01 or 1%%)",
-			   x->gap);
+	if (x->gap && ((io->gap = hoff_cli_frac(x->gap)) < 0 || io->gap >= 1))
+		return hoff_cli_bad(
+			"--gap: '%s' is not a relative gap (0.01 or 1%%)",
+			x->gap);
 	if (x->stride) {
 		char *end;
 		long v = strtol(x->stride, &end, 10);
 		if (end == x->stride || *end || v < 1 || v > 1000000)
-			return bad("--stride: '%s' is not a positive count",
-				   x->stride);
+			return hoff_cli_bad(
+				"--stride: '%s' is not a positive count",
+				x->stride);
 		io->stride = (int32_t)v;
 	}
 	io->write_lp = x->lp;
@@ -319,7 +220,8 @@ int hoff_cmd_exact(int argc, char **argv)
 		return 0;
 	}
 	if (!x.graph)
-		return bad("%s", "needs one GRAPH (see hoffopt --exact --help)");
+		return hoff_cli_bad(
+			"%s", "needs one GRAPH (see hoffopt --exact --help)");
 	hoff_ilp_opts io;
 	if ((rc = setup(&x, &io)))
 		return rc;
@@ -331,7 +233,7 @@ int hoff_cmd_exact(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	hoff_status st = hoff_graph_read(x.graph, &g, &e);
 	if (st == HOFF_OK)
-		st = resolve_budget(g, x.budget, &io.budget_bytes, &e);
+		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st == HOFF_OK && !s)
@@ -421,15 +323,15 @@ int hoff_cmd_exact(int argc, char **argv)
 			fprintf(f, "\"budget_bytes\": %" PRId64
 				   ", \"max_overhead\": null, ",
 				io.budget_bytes);
-		json_summary(f, &r.summary);
+		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
-		json_time(f, "lower_bound_s", rep.lower_bound_ps);
+		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
 		fprintf(f, ", \"simulated_objective\": %.17g, \"source\": "
 			   "\"%s\", ",
 			sim_obj, rep.source);
 		if (rep.has_objective) {
-			json_time(f, "predicted_makespan_s",
-				  rep.predicted_makespan_ps);
+			hoff_json_time(f, "predicted_makespan_s",
+				       rep.predicted_makespan_ps);
 			fprintf(f, ", \"predicted_peak_bytes\": %" PRId64 ", ",
 				rep.predicted_peak_bytes);
 		} else {
@@ -439,7 +341,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		}
 		if (rep.has_decoded) {
 			fputs("\"decoded\": {", f);
-			json_summary(f, &rep.decoded);
+			hoff_json_summary(f, &rep.decoded);
 			fprintf(f, ", \"valid\": %s}, ",
 				rep.decoded_valid ? "true" : "false");
 			fprintf(f, "\"prediction_error_s\": %.17g, ",
@@ -449,7 +351,7 @@ int hoff_cmd_exact(int argc, char **argv)
 			      f);
 		}
 		fputs("\"greedy\": {", f);
-		json_summary(f, &rep.greedy);
+		hoff_json_summary(f, &rep.greedy);
 		fprintf(f, ", \"objective\": %.17g, \"feasible\": %s}, ",
 			hoff_exact_objective(rep.budget_mode, &rep.greedy),
 			rep.greedy_feasible ? "true" : "false");
@@ -537,8 +439,9 @@ int hoff_cmd_compare(int argc, char **argv)
 		return 0;
 	}
 	if (!x.graph)
-		return bad("%s", "compare needs one GRAPH (see hoffopt compare "
-				 "--help)");
+		return hoff_cli_bad(
+			"%s", "compare needs one GRAPH (see hoffopt compare "
+			      "--help)");
 	hoff_ilp_opts io;
 	if ((rc = setup(&x, &io)))
 		return rc;
@@ -549,7 +452,7 @@ int hoff_cmd_compare(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	hoff_status st = hoff_graph_read(x.graph, &g, &e);
 	if (st == HOFF_OK)
-		st = resolve_budget(g, x.budget, &io.budget_bytes, &e);
+		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st != HOFF_OK) {
@@ -572,7 +475,7 @@ int hoff_cmd_compare(int argc, char **argv)
 		json_num(f, "gap", rep.has_bound, greedy_gap(&rep));
 		fprintf(f, ", \"feasible\": %s, ",
 			rep.greedy_feasible ? "true" : "false");
-		json_summary(f, &rep.greedy);
+		hoff_json_summary(f, &rep.greedy);
 		fprintf(f, ", \"solve_s\": %.6f}, \"exact\": {\"status\": "
 			   "\"%s\", ",
 			rep.greedy_s, hoff_ilp_status_name(rep.status));
@@ -583,7 +486,7 @@ int hoff_cmd_compare(int argc, char **argv)
 		json_num(f, "gap", rep.has_gap, rep.gap);
 		fprintf(f, ", \"feasible\": %s, \"source\": \"%s\", ",
 			rep.feasible ? "true" : "false", rep.source);
-		json_summary(f, &rep.best);
+		hoff_json_summary(f, &rep.best);
 		fprintf(f,
 			", \"solve_s\": %.6f, \"model\": {\"ops\": %d, "
 			"\"candidates\": %d, \"intervals\": %d, \"columns\": "

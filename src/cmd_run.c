@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "exec.h"
 #include "graph_json.h"
 #include "outfile.h"
@@ -19,7 +20,7 @@
 #include "trace_json.h"
 
 #define EXIT_INVALID 1
-#define EXIT_BAD 2
+#define EXIT_BAD     HOFF_EXIT_BAD
 
 static const char *usage_run =
 	"usage: hoffopt run GRAPH SCHEDULE [--backend cpu|cuda] [--verify]\n"
@@ -87,14 +88,6 @@ static const char *usage_calibrate =
 	"\n"
 	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
 
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "hoffopt: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return EXIT_BAD;
-}
-
 static int exit_for(hoff_status st)
 {
 	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
@@ -149,67 +142,56 @@ static int parse_run(int argc, char **argv, run_opts *o)
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
 		} else if (a[0] == '-' && a[1] != '\0' && !v) {
-			return bad("option '%s' needs a value (or is unknown)",
-				   a);
+			return hoff_cli_bad(
+				"option '%s' needs a value (or is unknown)", a);
 		} else if (!strcmp(a, "--backend")) {
 			o->backend = argv[++i];
 			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-				return bad("--backend: '%s' is not cpu or cuda",
-					   v);
+				return hoff_cli_bad(
+					"--backend: '%s' is not cpu or cuda",
+					v);
 		} else if (!strcmp(a, "--trace")) {
 			o->trace = argv[++i];
 		} else if (!strcmp(a, "--sim-trace")) {
 			o->sim_trace = argv[++i];
 		} else if (!strcmp(a, "--time-scale")) {
 			if (!parse_factor(argv[++i], &o->time_k))
-				return bad("--time-scale: '%s' is not a number "
-					   "> 0",
-					   v);
+				return hoff_cli_bad(
+					"--time-scale: '%s' is not a number "
+					"> 0",
+					v);
 		} else if (!strcmp(a, "--size-scale")) {
 			if (!parse_factor(argv[++i], &o->size_k))
-				return bad("--size-scale: '%s' is not a number "
-					   "> 0",
-					   v);
+				return hoff_cli_bad(
+					"--size-scale: '%s' is not a number "
+					"> 0",
+					v);
 		} else if (!strcmp(a, "--align")) {
 			if (!parse_count(argv[++i], 1, (int64_t)1 << 30,
 					 &o->align))
-				return bad("--align: '%s' is not a byte count "
-					   "in 1 .. 2^30",
-					   v);
+				return hoff_cli_bad(
+					"--align: '%s' is not a byte count "
+					"in 1 .. 2^30",
+					v);
 		} else if (!strcmp(a, "--device")) {
 			if (!parse_count(argv[++i], 0, 1024, &o->device))
-				return bad("--device: '%s' is not a device number",
-					   v);
+				return hoff_cli_bad(
+					"--device: '%s' is not a device number",
+					v);
 		} else if (!strcmp(a, "--corrupt-step")) {
 			if (!parse_count(argv[++i], 0, INT64_MAX, &o->corrupt))
-				return bad("--corrupt-step: '%s' is not a step",
-					   v);
+				return hoff_cli_bad(
+					"--corrupt-step: '%s' is not a step",
+					v);
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return bad("unknown option '%s'", a);
+			return hoff_cli_bad("unknown option '%s'", a);
 		} else if (o->npos < 2) {
 			o->pos[o->npos++] = a;
 		} else {
-			return bad("unexpected argument '%s'", a);
+			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 	}
 	return 0;
-}
-
-static void json_time(FILE *f, const char *key, int64_t ps)
-{
-	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
-}
-
-static void json_summary(FILE *f, const hoff_summary *s)
-{
-	fprintf(f, "{\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
-	json_time(f, "makespan_s", s->makespan_ps);
-	fputs(", ", f);
-	json_time(f, "compute_s", s->compute_ps);
-	fputs(", ", f);
-	json_time(f, "stall_s", s->stall_ps);
-	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64 "}",
-		s->h2d_bytes, s->d2h_bytes);
 }
 
 static double pct(int64_t measured, int64_t predicted)
@@ -255,11 +237,11 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		hoff_json_string(f, line);
 	}
 	fprintf(f, "], \"faults_total\": %" PRId64, m->nfaults);
-	fputs(", \"predicted\": ", f);
-	json_summary(f, &pr->summary);
-	fputs(", \"measured\": ", f);
-	json_summary(f, &m->measured);
-	fputs(", \"error_pct\": ", f);
+	fputs(", \"predicted\": {", f);
+	hoff_json_summary(f, &pr->summary);
+	fputs("}, \"measured\": {", f);
+	hoff_json_summary(f, &m->measured);
+	fputs("}, \"error_pct\": ", f);
 	json_pct(f, pct(m->measured.makespan_ps, pr->summary.makespan_ps));
 	fprintf(f,
 		", \"arena_bytes\": %" PRId64 ", \"planned_peak_bytes\": %" PRId64
@@ -267,7 +249,7 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		p->arena_bytes, p->plan_peak_bytes, p->host_bytes,
 		p->align_bytes);
 	fputs(", ", f);
-	json_time(f, "lag_max_s", m->lag_max_ps);
+	hoff_json_time(f, "lag_max_s", m->lag_max_ps);
 	fprintf(f, ", \"overruns\": %" PRId64, m->overruns);
 	fputs(", \"channels\": [", f);
 	for (int32_t i = 1, n = 0; i < p->nstreams; i++) {
@@ -278,7 +260,7 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 			", \"dir\": \"%s\", \"transfers\": %" PRId64
 			", \"bytes\": %" PRId64 ", ",
 			i % 2 ? "h2d" : "d2h", c->nxfers, c->bytes);
-		json_time(f, "busy_s", c->busy_ps);
+		hoff_json_time(f, "busy_s", c->busy_ps);
 		fputs(", \"achieved_Bps\": ", f);
 		if (c->busy_ps > 0)
 			fprintf(f, "%.6g",
@@ -292,13 +274,13 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		fputs(k ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
 		hoff_json_string(f, g->op[k].id);
 		fputs(", ", f);
-		json_time(f, "predicted_start_s", p->op[k].pred_start_ps);
+		hoff_json_time(f, "predicted_start_s", p->op[k].pred_start_ps);
 		fputs(", ", f);
-		json_time(f, "predicted_end_s", p->op[k].pred_end_ps);
+		hoff_json_time(f, "predicted_end_s", p->op[k].pred_end_ps);
 		fputs(", ", f);
-		json_time(f, "start_s", m->op_start_ps[k]);
+		hoff_json_time(f, "start_s", m->op_start_ps[k]);
 		fputs(", ", f);
-		json_time(f, "end_s", m->op_end_ps[k]);
+		hoff_json_time(f, "end_s", m->op_end_ps[k]);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
@@ -444,7 +426,8 @@ int hoff_cmd_run(int argc, char **argv)
 		return 0;
 	}
 	if (o.npos != 2)
-		return bad("%s", "run needs GRAPH and SCHEDULE (see --help)");
+		return hoff_cli_bad(
+			"%s", "run needs GRAPH and SCHEDULE (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL;
@@ -565,17 +548,19 @@ int hoff_cmd_calibrate(int argc, char **argv)
 		} else if (!strcmp(a, "--backend") && v) {
 			backend = argv[++i];
 			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-				return bad("--backend: '%s' is not cpu or cuda",
-					   v);
+				return hoff_cli_bad(
+					"--backend: '%s' is not cpu or cuda",
+					v);
 		} else if (!strcmp(a, "-o") && v) {
 			out = argv[++i];
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return bad(v ? "unknown option '%s'"
-				     : "option '%s' needs a value (or is "
-				       "unknown)",
-				   a);
+			return hoff_cli_bad(
+				v ? "unknown option '%s'"
+				  : "option '%s' needs a value (or is "
+				    "unknown)",
+				a);
 		} else {
-			return bad("unexpected argument '%s'", a);
+			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 	}
 	hoff_calib c;

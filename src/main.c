@@ -13,18 +13,19 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "cli.h"
 #include "cmd_exact.h"
 #include "cmd_run.h"
 #include "graph_json.h"
 #include "models.h"
-#include "policy.h"
 #include "outfile.h"
+#include "policy.h"
 #include "sched_json.h"
 #include "sim.h"
 #include "trace_json.h"
 
 #define EXIT_INVALID 1
-#define EXIT_BAD 2
+#define EXIT_BAD     HOFF_EXIT_BAD
 
 static const char *usage_main =
 	"usage: hoffopt <command> [options]\n"
@@ -124,14 +125,6 @@ typedef struct opts {
 	int top;
 } opts;
 
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "hoffopt: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return EXIT_BAD;
-}
-
 /* Parses argv[from..] for a command; returns 0 or an exit code. */
 static int parse_opts(int argc, char **argv, opts *o, int maxpos, int from)
 {
@@ -162,56 +155,25 @@ static int parse_opts(int argc, char **argv, opts *o, int maxpos, int from)
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
 			if (*end || v < 0 || v > 1000000)
-				return bad("--top takes a count, not '%s'",
-					   argv[i]);
+				return hoff_cli_bad(
+					"--top takes a count, not '%s'",
+					argv[i]);
 			o->top = (int)v;
 		} else if (!strcmp(a, "--greedy")) {
 			o->policy = "greedy";
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return bad(more || strncmp(a, "--", 2)
-					   ? "unknown option '%s'"
-					   : "option '%s' needs a value",
-				   a);
+			return hoff_cli_bad(
+				more || strncmp(a, "--", 2)
+					? "unknown option '%s'"
+					: "option '%s' needs a value",
+				a);
 		} else if (o->npos < maxpos) {
 			o->pos[o->npos++] = a;
 		} else {
-			return bad("unexpected argument '%s'", a);
+			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 	}
 	return 0;
-}
-
-/* Parses a budget: bytes with an optional unit, or a percentage of
- * noffload_peak. Returns -1 when s is not a budget. */
-static int64_t parse_budget(const char *s, int64_t noffload_peak)
-{
-	static const struct {
-		const char *unit;
-		double scale;
-	} units[] = {{"", 1},	  {"B", 1},	  {"KiB", 1024.0},
-		     {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-		     {"TiB", 1099511627776.0}, {"KB", 1e3},
-		     {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-		     {"%", -1}};
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
-		return -1;
-	while (*end == ' ')
-		end++;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcmp(end, units[i].unit) != 0)
-			continue;
-		double b = units[i].scale < 0 ? v / 100.0 * (double)noffload_peak
-					      : v * units[i].scale;
-		if (units[i].scale == 1 && b != floor(b))
-			return -1; /* bytes are whole */
-		if (!(b < 9.0e18))
-			return -1;
-		return (int64_t)floor(b);
-	}
-	return -1;
 }
 
 static void print_bytes(FILE *f, int64_t b)
@@ -234,12 +196,6 @@ static void print_bytes(FILE *f, int64_t b)
 		fprintf(f, "%" PRId64 " B (%.2f %s)", b, v, u);
 }
 
-/* JSON numbers: times as ps/1e12 with 17 significant digits. */
-static void json_time(FILE *f, const char *key, int64_t ps)
-{
-	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
-}
-
 static void json_overhead(FILE *f, const hoff_summary *s)
 {
 	if (s->compute_ps == 0)
@@ -247,18 +203,6 @@ static void json_overhead(FILE *f, const hoff_summary *s)
 	else
 		fprintf(f, "\"overhead\": %.17g",
 			(double)s->makespan_ps / (double)s->compute_ps - 1.0);
-}
-
-static void json_summary(FILE *f, const hoff_summary *s)
-{
-	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
-	json_time(f, "makespan_s", s->makespan_ps);
-	fputs(", ", f);
-	json_time(f, "compute_s", s->compute_ps);
-	fputs(", ", f);
-	json_time(f, "stall_s", s->stall_ps);
-	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
-		s->h2d_bytes, s->d2h_bytes);
 }
 
 /* Simulates the no-offload schedule; with top > 0 also records the
@@ -308,7 +252,7 @@ static int cmd_analyze(int argc, char **argv)
 		return 0;
 	}
 	if (o.npos != 1)
-		return bad("%s", "analyze needs GRAPH (see --help)");
+		return hoff_cli_bad("%s", "analyze needs GRAPH (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_analysis a;
@@ -333,15 +277,15 @@ static int cmd_analyze(int argc, char **argv)
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"ops\": %d, \"tensors\": %d, \"tiers\": %d, ",
 			g->nops, g->ntensors, g->ntiers);
-		json_time(f, "compute_s", a.compute_ps);
+		hoff_json_time(f, "compute_s", a.compute_ps);
 		fputs(", ", f);
-		json_time(f, "lower_bound_s", a.lower_bound_ps);
+		hoff_json_time(f, "lower_bound_s", a.lower_bound_ps);
 		fprintf(f, ", \"budget_bytes\": %" PRId64,
 			g->device.memory_bytes);
 		fprintf(f, ", \"no_offload\": {");
-		json_summary(f, &r.summary);
+		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
-		json_time(f, "peak_at_s", r.peak_ps);
+		hoff_json_time(f, "peak_at_s", r.peak_ps);
 		fprintf(f, ", \"fits\": %s, \"top\": [",
 			r.summary.peak_bytes <= g->device.memory_bytes
 				? "true"
@@ -425,32 +369,6 @@ out:
 	return rc;
 }
 
-/* Resolves --budget against the graph (percentages need the no-offload
- * peak); HOFF_NONE when not given. */
-static hoff_status resolve_budget(const hoff_graph *g, const char *arg,
-				  int64_t *budget, hoff_err *e)
-{
-	*budget = HOFF_NONE;
-	if (!arg)
-		return HOFF_OK;
-	int64_t peak = 0;
-	if (strchr(arg, '%')) {
-		hoff_sim_result r = {0};
-		hoff_status st = noffload(g, false, &r, e);
-		peak = r.summary.peak_bytes;
-		hoff_sim_result_free(&r);
-		if (st != HOFF_OK)
-			return st;
-	}
-	*budget = parse_budget(arg, peak);
-	if (*budget < 0)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "--budget: '%s' is not a byte count "
-				   "(e.g. 80000000, 40GiB, 75%%)",
-				   arg);
-	return HOFF_OK;
-}
-
 static int cmd_simulate(int argc, char **argv)
 {
 	opts o;
@@ -462,7 +380,8 @@ static int cmd_simulate(int argc, char **argv)
 		return 0;
 	}
 	if (o.npos != 2)
-		return bad("%s", "simulate needs GRAPH and SCHEDULE (see --help)");
+		return hoff_cli_bad(
+			"%s", "simulate needs GRAPH and SCHEDULE (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL;
@@ -474,7 +393,7 @@ static int cmd_simulate(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_sched_read(o.pos[1], g, &s, &e);
 	if (st == HOFF_OK)
-		st = resolve_budget(g, o.budget, &so.budget_bytes, &e);
+		st = hoff_cli_budget(g, o.budget, &so.budget_bytes, &e);
 	if (st == HOFF_OK)
 		st = hoff_analyze(g, &a, &e);
 	if (st == HOFF_OK)
@@ -531,11 +450,11 @@ static int cmd_simulate(int argc, char **argv)
 			fputc('}', f);
 		}
 		fprintf(f, "], \"errors_total\": %" PRId64 ", ", r.nviol);
-		json_summary(f, &r.summary);
+		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
 		json_overhead(f, &r.summary);
 		fputs(", ", f);
-		json_time(f, "lower_bound_s", a.lower_bound_ps);
+		hoff_json_time(f, "lower_bound_s", a.lower_bound_ps);
 		fprintf(f, ", \"budget_bytes\": %" PRId64 "}\n", r.budget_bytes);
 		goto out;
 	}
@@ -579,19 +498,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Parses an overhead: "0.01", "1%"; -1 when not one. */
-static double parse_overhead(const char *s)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
-		return -1;
-	if (!strcmp(end, "%"))
-		return v / 100.0;
-	return *end ? -1 : v;
-}
-
 static int cmd_plan(int argc, char **argv)
 {
 	opts o;
@@ -603,17 +509,21 @@ static int cmd_plan(int argc, char **argv)
 		return 0;
 	}
 	if (o.npos != 1)
-		return bad("%s", "needs one GRAPH (see hoffopt --greedy --help)");
+		return hoff_cli_bad(
+			"%s", "needs one GRAPH (see hoffopt --greedy --help)");
 	hoff_policy_opts po = hoff_policy_defaults();
 	if (!o.policy || !hoff_policy_parse(o.policy, &po))
-		return bad("unknown policy '%s' (none, reactive, lookahead:N, "
-			   "greedy)",
-			   o.policy ? o.policy : "");
+		return hoff_cli_bad(
+			"unknown policy '%s' (none, reactive, lookahead:N, "
+			"greedy)",
+			o.policy ? o.policy : "");
 	if (o.budget && o.overhead)
-		return bad("%s", "--budget and --max-overhead exclude each other");
-	if (o.overhead && (po.max_overhead = parse_overhead(o.overhead)) < 0)
-		return bad("--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
-			   o.overhead);
+		return hoff_cli_bad(
+			"%s", "--budget and --max-overhead exclude each other");
+	if (o.overhead && (po.max_overhead = hoff_cli_frac(o.overhead)) < 0)
+		return hoff_cli_bad(
+			"--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
+			o.overhead);
 	po.progress = o.progress;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -625,7 +535,7 @@ static int cmd_plan(int argc, char **argv)
 	double t0 = now_s();
 	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
 	if (st == HOFF_OK)
-		st = resolve_budget(g, o.budget, &po.budget_bytes, &e);
+		st = hoff_cli_budget(g, o.budget, &po.budget_bytes, &e);
 	double t1 = now_s();
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &s, &rep, &e);
@@ -714,11 +624,11 @@ static int cmd_plan(int argc, char **argv)
 			fprintf(f, "\"budget_bytes\": %lld, \"max_overhead\": "
 				   "null, ",
 				(long long)po.budget_bytes);
-		json_summary(f, &r.summary);
+		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
 		json_overhead(f, &r.summary);
 		fputs(", ", f);
-		json_time(f, "lower_bound_s", rep.lower_bound_ps);
+		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
 		fprintf(f,
 			", \"overhead_vs_lower_bound\": %.17g, "
 			"\"none_peak_bytes\": %lld, \"reduction\": %.17g, "
@@ -810,12 +720,13 @@ static int cmd_gen(int argc, char **argv)
 			return 0;
 		} else if (a[0] != '-') {
 			if (have_model)
-				return bad("unexpected argument '%s'", a);
+				return hoff_cli_bad("unexpected argument '%s'",
+						    a);
 			mo.model = a;
 			have_model = true;
 			continue;
 		} else if (!v) {
-			return bad("option '%s' needs a value", a);
+			return hoff_cli_bad("option '%s' needs a value", a);
 		} else if (!strcmp(a, "--phase")) {
 			mo.phase = v;
 		} else if (!strcmp(a, "--machine")) {
@@ -846,7 +757,8 @@ static int cmd_gen(int argc, char **argv)
 		i++;
 	}
 	if (!have_model)
-		return bad("%s", "gen needs a MODEL (hoffopt gen --list)");
+		return hoff_cli_bad("%s",
+				    "gen needs a MODEL (hoffopt gen --list)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_status st = hoff_model_build(&mo, &g, &e);

@@ -1,0 +1,114 @@
+/* cli.c: what the commands share (cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+int hoff_cli_bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hoffopt: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return HOFF_EXIT_BAD;
+}
+
+double hoff_cli_frac(const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	if (!strcmp(end, "%"))
+		return v / 100.0;
+	return *end ? -1 : v;
+}
+
+int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak)
+{
+	static const struct {
+		const char *unit;
+		double scale; /* -1: a percentage */
+	} units[] = {{"", 1},		    {"B", 1},
+		     {"KiB", 1024.0},	    {"MiB", 1048576.0},
+		     {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+		     {"KB", 1e3},	    {"MB", 1e6},
+		     {"GB", 1e9},	    {"TB", 1e12},
+		     {"%", -1}};
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) != 0)
+			continue;
+		double b = units[i].scale < 0
+				   ? v / 100.0 * (double)noffload_peak
+				   : v * units[i].scale;
+		if (units[i].scale == 1 && b != floor(b))
+			return -1; /* bytes are whole */
+		/* 33.3% of 1000 B is 333 B, not the 332.99999... of the
+		 * binary arithmetic */
+		if (fabs(b - round(b)) <= 1e-9 * fmax(1, b))
+			b = round(b);
+		if (!(b < 9.0e18))
+			return -1;
+		return (int64_t)floor(b);
+	}
+	return -1;
+}
+
+hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
+			    int64_t *budget, hoff_err *e)
+{
+	*budget = HOFF_NONE;
+	if (!arg)
+		return HOFF_OK;
+	int64_t peak = 0;
+	if (strchr(arg, '%')) {
+		hoff_sched *s = hoff_sched_noffload(g);
+		if (!s)
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		hoff_sim_opts so = hoff_sim_defaults();
+		so.budget_bytes = INT64_MAX; /* measure, do not judge */
+		hoff_sim_result r = {0};
+		hoff_status st = hoff_sim_run(g, s, &so, &r, e);
+		hoff_sched_free(s);
+		peak = r.summary.peak_bytes;
+		hoff_sim_result_free(&r);
+		if (st != HOFF_OK)
+			return st;
+	}
+	*budget = hoff_cli_budget_bytes(arg, peak);
+	if (*budget < 0)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "--budget: '%s' is not a byte count "
+				   "(e.g. 80000000, 40GiB, 75%%)",
+				   arg);
+	return HOFF_OK;
+}
+
+void hoff_json_time(FILE *f, const char *key, int64_t ps)
+{
+	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
+}
+
+void hoff_json_summary(FILE *f, const hoff_summary *s)
+{
+	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
+	hoff_json_time(f, "makespan_s", s->makespan_ps);
+	fputs(", ", f);
+	hoff_json_time(f, "compute_s", s->compute_ps);
+	fputs(", ", f);
+	hoff_json_time(f, "stall_s", s->stall_ps);
+	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
+		s->h2d_bytes, s->d2h_bytes);
+}
