@@ -602,7 +602,7 @@ again:
 	 * limit until they finish: not under a short limit */
 	if (limit < 10)
 		cuts = GLP_OFF;
-	ip.mir_cuts = cuts;
+	ip.mir_cuts = m->o.no_mir ? GLP_OFF : cuts;
 	ip.gmi_cuts = cuts;
 	ip.cov_cuts = cuts;
 	ip.clq_cuts = cuts;
