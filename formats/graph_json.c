@@ -360,7 +360,6 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 	js_where top = {r->file, NULL, -1, NULL};
 	cJSON *j = NULL;
 	const char *s;
-	int64_t ver;
 	js_where at = {r->file, r->s.key, -1, NULL}; /* the key just met */
 	hoff_status st = js_parse(&r->s, a, b, &at, &j);
 	if (st != HOFF_OK)
@@ -368,23 +367,10 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 	js_val v = js_from(j);
 	switch (k) {
 	case K_FORMAT:
-		if ((st = js_str(r->e, &top, &v, "format", true, &s)) !=
-		    HOFF_OK)
-			break;
-		if (strcmp(s, "hoffopt.graph") != 0)
-			st = js_fail(r->e, &top, HOFF_EINPUT,
-				     "format \"%.60s\" is unknown (expected "
-				     "\"hoffopt.graph\")",
-				     s);
+		st = js_format(r->e, &top, &v, "hoffopt.graph");
 		break;
 	case K_VERSION:
-		if ((st = js_int(r->e, &top, &v, "version", true, INT64_MIN,
-				 NULL, &ver)) != HOFF_OK)
-			break;
-		if (ver != 1)
-			st = js_fail(r->e, &top, HOFF_EINPUT,
-				     "version %lld is unknown (expected 1)",
-				     (long long)ver);
+		st = js_version(r->e, &top, &v);
 		break;
 	case K_NAME:
 		if ((st = js_str(r->e, &top, &v, "name", false, &s)) ==

@@ -1012,6 +1012,30 @@ hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
 	return HOFF_OK;
 }
 
+hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
+		      const char *want)
+{
+	const char *s;
+	hoff_status st = js_str(e, w, v, "format", true, &s);
+	if (st == HOFF_OK && strcmp(s, want) != 0)
+		st = js_fail(e, w, HOFF_EINPUT,
+			     "format \"%.60s\" is unknown (expected \"%s\")",
+			     s, want);
+	return st;
+}
+
+hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v)
+{
+	int64_t ver = 0;
+	hoff_status st = js_int(e, w, v, "version", true, INT64_MIN, NULL,
+				&ver);
+	if (st == HOFF_OK && ver != 1)
+		st = js_fail(e, w, HOFF_EINPUT,
+			     "version %lld is unknown (expected 1)",
+			     (long long)ver);
+	return st;
+}
+
 /* ---- numbers out ---- */
 
 /* snprintf's decimal point follows the locale; JSON's is '.'. */

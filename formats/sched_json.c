@@ -159,23 +159,10 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 	js_val v = js_from(j);
 	switch (k) {
 	case K_FORMAT:
-		if ((st = js_str(r->e, &top, &v, "format", true, &s)) !=
-		    HOFF_OK)
-			break;
-		if (strcmp(s, "hoffopt.schedule") != 0)
-			st = js_fail(r->e, &top, HOFF_EINPUT,
-				     "format \"%.60s\" is unknown (expected "
-				     "\"hoffopt.schedule\")",
-				     s);
+		st = js_format(r->e, &top, &v, "hoffopt.schedule");
 		break;
 	case K_VERSION:
-		if ((st = js_int(r->e, &top, &v, "version", true, INT64_MIN,
-				 NULL, &n)) != HOFF_OK)
-			break;
-		if (n != 1)
-			st = js_fail(r->e, &top, HOFF_EINPUT,
-				     "version %lld is unknown (expected 1)",
-				     (long long)n);
+		st = js_version(r->e, &top, &v);
 		break;
 	case K_GRAPH:
 	case K_POLICY:
