@@ -226,19 +226,28 @@ typedef struct triplets {
 	double *ar;
 } triplets;
 
-static bool triplets_alloc(triplets *t, const hoff_ilp *m)
-{
-	t->ia = hoff_alloc(m->nnz + 1, sizeof *t->ia);
-	t->ja = hoff_alloc(m->nnz + 1, sizeof *t->ja);
-	t->ar = hoff_alloc(m->nnz + 1, sizeof *t->ar);
-	return t->ia && t->ja && t->ar;
-}
-
 static void triplets_free(triplets *t)
 {
 	free(t->ia);
 	free(t->ja);
 	free(t->ar);
+}
+
+/* What every entry point does first: checks m (GLPK aborts on bad
+ * arguments) and allocates the triplets load() fills. */
+static hoff_status prepare(const hoff_ilp *m, triplets *t, hoff_err *e)
+{
+	hoff_status st = check_model(m, e);
+	if (st != HOFF_OK)
+		return st;
+	t->ia = hoff_alloc(m->nnz + 1, sizeof *t->ia);
+	t->ja = hoff_alloc(m->nnz + 1, sizeof *t->ja);
+	t->ar = hoff_alloc(m->nnz + 1, sizeof *t->ar);
+	if (!t->ia || !t->ja || !t->ar) {
+		triplets_free(t);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	return HOFF_OK;
 }
 
 /* Writes P as CPLEX LP or free MPS to a temporary file beside path, then
@@ -261,14 +270,10 @@ static bool write_whole(glp_prob *P, const char *path, bool mps)
 hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
 			       const char *mps, hoff_err *e)
 {
-	hoff_status st = check_model(m, e);
+	triplets t;
+	hoff_status st = prepare(m, &t, e);
 	if (st != HOFF_OK)
 		return st;
-	triplets t;
-	if (!triplets_alloc(&t, m)) {
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
 	guard g = {.verbose = m->o.verbose};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
@@ -460,17 +465,13 @@ hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
 			       hoff_ilp_sol *sol, hoff_err *e)
 {
 	memset(sol, 0, sizeof *sol);
-	hoff_status st = check_model(m, e);
-	if (st != HOFF_OK)
-		return st;
 	double t0 = now_s();
 	double limit = m->o.time_limit_s > 0 ? m->o.time_limit_s : 60;
 	triplets t;
+	hoff_status st = prepare(m, &t, e);
+	if (st != HOFF_OK)
+		return st;
 	int *volatile qmap = NULL;
-	if (!triplets_alloc(&t, m)) {
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
 	guard g = {.verbose = m->o.verbose};
 	glp_prob *volatile P = NULL, *volatile Q = NULL;
 	glp_prep *volatile prep = NULL;
@@ -679,14 +680,10 @@ hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
 				  hoff_err *e)
 {
 	*ok = false;
-	hoff_status st = check_model(m, e);
+	triplets t;
+	hoff_status st = prepare(m, &t, e);
 	if (st != HOFF_OK)
 		return st;
-	triplets t;
-	if (!triplets_alloc(&t, m)) {
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
 	guard g = {.verbose = false};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
@@ -731,14 +728,10 @@ hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
 			    double *obj, bool *ok, hoff_err *e)
 {
 	*ok = false;
-	hoff_status st = check_model(m, e);
+	triplets t;
+	hoff_status st = prepare(m, &t, e);
 	if (st != HOFF_OK)
 		return st;
-	triplets t;
-	if (!triplets_alloc(&t, m)) {
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
 	guard g = {.verbose = m->o.verbose};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
