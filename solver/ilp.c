@@ -2517,7 +2517,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	hoff_ilp_opts keep = m->o;
 	m->o.time_limit_s = until - tb;
 	m->o.progress = false;
-	m->o.no_mir = no_mir;
+	m->o.no_mir = no_mir || keep.no_mir;
 	st = hoff_ilp_solve(m, mx, &bs, e);
 	m->o = keep;
 	free(mx);

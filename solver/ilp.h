@@ -73,8 +73,8 @@ typedef struct hoff_ilp_opts {
 				  search's probes set it */
 	bool first_solution;   /* stop at the first incumbent (a
 				  feasibility probe) */
-	bool no_mir;           /* GLPK's MIR cuts off (the bound phase's
-				  first try, bound_phase) */
+	bool no_mir;           /* GLPK's MIR cuts off in every solve (the
+				  bound phase's retry sets it, ilp.c) */
 	double bound_share;    /* overhead mode: share of the time spent on
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
