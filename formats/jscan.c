@@ -555,6 +555,16 @@ hoff_status js_key_once(jscan *s)
 	return HOFF_OK;
 }
 
+hoff_status js_top_member(jscan *s, bool *first, bool *more,
+			  const char *const *keys, int n, int *k)
+{
+	hoff_status st = js_member(s, first, more);
+	if (st != HOFF_OK || !*more || (st = js_key_once(s)) != HOFF_OK)
+		return st;
+	for (*k = 0; *k < n && strcmp(s->key, keys[*k]) != 0; (*k)++)
+		;
+	return HOFF_OK;
+}
 
 /* ---- one-pass object reader ---- */
 

@@ -118,6 +118,10 @@ char js_peek(jscan *s);
 hoff_status js_end(jscan *s);
 /* Records top-level key s->key; HOFF_EINPUT when it was met before. */
 hoff_status js_key_once(jscan *s);
+/* js_member then js_key_once for the top-level object: *k is the key's
+ * index in keys[0..n), n when it is not one of them. */
+hoff_status js_top_member(jscan *s, bool *first, bool *more,
+			  const char *const *keys, int n, int *k);
 
 /* Reads the object at s->pos in one pass: slot[i] gets the member named
  * names[i] (JS_ABSENT when missing); fields with list[i] set that hold an

@@ -254,15 +254,12 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 	if ((st = js_begin(&r.s)) != HOFF_OK)
 		goto out;
 	for (;;) {
-		if ((st = js_member(&r.s, &first, &more)) != HOFF_OK)
+		int k;
+		if ((st = js_top_member(&r.s, &first, &more, top_keys, NKEYS,
+					&k)) != HOFF_OK)
 			goto out;
 		if (!more)
 			break;
-		if ((st = js_key_once(&r.s)) != HOFF_OK)
-			goto out;
-		int k = 0;
-		while (k < NKEYS && strcmp(r.s.key, top_keys[k]) != 0)
-			k++;
 		if (k == K_STEPS) {
 			st = read_steps(&r);
 		} else {
