@@ -2,7 +2,6 @@
  * independent implementation of FORMAT.md, must come out the same here:
  * validity, the broken rules, the summary to the byte and picosecond,
  * overhead and lower_bound_s. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +11,6 @@
 
 #include "analysis.h"
 #include "testutil.h"
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Exact ps of a written time: FORMAT.md writes ps / 1e12. */
 static int64_t ps_of(const cJSON *o, const char *key)
@@ -33,14 +27,9 @@ static int64_t int_of(const cJSON *o, const char *key)
 	return (int64_t)v->valuedouble;
 }
 
-static int check_vector(const char *dir, const char *name)
+static int check_vector(const char *name, const cJSON *v, void *arg)
 {
-	char path[8192];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	char *text = tu_slurp(path, NULL);
-	assert_non_null(text);
-	cJSON *v = cJSON_Parse(text);
-	assert_non_null(v);
+	(void)arg;
 	char *gtext = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "graph"));
 	char *stext =
 		cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "schedule"));
@@ -129,38 +118,15 @@ static int check_vector(const char *dir, const char *name)
 	hoff_graph_free(g);
 	cJSON_free(gtext);
 	cJSON_free(stext);
-	cJSON_Delete(v);
-	free(text);
 	return bad;
 }
 
 static void test_all_vectors(void **state)
 {
 	(void)state;
-	const char *shared = tu_shared_dir();
-	if (!shared)
-		skip();
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/conformance", shared);
-	DIR *d = opendir(dir);
-	if (!d)
-		skip();
-	char *names[4096];
-	size_t n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) && n < 4096) {
-		size_t len = strlen(de->d_name);
-		if (len > 5 && !strcmp(de->d_name + len - 5, ".json"))
-			names[n++] = hoff_strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof *names, cmp_str);
-	int failed = 0;
-	for (size_t i = 0; i < n; i++) {
-		failed += check_vector(dir, names[i]);
-		free(names[i]);
-	}
-	print_message("%zu conformance vectors, %d differ\n", n, failed);
+	int n = 0;
+	int failed = tu_vectors(".json", check_vector, NULL, &n);
+	print_message("%d conformance vectors, %d differ\n", n, failed);
 	assert_true(n >= 1);
 	assert_int_equal(failed, 0);
 }

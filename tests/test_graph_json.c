@@ -455,46 +455,30 @@ static void test_key_order(void **state)
 	hoff_graph_free(g);
 }
 
+/* Every conformance graph reads and round-trips. */
+static int read_graph(const char *name, const cJSON *v, void *arg)
+{
+	(void)arg;
+	char *gt = cJSON_PrintUnformatted(
+		cJSON_GetObjectItemCaseSensitive(v, "graph"));
+	assert_non_null(gt);
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	if (hoff_graph_parse(gt, strlen(gt), name, &g, &e) != HOFF_OK)
+		print_error("%s\n", e.msg);
+	assert_non_null(g);
+	assert_true(g->nops > 0);
+	round_trip(g);
+	hoff_graph_free(g);
+	free(gt);
+	return 0;
+}
+
 static void test_conformance_graphs(void **state)
 {
 	(void)state;
-	const char *shared = getenv("HOFF_SHARED_DIR");
-	if (!shared)
-		skip();
-	char dir[4096], path[8192];
-	snprintf(dir, sizeof dir, "%s/conformance", shared);
-	DIR *d = opendir(dir);
-	if (!d)
-		skip();
-	struct dirent *de;
 	int n = 0;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 5 || strcmp(de->d_name + l - 5, ".json") != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		char *text = tu_slurp(path, NULL);
-		assert_non_null(text);
-		cJSON *v = cJSON_Parse(text);
-		assert_non_null(v);
-		char *gt = cJSON_PrintUnformatted(
-			cJSON_GetObjectItemCaseSensitive(v, "graph"));
-		assert_non_null(gt);
-		hoff_graph *g = NULL;
-		hoff_err e = {{0}};
-		if (hoff_graph_parse(gt, strlen(gt), de->d_name, &g, &e) !=
-		    HOFF_OK)
-			print_error("%s\n", e.msg);
-		assert_non_null(g);
-		assert_true(g->nops > 0);
-		round_trip(g);
-		hoff_graph_free(g);
-		free(gt);
-		cJSON_Delete(v);
-		free(text);
-		n++;
-	}
-	closedir(d);
+	tu_vectors(".json", read_graph, NULL, &n);
 	assert_true(n > 0);
 }
 

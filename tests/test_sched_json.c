@@ -4,7 +4,6 @@
  * lossless round trips of steps and summary picoseconds, and a trace whose
  * events are checked value by value. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,62 +241,44 @@ static void test_writer_defaults(void **state)
 }
 
 /* Every conformance schedule reads against its graph and round-trips. */
+static int read_schedule(const char *name, const cJSON *v, void *arg)
+{
+	(void)arg;
+	char *gt = cJSON_PrintUnformatted(
+		cJSON_GetObjectItemCaseSensitive(v, "graph"));
+	char *st = cJSON_PrintUnformatted(
+		cJSON_GetObjectItemCaseSensitive(v, "schedule"));
+	hoff_graph *g = NULL;
+	hoff_sched *s = NULL, *t = NULL;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_graph_parse(gt, strlen(gt), name, &g, &e),
+			 HOFF_OK);
+	if (hoff_sched_parse(st, strlen(st), name, g, &s, &e) != HOFF_OK)
+		print_error("%s\n", e.msg);
+	assert_non_null(s);
+	char out[128];
+	snprintf(out, sizeof out, "%s/c.json", tmpdir);
+	assert_int_equal(hoff_sched_write(s, g, out, &e), HOFF_OK);
+	assert_int_equal(hoff_sched_read(out, g, &t, &e), HOFF_OK);
+	remove(out);
+	assert_int_equal(t->nsteps, s->nsteps);
+	assert_true(hoff_sched_same_steps(t, s));
+	str_eq(t->graph, s->graph ? s->graph : g->name);
+	str_eq(t->policy, s->policy);
+	assert_int_equal(t->budget_bytes, s->budget_bytes);
+	hoff_sched_free(t);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	free(gt);
+	free(st);
+	return 0;
+}
+
 static void test_conformance_schedules(void **state)
 {
 	(void)state;
-	const char *shared = getenv("HOFF_SHARED_DIR");
-	if (!shared)
-		skip();
-	char dir[4096], path[8192];
-	snprintf(dir, sizeof dir, "%s/conformance", shared);
-	DIR *d = opendir(dir);
-	if (!d)
-		skip();
-	struct dirent *de;
 	int n = 0;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (l < 5 || strcmp(de->d_name + l - 5, ".json") != 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		char *text = tu_slurp(path, NULL);
-		assert_non_null(text);
-		cJSON *v = cJSON_Parse(text);
-		assert_non_null(v);
-		char *gt = cJSON_PrintUnformatted(
-			cJSON_GetObjectItemCaseSensitive(v, "graph"));
-		char *st = cJSON_PrintUnformatted(
-			cJSON_GetObjectItemCaseSensitive(v, "schedule"));
-		hoff_graph *g = NULL;
-		hoff_sched *s = NULL, *t = NULL;
-		hoff_err e = {{0}};
-		assert_int_equal(hoff_graph_parse(gt, strlen(gt), de->d_name,
-						  &g, &e),
-				 HOFF_OK);
-		if (hoff_sched_parse(st, strlen(st), de->d_name, g, &s, &e) !=
-		    HOFF_OK)
-			print_error("%s\n", e.msg);
-		assert_non_null(s);
-		char out[128];
-		snprintf(out, sizeof out, "%s/c.json", tmpdir);
-		assert_int_equal(hoff_sched_write(s, g, out, &e), HOFF_OK);
-		assert_int_equal(hoff_sched_read(out, g, &t, &e), HOFF_OK);
-		remove(out);
-		assert_int_equal(t->nsteps, s->nsteps);
-		assert_true(hoff_sched_same_steps(t, s));
-		str_eq(t->graph, s->graph ? s->graph : g->name);
-		str_eq(t->policy, s->policy);
-		assert_int_equal(t->budget_bytes, s->budget_bytes);
-		hoff_sched_free(t);
-		hoff_sched_free(s);
-		hoff_graph_free(g);
-		free(gt);
-		free(st);
-		cJSON_Delete(v);
-		free(text);
-		n++;
-	}
-	closedir(d);
+	tu_vectors(".json", read_schedule, NULL, &n);
 	assert_true(n > 0);
 }
 

@@ -4,7 +4,6 @@
  * state homed on host and updated in place, and the no-offload schedule:
  * it simulates valid with the peak hoff_synth_peak predicts, and that peak
  * matches the independent conformance vectors. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,64 +262,45 @@ static void test_sched_none(void **state)
 }
 
 /* hoff_synth_peak agrees with the independent implementation on every
- * valid no-offload conformance vector whose prefetches all come first. */
+ * valid no-offload conformance vector whose prefetches all come first:
+ * 1 when it was checked. */
+static int check_peak(const char *name, const cJSON *v, void *arg)
+{
+	(void)arg;
+	const cJSON *ex = cJSON_GetObjectItem(v, "expect");
+	/* Only schedules of our shape: every prefetch before the first op. */
+	bool seen_op = false;
+	const cJSON *st;
+	const cJSON *sched = cJSON_GetObjectItem(v, "schedule");
+	cJSON_ArrayForEach(st, cJSON_GetObjectItem(sched, "steps"))
+	{
+		if (cJSON_GetObjectItem(st, "op"))
+			seen_op = true;
+		else if (seen_op)
+			return 0;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(ex, "valid")))
+		return 0;
+	char *gt = cJSON_PrintUnformatted(cJSON_GetObjectItem(v, "graph"));
+	hoff_graph *g = tu_graph(gt);
+	const cJSON *sum = cJSON_GetObjectItem(ex, "summary");
+	int64_t want =
+		(int64_t)cJSON_GetObjectItem(sum, "peak_bytes")->valuedouble;
+	if (hoff_analysis_profile(g, NULL) != want)
+		print_error("%s: peak %lld, expected %lld\n", name,
+			    (long long)hoff_analysis_profile(g, NULL),
+			    (long long)want);
+	assert_int_equal(hoff_analysis_profile(g, NULL), want);
+	hoff_graph_free(g);
+	free(gt);
+	return 1;
+}
+
 static void test_peak_conformance(void **state)
 {
 	(void)state;
-	const char *shared = tu_shared_dir();
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/conformance", shared ? shared : ".");
-	DIR *d = opendir(dir);
-	if (!d)
-		skip();
-	int checked = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		if (len < 10 || strcmp(de->d_name + len - 10, "-none.json"))
-			continue;
-		char path[8192];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		char *text = tu_slurp(path, NULL);
-		assert_non_null(text);
-		cJSON *v = cJSON_Parse(text);
-		assert_non_null(v);
-		const cJSON *ex = cJSON_GetObjectItem(v, "expect");
-		/* Only schedules of our shape: every prefetch before the
-		 * first op. */
-		bool ours = true, seen_op = false;
-		const cJSON *st;
-		const cJSON *sched = cJSON_GetObjectItem(v, "schedule");
-		cJSON_ArrayForEach(st, cJSON_GetObjectItem(sched, "steps"))
-		{
-			if (cJSON_GetObjectItem(st, "op"))
-				seen_op = true;
-			else if (seen_op)
-				ours = false;
-		}
-		if (ours && cJSON_IsTrue(cJSON_GetObjectItem(ex, "valid"))) {
-			char *gt = cJSON_PrintUnformatted(
-				cJSON_GetObjectItem(v, "graph"));
-			hoff_graph *g = tu_graph(gt);
-			const cJSON *sum = cJSON_GetObjectItem(ex, "summary");
-			int64_t want = (int64_t)cJSON_GetObjectItem(
-					       sum, "peak_bytes")
-					       ->valuedouble;
-			if (hoff_analysis_profile(g, NULL) != want)
-				print_error("%s: peak %lld, expected %lld\n",
-					    de->d_name,
-					    (long long)hoff_analysis_profile(g, NULL),
-					    (long long)want);
-			assert_int_equal(hoff_analysis_profile(g, NULL), want);
-			checked++;
-			hoff_graph_free(g);
-			free(gt);
-		}
-		cJSON_Delete(v);
-		free(text);
-	}
-	closedir(d);
-	assert_true(checked > 0);
+	int n = 0;
+	assert_true(tu_vectors("-none.json", check_peak, NULL, &n) > 0);
 }
 
 int main(void)

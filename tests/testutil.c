@@ -1,6 +1,7 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +122,56 @@ int tu_has_rule(const hoff_sim_result *r, int rule)
 		if (r->viol[i].rule == rule)
 			return 1;
 	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n)
+{
+	const char *shared = tu_shared_dir();
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/conformance", shared ? shared : ".");
+	DIR *d = shared ? opendir(dir) : NULL;
+	if (!d)
+		skip();
+	char **names = NULL;
+	size_t count = 0, cap = 0, sl = strlen(suffix);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		if (len <= sl || strcmp(de->d_name + len - sl, suffix) != 0)
+			continue;
+		if (count == cap) {
+			cap = cap ? 2 * cap : 256;
+			names = realloc(names, cap * sizeof *names);
+			assert_non_null(names);
+		}
+		names[count] = hoff_strdup(de->d_name);
+		assert_non_null(names[count]);
+		count++;
+	}
+	closedir(d);
+	if (count)
+		qsort(names, count, sizeof *names, by_name);
+	int sum = 0;
+	for (size_t i = 0; i < count; i++) {
+		char path[8192];
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		char *text = tu_slurp(path, NULL);
+		assert_non_null(text);
+		cJSON *v = cJSON_Parse(text);
+		if (!v)
+			print_error("%s: not JSON\n", path);
+		assert_non_null(v);
+		sum += fn(names[i], v, arg);
+		cJSON_Delete(v);
+		free(text);
+		free(names[i]);
+	}
+	free(names);
+	*n = (int)count;
+	return sum;
 }

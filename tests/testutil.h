@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
+
 #include "graph.h"
 #include "sched.h"
 #include "sim.h"
@@ -33,5 +35,13 @@ const char *tu_shared_dir(void);
 const char *tu_src_dir(void);
 /* True when r lists a violation of `rule`. */
 int tu_has_rule(const hoff_sim_result *r, int rule);
+
+/* Calls fn(name, vector, arg) on each vector of ../shared/conformance
+ * whose file name ends with `suffix` (".json": all), in name order;
+ * returns the sum of what fn returned (e.g. the vectors that differ) and
+ * the number visited in *n. Skips the running test when the directory
+ * is missing. */
+typedef int (*tu_vector_fn)(const char *name, const cJSON *v, void *arg);
+int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n);
 
 #endif
