@@ -74,6 +74,24 @@ static hoff_sim_result run(const char *graph, const char *sched,
 	return r;
 }
 
+/* Runs sched on graph and expects it invalid, its first violation
+ * `rule` at step `step` (-1: any step), with `nviol` violations in all
+ * (0: any number). */
+static void expect_invalid(const char *graph, const char *sched,
+			   int64_t budget, int rule, int64_t step,
+			   int64_t nviol)
+{
+	hoff_sim_result r = run(graph, sched, budget, false);
+	assert_false(r.valid);
+	assert_true(r.nviol > 0);
+	assert_int_equal(r.viol[0].rule, rule);
+	if (step >= 0)
+		assert_int_equal(r.viol[0].step, step);
+	if (nviol > 0)
+		assert_int_equal(r.nviol, nviol);
+	hoff_sim_result_free(&r);
+}
+
 /* The transfer event of tensor-step `step` in r's timeline. */
 static const hoff_event *xfer_at(const hoff_sim_result *r, int64_t step)
 {
@@ -290,42 +308,27 @@ static void test_illegal_steps(void **state)
 	(void)state;
 	const char *g = STASH_GRAPH("100000000", "", "");
 	/* Detach of a dirty tensor with a later use: rule 7. */
-	hoff_sim_result r = run(g,
-				SCHED("{\"op\": \"op0\"}, {\"detach\": \"a\"},"
-				      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
-				HOFF_NONE, false);
-	assert_false(r.valid);
-	assert_int_equal(r.viol[0].rule, 7);
-	assert_int_equal(r.viol[0].step, 1);
-	hoff_sim_result_free(&r);
+	expect_invalid(g,
+		       SCHED("{\"op\": \"op0\"}, {\"detach\": \"a\"},"
+			     "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		       HOFF_NONE, 7, 1, 0);
 	/* Use after store without a prefetch: rule 5 at op2's step. */
-	r = run(g,
-		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
-		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
-		HOFF_NONE, false);
-	assert_false(r.valid);
-	assert_int_equal(r.nviol, 1);
-	assert_int_equal(r.viol[0].rule, 5);
-	assert_int_equal(r.viol[0].step, 3);
-	hoff_sim_result_free(&r);
+	expect_invalid(g,
+		       SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": "
+			     "\"host\"}, {\"op\": \"op1\"}, {\"op\": \"op2\"}"),
+		       HOFF_NONE, 5, 3, 1);
 	/* Prefetch of a resident tensor: rule 4. */
-	r = run(g,
-		SCHED("{\"op\": \"op0\"}, {\"prefetch\": \"a\", \"from\": "
-		      "\"host\"}, {\"op\": \"op1\"}, {\"op\": \"op2\"}"),
-		HOFF_NONE, false);
-	assert_false(r.valid);
-	assert_int_equal(r.nviol, 1);
-	assert_int_equal(r.viol[0].rule, 4);
-	hoff_sim_result_free(&r);
+	expect_invalid(g,
+		       SCHED("{\"op\": \"op0\"}, {\"prefetch\": \"a\", "
+			     "\"from\": \"host\"}, {\"op\": \"op1\"}, "
+			     "{\"op\": \"op2\"}"),
+		       HOFF_NONE, 4, -1, 1);
 	/* Store of a tensor not yet produced: rule 5. */
-	r = run(g,
-		SCHED("{\"store\": \"a\", \"to\": \"host\"}, {\"op\": \"op0\"},"
-		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
-		HOFF_NONE, false);
-	assert_false(r.valid);
-	assert_int_equal(r.viol[0].rule, 5);
-	assert_int_equal(r.viol[0].step, 0);
-	hoff_sim_result_free(&r);
+	expect_invalid(g,
+		       SCHED("{\"store\": \"a\", \"to\": \"host\"}, "
+			     "{\"op\": \"op0\"}, {\"op\": \"op1\"}, "
+			     "{\"op\": \"op2\"}"),
+		       HOFF_NONE, 5, 0, 0);
 }
 
 /* Detach of a clean weight frees it at issue (FORMAT.md example: w0 goes
@@ -355,12 +358,7 @@ static void test_budget_exact(void **state)
 	hoff_sim_result r = run(g, SCHED(EX_STEPS), 11 * MB, false);
 	assert_true(r.valid);
 	hoff_sim_result_free(&r);
-	r = run(g, SCHED(EX_STEPS), 11 * MB - 1, false);
-	assert_false(r.valid);
-	assert_int_equal(r.nviol, 1);
-	assert_int_equal(r.viol[0].rule, 8);
-	assert_int_equal(r.viol[0].step, 2);
-	hoff_sim_result_free(&r);
+	expect_invalid(g, SCHED(EX_STEPS), 11 * MB - 1, 8, 2, 1);
 	/* The schedule's own budget_bytes applies when --budget is not given */
 	hoff_graph *gg = tu_graph(g);
 	hoff_sched *s = tu_sched(
@@ -496,16 +494,11 @@ static void test_tier_capacity(void **state)
 		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
 		      "\"host\"}, {\"op\": \"op2\"}");
 	/* x's copy (1) + a's store in flight (2) = 3 MB > 2.5 MB: rule 8. */
-	hoff_sim_result r = run(g, steps, HOFF_NONE, false);
-	assert_false(r.valid);
-	assert_int_equal(r.nviol, 1);
-	assert_int_equal(r.viol[0].rule, 8);
-	assert_int_equal(r.viol[0].step, 2);
-	hoff_sim_result_free(&r);
+	expect_invalid(g, steps, HOFF_NONE, 8, 2, 1);
 	/* With 3 MB it fits exactly. */
 	char *p = strstr(g, "2500000");
 	memcpy(p, "3000000", 7);
-	r = run(g, steps, HOFF_NONE, false);
+	hoff_sim_result r = run(g, steps, HOFF_NONE, false);
 	assert_true(r.valid);
 	hoff_sim_result_free(&r);
 }
