@@ -7,24 +7,13 @@
 #include <string.h>
 
 #include "arena.h"
+#include "exec_cases.h"
 #include "models.h"
 #include "policy.h"
-#include "exec.h"
-#include "testutil.h"
-#include "xplan.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
 
-#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
-#define GRAPH(tensors, ops)                                                    \
-	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
-	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
-	"]}"
-#define SCHED(steps)                                                           \
-	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
-	steps "]}"
 
 /* FORMAT.md's example. */
 #define EX_GRAPH                                                               \
@@ -60,10 +49,6 @@
 	      "[\"z\"], \"time_s\": 0.001, \"workspace_bytes\": 500000},"      \
 	      "{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "   \
 	      "[\"kv\"], \"outputs\": [\"o\"], \"time_s\": 0.001}")
-#define KV_STEPS                                                               \
-	SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"      \
-	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
-	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
 
 static void check_prev(hoff_arena *a, const int32_t *want, size_t n)
 {

@@ -13,26 +13,14 @@
 #include <unistd.h>
 
 #include "cmd_run.h"
-#include "exec.h"
+#include "exec_cases.h"
 #include "models.h"
 #include "policy.h"
-#include "testutil.h"
-#include "xplan.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
 /* Timing cases run until one run meets the bound, at most this often. */
 #define ATTEMPTS 5
-
-#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
-#define GRAPH(tensors, ops)                                                    \
-	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
-	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
-	"]}"
-#define SCHED(steps)                                                           \
-	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
-	steps "]}"
 
 /* op0 (4 ms) then op1 (4 ms) reading w1, prefetched at 0 from the host. */
 #define TWO_OPS(w1_bytes, op_s)                                                \
@@ -50,88 +38,7 @@
 	SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"}, {\"op\": "          \
 	      "\"op0\"}, {\"op\": \"op1\"}")
 
-/* kv updated, stored, fetched back and updated again (see
- * test_exec_arena.c); steps: 0 op0, 1 store kv, 2 prefetch w, 3 op1,
- * 4 prefetch kv, 5 op2. */
-#define KV_GRAPH                                                               \
-	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
-	      "{\"id\": \"kv\", \"bytes\": 500003, \"kind\": \"kv\"},"        \
-	      "{\"id\": \"w\", \"bytes\": 999999, \"kind\": \"weight\", "      \
-	      "\"home\": \"host\"},"                                           \
-	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"z\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"o\", \"bytes\": 1000001, \"kind\": \"output\"}",     \
-	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], " \
-	      "\"outputs\": [\"y\"], \"time_s\": 0.001},"                      \
-	      "{\"id\": \"op1\", \"inputs\": [\"y\", \"w\"], \"outputs\": "    \
-	      "[\"z\"], \"time_s\": 0.001, \"workspace_bytes\": 500000},"      \
-	      "{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "   \
-	      "[\"kv\"], \"outputs\": [\"o\"], \"time_s\": 0.001}")
-#define KV_STEPS                                                               \
-	SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"      \
-	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
-	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
-
-typedef struct ran {
-	hoff_sim_result pr;
-	hoff_xplan p;
-	hoff_exec_result m;
-} ran;
-
-/* Simulates, plans and runs s on g with the CPU backend. */
-static void run_cpu(const hoff_graph *g, const hoff_sched *s,
-		    const hoff_exec_opts *o, ran *x)
-{
-	memset(x, 0, sizeof *x);
-	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = INT64_MAX;
-	so.timeline = true;
-	so.op_times = true;
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &so, &x->pr, &e), HOFF_OK);
-	assert_true(x->pr.valid);
-	assert_int_equal(hoff_xplan_build(g, s, &x->pr, 1, &x->p, &e),
-			 HOFF_OK);
-	hoff_backend *b = NULL;
-	hoff_status st = hoff_backend_cpu_new(&x->p, o, &b, &e);
-	if (st == HOFF_OK)
-		st = hoff_exec_run(b, &x->m, &e);
-	if (st != HOFF_OK)
-		print_error("exec: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	hoff_backend_free(b);
-}
-
-static void ran_free(ran *x)
-{
-	hoff_exec_result_free(&x->m);
-	hoff_xplan_free(&x->p);
-	hoff_sim_result_free(&x->pr);
-}
-
-/* The measured timeline has the simulator's events, in the same order,
- * stalls aside. */
-static void check_events(const ran *x)
-{
-	const hoff_timeline *a = &x->pr.tl, *b = &x->m.tl;
-	size_t i = 0, j = 0;
-	for (;;) {
-		while (i < a->nev && a->ev[i].kind == HOFF_EV_STALL)
-			i++;
-		while (j < b->nev && b->ev[j].kind == HOFF_EV_STALL)
-			j++;
-		if (i == a->nev || j == b->nev)
-			break;
-		assert_int_equal(a->ev[i].kind, b->ev[j].kind);
-		assert_int_equal(a->ev[i].step, b->ev[j].step);
-		assert_int_equal(a->ev[i].id, b->ev[j].id);
-		assert_true(b->ev[j].end_ps >= b->ev[j].start_ps);
-		i++;
-		j++;
-	}
-	assert_int_equal(i, a->nev);
-	assert_int_equal(j, b->nev);
-}
+#define KV_GRAPH KV_GRAPH_OF("0.001")
 
 /* Wait before op k, measured: its start minus the previous op's end. */
 static int64_t wait_before(const ran *x, int32_t k)
@@ -153,7 +60,7 @@ static void test_hidden_prefetch(void **state)
 	for (int attempt = 0; attempt < ATTEMPTS && best >= 4 * MS / 20;
 	     attempt++) {
 		ran x;
-		run_cpu(g, s, &o, &x);
+		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_int_equal(x.pr.summary.stall_ps, 0);
 		check_events(&x);
 		/* The transfer lasted at least its paced 2 ms. */
@@ -180,7 +87,7 @@ static void test_stalling_prefetch(void **state)
 	bool ok = false;
 	for (int attempt = 0; attempt < ATTEMPTS && !ok; attempt++) {
 		ran x;
-		run_cpu(g, s, &o, &x);
+		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_int_equal(x.pr.summary.stall_ps, pred);
 		check_events(&x);
 		/* The stall is an event of its own before op1 (step 2). */
@@ -214,7 +121,7 @@ static void test_verify_passes(void **state)
 		hoff_graph *g = tu_graph(cases[c][0]);
 		hoff_sched *s = tu_sched(g, cases[c][1]);
 		ran x;
-		run_cpu(g, s, &o, &x);
+		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_true(x.m.checked);
 		assert_int_equal(x.m.nfaults, 0);
 		check_events(&x);
@@ -245,7 +152,7 @@ static void test_verify_catches(void **state)
 	/* Flipped in the prefetch of kv (step 4): found there, version 1. */
 	ran x;
 	o.corrupt_step = 4;
-	run_cpu(g, s, &o, &x);
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_true(x.m.nfaults >= 1);
 	assert_int_equal(x.m.fault[0].step, 4);
 	assert_int_equal(x.m.fault[0].tensor, kv);
@@ -257,7 +164,7 @@ static void test_verify_catches(void **state)
 	/* Flipped in the store of kv (step 1, into the host copy): the
 	 * prefetch that brings it back (step 4) finds it. */
 	o.corrupt_step = 1;
-	run_cpu(g, s, &o, &x);
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_true(x.m.nfaults >= 1);
 	assert_int_equal(x.m.fault[0].step, 4);
 	assert_int_equal(x.m.fault[0].tensor, kv);
@@ -265,7 +172,7 @@ static void test_verify_catches(void **state)
 	/* Flipped in w's prefetch (step 2): found there, and again at the
 	 * end on the device; w's host copy is intact. */
 	o.corrupt_step = 2;
-	run_cpu(g, s, &o, &x);
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_int_equal(x.m.nfaults, 2);
 	assert_int_equal(x.m.fault[0].step, 2);
 	assert_int_equal(x.m.fault[0].tensor, w);
@@ -275,7 +182,7 @@ static void test_verify_catches(void **state)
 	ran_free(&x);
 	/* Without --verify nothing is checked. */
 	o.verify = false;
-	run_cpu(g, s, &o, &x);
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_false(x.m.checked);
 	assert_int_equal(x.m.nfaults, 0);
 	ran_free(&x);
@@ -381,7 +288,7 @@ static void test_model_graph(void **state)
 		double best = 1e9;
 		for (int attempt = 0; attempt < ATTEMPTS && best > 10;
 		     attempt++) {
-			run_cpu(h, s, &o, &x);
+			run_on(hoff_backend_cpu_new, h, s, &o, &x);
 			check_events(&x);
 			assert_int_equal(x.p.plan_peak_bytes,
 					 x.pr.summary.peak_bytes);
@@ -397,7 +304,7 @@ static void test_model_graph(void **state)
 			      best);
 		assert_true(best <= 10);
 		o.verify = true;
-		run_cpu(v, s, &o, &x);
+		run_on(hoff_backend_cpu_new, v, s, &o, &x);
 		assert_true(x.m.checked);
 		assert_int_equal(x.m.nfaults, 0);
 		ran_free(&x);

@@ -7,101 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
-#include "testutil.h"
-#include "xplan.h"
+#include "exec_cases.h"
 
 #define MS 1000000000LL
 
-#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
-#define GRAPH(tensors, ops)                                                    \
-	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
-	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
-	"]}"
-#define SCHED(steps)                                                           \
-	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
-	steps "]}"
-/* As in test_exec_cpu.c: steps 0 op0, 1 store kv, 2 prefetch w, 3 op1,
- * 4 prefetch kv, 5 op2. */
-#define KV_GRAPH                                                               \
-	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
-	      "{\"id\": \"kv\", \"bytes\": 500003, \"kind\": \"kv\"},"         \
-	      "{\"id\": \"w\", \"bytes\": 999999, \"kind\": \"weight\", "      \
-	      "\"home\": \"host\"},"                                           \
-	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"z\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"o\", \"bytes\": 1000001, \"kind\": \"output\"}",     \
-	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], " \
-	      "\"outputs\": [\"y\"], \"time_s\": 0.002},"                      \
-	      "{\"id\": \"op1\", \"inputs\": [\"y\", \"w\"], \"outputs\": "    \
-	      "[\"z\"], \"time_s\": 0.002, \"workspace_bytes\": 500000},"      \
-	      "{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "   \
-	      "[\"kv\"], \"outputs\": [\"o\"], \"time_s\": 0.002}")
-#define KV_STEPS                                                               \
-	SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"      \
-	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
-	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
-
-#if defined(HOFF_HAVE_CUDA)
-typedef hoff_status (*backend_new)(const hoff_xplan *, const hoff_exec_opts *,
-				   hoff_backend **, hoff_err *);
-
-typedef struct ran {
-	hoff_sim_result pr;
-	hoff_xplan p;
-	hoff_exec_result m;
-} ran;
-
-static void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
-		   const hoff_exec_opts *o, ran *x)
-{
-	memset(x, 0, sizeof *x);
-	hoff_sim_opts so = hoff_sim_defaults();
-	so.timeline = true;
-	so.op_times = true;
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &so, &x->pr, &e), HOFF_OK);
-	assert_int_equal(hoff_xplan_build(g, s, &x->pr, 1, &x->p, &e),
-			 HOFF_OK);
-	hoff_backend *b = NULL;
-	hoff_status st = make(&x->p, o, &b, &e);
-	if (st == HOFF_OK)
-		st = hoff_exec_run(b, &x->m, &e);
-	if (st != HOFF_OK)
-		print_error("exec: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	hoff_backend_free(b);
-}
-
-static void ran_free(ran *x)
-{
-	hoff_exec_result_free(&x->m);
-	hoff_xplan_free(&x->p);
-	hoff_sim_result_free(&x->pr);
-}
-
-/* Same events as the simulator, in order, stalls aside. */
-static void check_events(const ran *x)
-{
-	const hoff_timeline *a = &x->pr.tl, *b = &x->m.tl;
-	size_t i = 0, j = 0;
-	for (;;) {
-		while (i < a->nev && a->ev[i].kind == HOFF_EV_STALL)
-			i++;
-		while (j < b->nev && b->ev[j].kind == HOFF_EV_STALL)
-			j++;
-		if (i == a->nev || j == b->nev)
-			break;
-		assert_int_equal(a->ev[i].kind, b->ev[j].kind);
-		assert_int_equal(a->ev[i].step, b->ev[j].step);
-		i++;
-		j++;
-	}
-	assert_int_equal(i, a->nev);
-	assert_int_equal(j, b->nev);
-}
-#endif
+#define KV_GRAPH KV_GRAPH_OF("0.002")
 
 /* Skips (with the reason) unless a GPU answers. */
 static void need_gpu(void)

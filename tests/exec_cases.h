@@ -1,0 +1,64 @@
+/* exec_cases.h: the graphs and helpers the executor tests share
+ * (test_exec_cpu.c, test_exec_cuda.c, test_exec_arena.c): one host tier,
+ * a 100 MB device, graphs and schedules written inline, and a schedule
+ * simulated, planned and run on a backend, its events compared with the
+ * simulator's. */
+#ifndef HOFF_EXEC_CASES_H
+#define HOFF_EXEC_CASES_H
+
+#include "exec.h"
+#include "testutil.h"
+#include "xplan.h"
+
+#define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
+#define GRAPH(tensors, ops)                                                    \
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
+	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
+	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
+	"]}"
+#define SCHED(steps)                                                           \
+	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
+	steps "]}"
+
+/* kv updated, stored, fetched back and updated again, with odd sizes
+ * (see test_exec_arena.c); each op lasts op_s. Steps: 0 op0, 1 store kv,
+ * 2 prefetch w, 3 op1, 4 prefetch kv, 5 op2. */
+#define KV_GRAPH_OF(op_s)                                                      \
+	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	      "{\"id\": \"kv\", \"bytes\": 500003, \"kind\": \"kv\"},"         \
+	      "{\"id\": \"w\", \"bytes\": 999999, \"kind\": \"weight\", "      \
+	      "\"home\": \"host\"},"                                           \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"z\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
+	      "{\"id\": \"o\", \"bytes\": 1000001, \"kind\": \"output\"}",     \
+	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], " \
+	      "\"outputs\": [\"y\"], \"time_s\": " op_s "},"                   \
+	      "{\"id\": \"op1\", \"inputs\": [\"y\", \"w\"], \"outputs\": "    \
+	      "[\"z\"], \"time_s\": " op_s ", \"workspace_bytes\": 500000},"   \
+	      "{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "   \
+	      "[\"kv\"], \"outputs\": [\"o\"], \"time_s\": " op_s "}")
+#define KV_STEPS                                                               \
+	SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"      \
+	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
+	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
+
+/* A schedule simulated (pr), planned (p) and run (m). */
+typedef struct ran {
+	hoff_sim_result pr;
+	hoff_xplan p;
+	hoff_exec_result m;
+} ran;
+
+typedef hoff_status (*backend_new)(const hoff_xplan *, const hoff_exec_opts *,
+				   hoff_backend **, hoff_err *);
+
+/* Simulates s on g (valid, with no budget), plans it and runs it on the
+ * backend `make` builds; fails the test on any error. */
+void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
+	    const hoff_exec_opts *o, ran *x);
+void ran_free(ran *x);
+/* The measured timeline has the simulator's events (kind, step, id) in
+ * the same order, stalls aside, each ending at or after its start. */
+void check_events(const ran *x);
+
+#endif
