@@ -17,6 +17,22 @@ int hoff_cli_bad(const char *fmt, const char *arg)
 	return HOFF_EXIT_BAD;
 }
 
+bool hoff_cli_stop(int *rc, bool help, const char *usage, bool operands,
+		   const char *missing)
+{
+	if (*rc)
+		return true;
+	if (help) {
+		fputs(usage, stdout);
+		return true;
+	}
+	if (!operands) {
+		*rc = hoff_cli_bad("%s", missing);
+		return true;
+	}
+	return false;
+}
+
 double hoff_cli_frac(const char *s)
 {
 	char *end;

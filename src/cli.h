@@ -5,6 +5,7 @@
 #ifndef HOFF_CLI_H
 #define HOFF_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "graph.h"
@@ -15,6 +16,14 @@
 
 /* Prints "hoffopt: " fmt (one %s, arg) on stderr; returns HOFF_EXIT_BAD. */
 int hoff_cli_bad(const char *fmt, const char *arg);
+
+/* What every command does once its options are parsed with exit code
+ * *rc: true when it stops here, with *rc its exit code — *rc itself when
+ * not 0; 0 after printing usage on stdout for --help; HOFF_EXIT_BAD,
+ * saying `missing`, when its operands are not all there (!operands).
+ * False, *rc 0, to go on. */
+bool hoff_cli_stop(int *rc, bool help, const char *usage, bool operands,
+		   const char *missing);
 
 /* A fraction: "0.01" or "1%"; -1 when s is not a number >= 0. */
 double hoff_cli_frac(const char *s);

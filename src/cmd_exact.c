@@ -213,15 +213,9 @@ int hoff_cmd_exact(int argc, char **argv)
 {
 	xopts x;
 	int rc = parse(argc, argv, &x, false);
-	if (rc)
+	if (hoff_cli_stop(&rc, x.help, hoff_usage_exact, x.graph != NULL,
+			  "needs one GRAPH (see hoffopt --exact --help)"))
 		return rc;
-	if (x.help) {
-		fputs(hoff_usage_exact, stdout);
-		return 0;
-	}
-	if (!x.graph)
-		return hoff_cli_bad(
-			"%s", "needs one GRAPH (see hoffopt --exact --help)");
 	hoff_ilp_opts io;
 	if ((rc = setup(&x, &io)))
 		return rc;
@@ -432,16 +426,10 @@ int hoff_cmd_compare(int argc, char **argv)
 {
 	xopts x;
 	int rc = parse(argc, argv, &x, true);
-	if (rc)
+	if (hoff_cli_stop(
+		    &rc, x.help, hoff_usage_compare, x.graph != NULL,
+		    "compare needs one GRAPH (see hoffopt compare --help)"))
 		return rc;
-	if (x.help) {
-		fputs(hoff_usage_compare, stdout);
-		return 0;
-	}
-	if (!x.graph)
-		return hoff_cli_bad(
-			"%s", "compare needs one GRAPH (see hoffopt compare "
-			      "--help)");
 	hoff_ilp_opts io;
 	if ((rc = setup(&x, &io)))
 		return rc;

@@ -419,15 +419,9 @@ int hoff_cmd_run(int argc, char **argv)
 {
 	run_opts o;
 	int rc = parse_run(argc, argv, &o);
-	if (rc)
+	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
+			  "run needs GRAPH and SCHEDULE (see --help)"))
 		return rc;
-	if (o.help) {
-		fputs(usage_run, stdout);
-		return 0;
-	}
-	if (o.npos != 2)
-		return hoff_cli_bad(
-			"%s", "run needs GRAPH and SCHEDULE (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL;

@@ -245,14 +245,9 @@ static int cmd_analyze(int argc, char **argv)
 {
 	opts o;
 	int rc = parse_opts(argc, argv, &o, 1, 2);
-	if (rc)
+	if (hoff_cli_stop(&rc, o.help, usage_analyze, o.npos == 1,
+			  "analyze needs GRAPH (see --help)"))
 		return rc;
-	if (o.help) {
-		fputs(usage_analyze, stdout);
-		return 0;
-	}
-	if (o.npos != 1)
-		return hoff_cli_bad("%s", "analyze needs GRAPH (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_analysis a;
@@ -373,15 +368,9 @@ static int cmd_simulate(int argc, char **argv)
 {
 	opts o;
 	int rc = parse_opts(argc, argv, &o, 2, 2);
-	if (rc)
+	if (hoff_cli_stop(&rc, o.help, usage_simulate, o.npos == 2,
+			  "simulate needs GRAPH and SCHEDULE (see --help)"))
 		return rc;
-	if (o.help) {
-		fputs(usage_simulate, stdout);
-		return 0;
-	}
-	if (o.npos != 2)
-		return hoff_cli_bad(
-			"%s", "simulate needs GRAPH and SCHEDULE (see --help)");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL;
@@ -502,15 +491,9 @@ static int cmd_plan(int argc, char **argv)
 {
 	opts o;
 	int rc = parse_opts(argc, argv, &o, 1, 1);
-	if (rc)
+	if (hoff_cli_stop(&rc, o.help, usage_plan, o.npos == 1,
+			  "needs one GRAPH (see hoffopt --greedy --help)"))
 		return rc;
-	if (o.help) {
-		fputs(usage_plan, stdout);
-		return 0;
-	}
-	if (o.npos != 1)
-		return hoff_cli_bad(
-			"%s", "needs one GRAPH (see hoffopt --greedy --help)");
 	hoff_policy_opts po = hoff_policy_defaults();
 	if (!o.policy || !hoff_policy_parse(o.policy, &po))
 		return hoff_cli_bad(

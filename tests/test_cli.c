@@ -1,7 +1,8 @@
 /* test_cli.c: what the commands share (src/cli.c) — the budget and
  * fraction syntaxes by hand-worked values, a percentage budget against
  * the no-offload peak of FORMAT.md's example (simulated independently
- * here), the JSON summary's text. */
+ * here), a command's start (help, missing operands), the JSON summary's
+ * text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,23 @@ static void test_frac(void **state)
 	assert_true(hoff_cli_frac("x") == -1);
 	assert_true(hoff_cli_frac("") == -1);
 	assert_true(hoff_cli_frac("nan") == -1);
+}
+
+static void test_stop(void **state)
+{
+	(void)state;
+	int rc = 3; /* the parse failed: its code stands */
+	assert_true(hoff_cli_stop(&rc, true, "usage\n", false, "missing"));
+	assert_int_equal(rc, 3);
+	rc = 0; /* --help: usage, exit 0, whatever the operands */
+	assert_true(hoff_cli_stop(&rc, true, "", false, "missing"));
+	assert_int_equal(rc, 0);
+	rc = 0; /* operands missing */
+	assert_true(hoff_cli_stop(&rc, false, "", false, "test: missing"));
+	assert_int_equal(rc, HOFF_EXIT_BAD);
+	rc = 0; /* go on, with exit code 0 */
+	assert_false(hoff_cli_stop(&rc, false, "", true, "missing"));
+	assert_int_equal(rc, 0);
 }
 
 static void test_budget_of_graph(void **state)
@@ -107,6 +125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget_bytes),
 		cmocka_unit_test(test_frac),
+		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_budget_of_graph),
 		cmocka_unit_test(test_json_summary),
 	};
