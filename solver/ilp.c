@@ -890,9 +890,8 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			}
 			prev = c;
 		}
-		if (v->kind != HOFF_ILP_START) {
+		if (v->kind != HOFF_ILP_START)
 			row_is_sel(r, 'l', i, prev);
-		}
 		/* (4) fetch progress */
 		int32_t yprev = 0;
 		for (int32_t w = v->yp_lo; w <= v->yp_hi; w++) {
@@ -904,9 +903,8 @@ static void interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 				row_le(r, 'm', i, yprev, c);
 			yprev = c;
 		}
-		if (v->kind != HOFF_ILP_START) {
+		if (v->kind != HOFF_ILP_START)
 			row_is_sel(r, 'd', i, yprev);
-		}
 	}
 	if (v->zs) {
 		/* (3) store progress and completion */
@@ -2197,7 +2195,7 @@ out:
  *                   sum_k s_k <= S,  S = bound_ps - sum_k d_k,
  *                   has a solution,
  *
- answered first by greedy planned under the cap c, repaired on the
+ * answered first by greedy planned under the cap c, repaired on the
  * simulator and mapped into the probe's model (probe_heuristic), and
  * else, in the branching phase, by branch and bound with its own
  * objective (min sum_k s_k), stopped at the first incumbent. With P* the
@@ -2241,6 +2239,7 @@ typedef struct peak_search {
 	int32_t probes;
 	int64_t nodes;
 	double solve_s;
+	int64_t G;      /* the grain of every peak (peak_grain) */
 	judged sim;     /* the best probe schedule the simulator finds
 			   within the overhead bound (none: sim.s NULL) */
 	char note[160];
@@ -2320,15 +2319,16 @@ static double bytes_under(const hoff_ilp *m, double v)
 enum { PROBE_UNKNOWN, PROBE_FEASIBLE, PROBE_INFEASIBLE };
 
 /* One probe: is there a model solution with peak <= t within the stall
- * bound (asked with the cap t + (G - 1) / 2 - mu, search_peak)? First by greedy under the cap (probe_heuristic), then,
- * when `branch`, by branch and bound until `until`. Updates ps (hi and
+ * bound (asked with the cap t + (G - 1) / 2 - mu, search_peak)? First
+ * by greedy under the cap (probe_heuristic), then, when `branch`, by
+ * branch and bound until `until`. Updates ps (hi and
  * its solution, lo, mu, the best simulated schedule) and sets *answer. */
 static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 			 const hoff_ilp *m, int64_t t, bool branch,
 			 double until, peak_search *ps, int *answer,
 			 hoff_err *e)
 {
-	const int64_t G = peak_grain(g), cap = t + (G - 1) / 2 - ps->mu;
+	const int64_t G = ps->G, cap = t + (G - 1) / 2 - ps->mu;
 	hoff_status st;
 	double tp = now_s();
 	hoff_ilp *pm = NULL;
@@ -2507,7 +2507,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 			      const double *start, double until, bool no_mir,
 			      peak_search *ps, int64_t *nodes, hoff_err *e)
 {
-	const int64_t G = peak_grain(g);
+	const int64_t G = ps->G;
 	double *mx = NULL; /* the best known as a solution of m */
 	hoff_status st = best_in(g, m, start, ps, &mx, e);
 	if (st != HOFF_OK)
@@ -2597,7 +2597,7 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 			      double until, peak_search *ps,
 			      probe_state *pst, hoff_err *e)
 {
-	const int64_t G = peak_grain(g), half = (G - 1) / 2;
+	const int64_t G = ps->G, half = (G - 1) / 2;
 	hoff_status st;
 	while (ps->lo < ps->hi) {
 		if (ps->hi != INT64_MAX && o->gap > 0 &&
@@ -2658,7 +2658,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			       double deadline, peak_search *ps, hoff_err *e)
 {
 	hoff_status st = HOFF_OK;
-	const int64_t G = peak_grain(g);
+	const int64_t G = ps->G = peak_grain(g);
 	ps->lo = grain_up(m->peak_floor, G);
 	ps->hi = INT64_MAX;
 	ps->status = HOFF_ILP_TIME_LIMIT;

@@ -82,6 +82,24 @@ int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak)
 	return -1;
 }
 
+hoff_status hoff_cli_noffload(const hoff_graph *g, bool snap,
+			      hoff_sim_result *r, hoff_err *e)
+{
+	hoff_sched *s = hoff_sched_noffload(g);
+	if (!s)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = INT64_MAX; /* measure, do not judge */
+	hoff_status st = hoff_sim_run(g, s, &o, r, e);
+	if (st == HOFF_OK && snap) {
+		o.snapshot_ps = r->peak_ps;
+		hoff_sim_result_free(r);
+		st = hoff_sim_run(g, s, &o, r, e);
+	}
+	hoff_sched_free(s);
+	return st;
+}
+
 hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 			    int64_t *budget, hoff_err *e)
 {
@@ -90,14 +108,8 @@ hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 		return HOFF_OK;
 	int64_t peak = 0;
 	if (strchr(arg, '%')) {
-		hoff_sched *s = hoff_sched_noffload(g);
-		if (!s)
-			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		hoff_sim_opts so = hoff_sim_defaults();
-		so.budget_bytes = INT64_MAX; /* measure, do not judge */
 		hoff_sim_result r = {0};
-		hoff_status st = hoff_sim_run(g, s, &so, &r, e);
-		hoff_sched_free(s);
+		hoff_status st = hoff_cli_noffload(g, false, &r, e);
 		peak = r.summary.peak_bytes;
 		hoff_sim_result_free(&r);
 		if (st != HOFF_OK)

@@ -32,6 +32,12 @@ double hoff_cli_frac(const char *s);
  * percentage of noffload_peak; -1 when s is not a budget. */
 int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak);
 
+/* Simulates the no-offload schedule of g into *r (measured, not judged
+ * against a budget); with `snap`, also records the tensors in use at its
+ * peak. */
+hoff_status hoff_cli_noffload(const hoff_graph *g, bool snap,
+			      hoff_sim_result *r, hoff_err *e);
+
 /* --budget ARG in bytes into *budget (HOFF_NONE without ARG); a
  * percentage simulates the no-offload schedule for its peak. Errors
  * with HOFF_EUSAGE naming the value. */

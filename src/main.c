@@ -205,26 +205,6 @@ static void json_overhead(FILE *f, const hoff_summary *s)
 			(double)s->makespan_ps / (double)s->compute_ps - 1.0);
 }
 
-/* Simulates the no-offload schedule; with top > 0 also records the
- * tensors in use at its peak. */
-static hoff_status noffload(const hoff_graph *g, bool snap,
-			    hoff_sim_result *r, hoff_err *e)
-{
-	hoff_sched *s = hoff_sched_noffload(g);
-	if (!s)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.budget_bytes = INT64_MAX; /* measure, do not judge */
-	hoff_status st = hoff_sim_run(g, s, &o, r, e);
-	if (st == HOFF_OK && snap) {
-		o.snapshot_ps = r->peak_ps;
-		hoff_sim_result_free(r);
-		st = hoff_sim_run(g, s, &o, r, e);
-	}
-	hoff_sched_free(s);
-	return st;
-}
-
 static int exit_for(hoff_status st)
 {
 	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
@@ -256,7 +236,7 @@ static int cmd_analyze(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_analyze(g, &a, &e);
 	if (st == HOFF_OK)
-		st = noffload(g, o.top > 0, &r, &e);
+		st = hoff_cli_noffload(g, o.top > 0, &r, &e);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: %s\n", e.msg);
 		rc = exit_for(st);
