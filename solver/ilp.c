@@ -64,6 +64,8 @@
  *      F_w - sum_i B_i (zd_i - R_i(q(w)) + Q_i(w)) <= cap   (or <= Pk)
  *      F_w: memory with nothing offloaded (analysis.c's closed form),
  *      q(w) = floor((w - 1) / 2) the last boundary at or before w
+ *  (8) store time (budget-mode models only), the hull of Q_iw in {0, 1}:
+ *      (D^s_i - sum_{a_i < k <= w/2} d_k) Q_iw <= sum_{a_i < k <= w/2} s_k
  *  budget mode:    min sum_{k<=n} s_k               (total stall)
  *  overhead mode:  min Pk, Pk <= device memory,
  *                  sum_k d_k + sum_k s_k <= (1 + X) lower_bound
@@ -1217,6 +1219,38 @@ static bool store_fifo_rows(hoff_ilp *m, rowb *r)
 	return true;
 }
 
+/* (8) Store time. A store needs D_i ps of its channel in the windows
+ * after its issue (right after touch a_i). The channel rows give
+ * D_i Q_iw <= the length of windows 2a_i + 2 .. w, which a fractional
+ * Q_iw meets with part of the ops' time; when those ops last less than
+ * D_i, the rest is stall, all of it or none:
+ *   (D_i - sum d_k) Q_iw <= sum s_k    (k in a_i + 1 .. the stage of w)
+ * the hull of Q_iw in {0, 1} (no integer solution is cut). With no stall
+ * column in range, Q_iw = 0: the store cannot be complete by w. */
+static void time_rows(hoff_ilp *m, rowb *r)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		int32_t prev = 0;
+		for (int32_t w = v->q_lo; v->zs && w <= v->q_hi; w++) {
+			int32_t c = q_at(m, v, w);
+			if (c == prev)
+				continue;
+			prev = c;
+			int64_t lack = v->store_ps;
+			for (int32_t u = v->ys_lo + 1; u <= w; u += 2)
+				lack -= m->g->op[(u - 1) / 2].time_ps;
+			if (lack <= 0)
+				break; /* and at every later w */
+			row_begin(r, HOFF_ILP_LE, 0, 'D', i);
+			row_add(r, c, (double)lack / m->tu);
+			for (int32_t k = v->ys_lo / 2; 2 * k <= w; k++)
+				row_add(r, m->s_col[k], -1);
+			row_end(r);
+		}
+	}
+}
+
 /* (7) Memory rows at the constrained instants. */
 static bool memory_rows(hoff_ilp *m, rowb *r)
 {
@@ -1494,6 +1528,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	channel_rows(m, &r, &cp);
 	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
 		goto oom;
+	/* not in the min-peak model: there GLPK's MIR cut rounds at the
+	 * root did worse with them (solver/README.md) */
+	if (m->budget_mode)
+		time_rows(m, &r);
 	if (!m->budget_mode || o->max_stall_ps != HOFF_NONE) {
 		int64_t most = m->budget_mode ? o->max_stall_ps
 					      : m->bound_ps - m->compute_ps;

@@ -205,6 +205,85 @@ static void test_hand_budget_store(void **state)
 	hoff_graph_free(g);
 }
 
+/* Store time (rule 8 of solver/README.md). a (2 MB) flows op0 -> op3;
+ * b (1 MB) op1 -> op2; c (3 MB) op2 -> op3; y (0.5 MB) is op3's output.
+ * Nothing offloaded, op2 holds a b c = 6 MB, op3 a c y = 5.5 MB. Under a
+ * 5.5 MB budget a must be off during op2: its store (2 ms, issued after
+ * op0) done by op2's start, with only op1 in between and nothing that
+ * can stall there (op1 and op2 have no offloaded inputs). With op1 at
+ * 2 ms it just fits: then a is fetched back after op2 (2 ms that op3
+ * waits for): stall 2 ms. With op1 at 1 ms no schedule fits, and the
+ * rows (8) already make the LP relaxation infeasible: its one row is
+ * 1 ms * Q <= 0 for a's store complete at op2's start. Without it the
+ * LP would take Q = 1/4 (the store half done, by the channel rows). */
+static char *g_store_time(int op1_ms)
+{
+	char *s = malloc(2048);
+	assert_non_null(s);
+	snprintf(s, 2048, GRAPH(
+		"100000000",
+		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"b\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"c\", \"bytes\": 3000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 500000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [], \"outputs\": [\"a\"], "
+		"\"time_s\": 0.004},"
+		"{\"id\": \"op1\", \"inputs\": [], \"outputs\": [\"b\"], "
+		"\"time_s\": 0.00%d},"
+		"{\"id\": \"op2\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op3\", \"inputs\": [\"a\", \"c\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.004}"), op1_ms);
+	return s;
+}
+
+static void test_hand_store_time(void **state)
+{
+	(void)state;
+	hoff_ilp_opts o = opts_budget(5500000);
+	hoff_err e;
+	for (int op1_ms = 1; op1_ms <= 2; op1_ms++) {
+		char *src = g_store_time(op1_ms);
+		hoff_graph *g = tu_graph(src);
+		free(src);
+		hoff_ilp *m = NULL;
+		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_false(m->infeasible);
+		int32_t nd = 0;
+		for (int32_t i = 1; i <= m->nrows; i++) {
+			if (m->rtag[i] != 'D')
+				continue;
+			nd++;
+			assert_int_equal(m->roff[i + 1] - m->roff[i], 1);
+			int64_t j = m->roff[i];
+			assert_int_equal(m->ctag[m->rcol[j]], 'Q');
+			assert_true(fabs(m->rval[j] * m->tu - 1.0 * MS) < 1);
+			assert_true(m->rrhs[i] == 0);
+		}
+		assert_int_equal(nd, op1_ms == 1 ? 1 : 0);
+		double bound;
+		bool ok;
+		assert_int_equal(hoff_ilp_lp_bound(m, 10, &bound, &ok, &e),
+				 HOFF_OK);
+		assert_true(ok == (op1_ms == 2));
+		hoff_ilp_free(m);
+		hoff_exact_report rep;
+		hoff_sched *s = run_exact(g, &o, &rep);
+		if (op1_ms == 1) {
+			assert_false(rep.feasible);
+			assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
+		} else {
+			assert_true(rep.feasible);
+			assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+			assert_int_equal(rep.best.stall_ps, 2 * MS);
+			assert_int_equal(rep.best.makespan_ps, 13 * MS);
+			assert_true(rep.best.peak_bytes <= 5500000);
+		}
+		hoff_sched_free(s);
+		hoff_graph_free(g);
+	}
+}
+
 /* Overhead mode, by hand. a (2 MB) flows op0 -> op3; b (2 MB) op1 ->
  * op2; c (1 MB) op2 -> op3; y (1 MB) is op3's output; ops take 4 ms.
  * Nothing offloaded: op1 holds a b = 4, op2 a b c = 5, op3 a c y = 4:
@@ -770,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_hand_infeasible),
 		cmocka_unit_test(test_hand_budget7),
 		cmocka_unit_test(test_hand_budget_store),
+		cmocka_unit_test(test_hand_store_time),
 		cmocka_unit_test(test_hand_overhead),
 		cmocka_unit_test(test_random_vs_bruteforce),
 		cmocka_unit_test(test_prune_keeps_optimum),
