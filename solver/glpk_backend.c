@@ -628,6 +628,16 @@ again:
 	case GLP_ENOPFS:
 		sol->status = HOFF_ILP_INFEASIBLE;
 		break;
+	case GLP_EFAIL:
+		/* a node's LP failed (numerically): the search ends there, an
+		 * unfinished one; its incumbent and the bound of the tree so
+		 * far still hold */
+		sol->status = HOFF_ILP_TIME_LIMIT;
+		snprintf(ctx.note, sizeof ctx.note,
+			 "GLPK's branch and bound stopped on a numerical "
+			 "failure (GLP_EFAIL) after %lld nodes",
+			 (long long)ctx.nodes);
+		break;
 	default:
 		st = hoff_seterr(e, HOFF_EINPUT, "exact: GLPK intopt: %s",
 				 code_name(ret));

@@ -2427,6 +2427,8 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 			what = "greedy under the cap misses the stall bound";
 		}
 	}
+	if (!sol.has_x && sol.note[0])
+		what = sol.note; /* e.g. the solver failed: still no answer */
 	ps->probes++;
 	ps->solve_s += now_s() - tp;
 	if (sol.status == HOFF_ILP_INFEASIBLE) {
