@@ -2648,6 +2648,9 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (until - now_s() < 0.05)
 			return HOFF_OK;
 		int64_t t; /* is there a peak <= t? */
+		if (ps->hi != INT64_MAX && pst->unk > ps->hi - G)
+			pst->unk = 0; /* what went unanswered is above the best
+				       * now: below it nothing was asked */
 		int64_t from = ps->lo > pst->unk ? ps->lo : pst->unk;
 		if (ps->hi == INT64_MAX)
 			t = m->cap_bytes / G * G; /* any schedule at all */
