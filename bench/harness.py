@@ -1099,9 +1099,12 @@ def cmd_all(ctx):
         for f in os.listdir(jobdir):
             if f.endswith(".json"):
                 os.unlink(os.path.join(jobdir, f))
-        # Executor jobs time real runs: run them alone, after the rest.
-        pool_jobs = sorted((j for j in jobs if "/exec-" not in j), key=job_cost)
-        solo = [j for j in jobs if "/exec-" in j]
+        # Executor jobs time real runs, and exact's bound is what GLPK
+        # gets done in its wall-clock limit: run them alone, after the rest.
+        def alone(j):
+            return "/exec-" in j or j.endswith("/exact")
+        pool_jobs = sorted((j for j in jobs if not alone(j)), key=job_cost)
+        solo = [j for j in jobs if alone(j)]
         done = [0]
         total = len(jobs)
 
@@ -1229,7 +1232,7 @@ def main(argv=None):
                          "seconds (default 0.5)")
     sp = sub.add_parser("all", parents=[common], help="run everything here, merge, report",
                         description="Runs every job on this machine (a small "
-                        "pool; executor jobs alone afterwards), merges them "
+                        "pool; executor and exact jobs alone afterwards), merges them "
                         "into OUT/results.json and writes the table, headline "
                         "and plots into OUT.")
     sp.add_argument("--out", default=os.path.join(ROOT, "bench", "results"),
