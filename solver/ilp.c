@@ -129,7 +129,7 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .max_binaries = 0,
 			       .prune = true,
 			       .incumbent = true,
-			       .bound_share = 1.0 / 3,
+			       .bound_share = 0.45,
 			       .max_stall_ps = HOFF_NONE};
 }
 
@@ -2616,9 +2616,10 @@ static hoff_status bound_phase(const hoff_graph *g, hoff_ilp *m,
 	int64_t nodes = 0;
 	double t0 = now_s();
 	hoff_status st = bound_once(g, m, start, until, false, ps, &nodes, e);
-	if (st != HOFF_OK || nodes != 1 || bound_close(ps))
+	if (st != HOFF_OK || bound_close(ps))
 		return st;
-	/* the root never finished its cut rounds: again without MIR */
+	/* the MIR root left the bound more than 1% under the best (or
+	 * never finished its cut rounds): again without MIR */
 	return bound_once(g, m, start, now_s() + (until - t0), true, ps,
 			  &nodes, e);
 }

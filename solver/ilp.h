@@ -78,7 +78,7 @@ typedef struct hoff_ilp_opts {
 	double bound_share;    /* overhead mode: share of the time spent on
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
-				  1/3; 0: none) */
+				  0.45; 0: none) */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
 } hoff_ilp_opts;
