@@ -2602,11 +2602,12 @@ static bool bound_close(const peak_search *ps)
  * itself. It rarely closes, but its bound rises above the LP floor,
  * where a probe raises lo only by exhausting its whole tree (on
  * llama3-8b-train-2l, to 16 KB under the best, from the root's cuts).
- * When the root never finished its cut rounds (one node: GLPK's MIR
- * cuts can keep it there for minutes, as on mixtral-8x7b-decode-2l),
- * once more for as long without MIR cuts, where it branches (there,
- * gap 3.4% -> 0.5%). The caller sets no share when the LP relaxation
- * alone ran out of time: the root would too. */
+ * When that leaves lo more than 1% under the best (often the root never
+ * finished its cut rounds: GLPK's MIR cuts can keep it there for
+ * minutes, as on mixtral-8x7b-decode-2l), once more for as long without
+ * MIR cuts, where it branches (there, gap 3.4% -> 0.5%). The caller sets
+ * no share when the LP relaxation alone ran out of time: the root would
+ * too. */
 static hoff_status bound_phase(const hoff_graph *g, hoff_ilp *m,
 			       const double *start, double until,
 			       peak_search *ps, hoff_err *e)
