@@ -1231,14 +1231,14 @@ static void time_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		int32_t prev = 0;
+		int32_t prev = 0, u = v->ys_lo + 1; /* op windows summed */
+		int64_t lack = v->store_ps;
 		for (int32_t w = v->q_lo; v->zs && w <= v->q_hi; w++) {
 			int32_t c = q_at(m, v, w);
 			if (c == prev)
 				continue;
 			prev = c;
-			int64_t lack = v->store_ps;
-			for (int32_t u = v->ys_lo + 1; u <= w; u += 2)
+			for (; u <= w; u += 2)
 				lack -= m->g->op[(u - 1) / 2].time_ps;
 			if (lack <= 0)
 				break; /* and at every later w */
@@ -2542,10 +2542,10 @@ out:
  * best known solution that maps onto it (best_in), GLPK's MIR cuts off
  * when no_mir. Raises lo to its bound, takes its incumbent when lower
  * (binaries integral to 1e-10, as in the probes; the peak measured
- * exactly); *nodes: the nodes it visited. */
+ * exactly). */
 static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 			      const double *start, double until, bool no_mir,
-			      peak_search *ps, int64_t *nodes, hoff_err *e)
+			      peak_search *ps, hoff_err *e)
 {
 	const int64_t G = ps->G;
 	double *mx = NULL; /* the best known as a solution of m */
@@ -2570,7 +2570,6 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	}
 	free(bs.x);
 	ps->nodes += bs.nodes;
-	*nodes = bs.nodes;
 	ps->solve_s += now_s() - tb;
 	if (bs.has_bound) {
 		double fl = bytes_under(m, bs.bound);
@@ -2614,15 +2613,13 @@ static hoff_status bound_phase(const hoff_graph *g, hoff_ilp *m,
 {
 	if (bound_close(ps))
 		return HOFF_OK;
-	int64_t nodes = 0;
 	double t0 = now_s();
-	hoff_status st = bound_once(g, m, start, until, false, ps, &nodes, e);
+	hoff_status st = bound_once(g, m, start, until, false, ps, e);
 	if (st != HOFF_OK || bound_close(ps))
 		return st;
 	/* the MIR root left the bound more than 1% under the best (or
 	 * never finished its cut rounds): again without MIR */
-	return bound_once(g, m, start, now_s() + (until - t0), true, ps,
-			  &nodes, e);
+	return bound_once(g, m, start, now_s() + (until - t0), true, ps, e);
 }
 
 typedef struct probe_state {
