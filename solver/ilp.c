@@ -1428,6 +1428,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (bins < 0)
 		goto oom;
 	m->stride = K;
+	m->bin_limit = maxbin;
 	/* Keep the chosen intervals. */
 	m->iv = hoff_alloc((size_t)nall + 1, sizeof *m->iv);
 	int32_t *orig = hoff_alloc((size_t)nall + 1, sizeof *orig);
@@ -2785,6 +2786,51 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	return HOFF_OK;
 }
 
+/* An automatic stride too coarse to hold greedy's schedule leaves the
+ * solver without a start, in a model whose best can be worse than
+ * greedy's (deepseek-v3-decode-4l: at stride 2 the rounded-up expert
+ * prefetches stall past the overhead bound). Halves the stride while
+ * greedy's schedule does not map into *mp and the binaries stay within
+ * twice the aim; the stride kept goes into o2 (the rebuilds'). */
+static hoff_status stride_for_start(const hoff_graph *g, const judged *jg,
+				    hoff_ilp **mp, hoff_ilp_opts *o2,
+				    hoff_err *e)
+{
+	if (o2->stride > 0 || !o2->incumbent || !jg->legal)
+		return HOFF_OK;
+	while ((*mp)->stride > 1 && !(*mp)->infeasible) {
+		hoff_ilp *m = *mp;
+		double *x = hoff_alloc((size_t)m->ncols + 1, sizeof *x);
+		int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+		bool maps = false;
+		if (x && pick) {
+			hoff_err e2;
+			hoff_ilp_picks_of(m, jg->s, pick);
+			maps = hoff_ilp_start(m, pick, x, &e2);
+		}
+		free(x);
+		free(pick);
+		if (!x || !pick)
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		if (maps)
+			return HOFF_OK;
+		hoff_ilp_opts o3 = *o2;
+		o3.stride = m->stride / 2;
+		hoff_ilp *m2 = NULL;
+		hoff_status st = hoff_ilp_build(g, &o3, &m2, e);
+		if (st != HOFF_OK)
+			return st;
+		if (m2->nbin > 2 * m->bin_limit) {
+			hoff_ilp_free(m2);
+			return HOFF_OK;
+		}
+		hoff_ilp_free(m);
+		*mp = m2;
+		o2->stride = o3.stride;
+	}
+	return HOFF_OK;
+}
+
 hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			   hoff_sched **out, hoff_exact_report *rep,
 			   hoff_err *e)
@@ -2813,10 +2859,15 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	double tb = now_s();
 	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK)
 		goto out;
+	if ((st = judge(m, g, gs, &jg, e)) != HOFF_OK)
+		goto out;
+	gs = NULL; /* owned by jg */
+	hoff_ilp_opts o2 = *o;
+	if ((st = stride_for_start(g, &jg, &m, &o2, e)) != HOFF_OK)
+		goto out;
 	/* Overhead mode: the linear relaxation bounds the peak from below;
 	 * instants under that bound cannot bind, so rebuild without them
 	 * (a much smaller model when the peak is flat). */
-	hoff_ilp_opts o2 = *o;
 	bool lp_ok = false; /* the relaxation solved in its time */
 	for (int round = 0; round < 2 && !m->budget_mode && o->prune &&
 			    !m->infeasible;
@@ -2840,9 +2891,6 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	rep->prep_s = now_s() - tb;
 	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
-	if ((st = judge(m, g, gs, &jg, e)) != HOFF_OK)
-		goto out;
-	gs = NULL; /* owned by jg */
 	rep->greedy = jg.sum;
 	rep->greedy_feasible = jg.fits;
 	rep->lower_bound_ps = m->lower_bound_ps;

@@ -100,6 +100,7 @@ typedef struct hoff_ilp {
 	int64_t compute_ps, lower_bound_ps;
 	double tu, bu;
 	int32_t stride;
+	int64_t bin_limit;  /* the binaries an automatic stride aims below */
 	int64_t *fixed;     /* (2n) memory at instant w (index w + 1) with
 			       nothing offloaded */
 	uint8_t *hot;       /* (2n) instant w is constrained */

@@ -837,6 +837,50 @@ static void test_descent_beats_greedy(void **state)
 	hoff_graph_free(g);
 }
 
+/* An automatic stride too coarse to hold greedy's schedule is refined.
+ * DeepSeek-V3 decode, 4 layers, 1024 tokens cached, on the H200 preset:
+ * transfer-bound (the routed experts come from the host back to back).
+ * With 4000 binaries aimed at, the automatic stride is 4; there greedy's
+ * schedule does not map (its rounded-up expert prefetches stall past the
+ * overhead bound), nor at stride 2. At stride 1 (7181 binaries, within
+ * twice the aim) it does, and the schedule returned is no worse than
+ * greedy's. A stride the user sets is kept. */
+static void test_stride_holds_greedy(void **state)
+{
+	(void)state;
+	hoff_model_opts mo = hoff_model_defaults();
+	mo.model = "deepseek-v3";
+	mo.phase = "decode";
+	mo.layers = 4;
+	mo.seq = 1024;
+	mo.machine = "h200";
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_model_build(&mo, &g, &e), HOFF_OK);
+	hoff_ilp_opts o = opts_overhead(0.01);
+	o.time_limit_s = 1;
+	o.max_binaries = 4000;
+	hoff_ilp *m = NULL;
+	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(m->stride, 4);
+	hoff_ilp_free(m);
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_non_null(s);
+	assert_int_equal(rep.stride, 1);
+	assert_int_equal(rep.nbin, 7181);
+	assert_true(rep.incumbent_accepted);
+	assert_true(rep.best.peak_bytes <= rep.greedy.peak_bytes);
+	hoff_sched_free(s);
+	o.stride = 4;
+	s = run_exact(g, &o, &rep);
+	assert_non_null(s);
+	assert_int_equal(rep.stride, 4);
+	assert_false(rep.incumbent_accepted);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	/* Hundreds of small solves: greedy's OpenMP team would only spin
@@ -858,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_export_and_cbc),
 		cmocka_unit_test(test_data_graphs),
 		cmocka_unit_test(test_descent_beats_greedy),
+		cmocka_unit_test(test_stride_holds_greedy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
