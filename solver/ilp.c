@@ -2786,6 +2786,10 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	return HOFF_OK;
 }
 
+/* Of the time, what the overhead model's first LP relaxation may take
+ * (deepseek-v3-decode-4l at stride 1: about 17 s) */
+#define LP_FLOOR_SHARE 0.4
+
 /* An automatic stride too coarse to hold greedy's schedule leaves the
  * solver without a start, in a model whose best can be worse than
  * greedy's (deepseek-v3-decode-4l: at stride 2 the rounded-up expert
@@ -2867,7 +2871,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto out;
 	/* Overhead mode: the linear relaxation bounds the peak from below;
 	 * instants under that bound cannot bind, so rebuild without them
-	 * (a much smaller model when the peak is flat). */
+	 * (a much smaller model when the peak is flat). The first
+	 * relaxation gets LP_FLOOR_SHARE of the time, the second a quarter
+	 * of what is left, and none when the rebuild pruned nothing (its
+	 * relaxation is the same). */
 	bool lp_ok = false; /* the relaxation solved in its time */
 	for (int round = 0; round < 2 && !m->budget_mode && o->prune &&
 			    !m->infeasible;
@@ -2875,7 +2882,8 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		double lp = 0;
 		bool ok = false;
 		double left = o->time_limit_s - (now_s() - tb);
-		if ((st = hoff_ilp_lp_bound(m, fmax(1, 0.25 * left), &lp, &ok,
+		double share = round == 0 ? LP_FLOOR_SHARE : 0.25;
+		if ((st = hoff_ilp_lp_bound(m, fmax(1, share * left), &lp, &ok,
 					    e)) != HOFF_OK)
 			goto out;
 		lp_ok = lp_ok || ok;
@@ -2886,8 +2894,11 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp *m2 = NULL;
 		if ((st = hoff_ilp_build(g, &o2, &m2, e)) != HOFF_OK)
 			goto out;
+		bool same = m2->nrows == m->nrows && m2->ncols == m->ncols;
 		hoff_ilp_free(m);
 		m = m2;
+		if (same)
+			break;
 	}
 	rep->prep_s = now_s() - tb;
 	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
