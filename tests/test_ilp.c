@@ -881,6 +881,76 @@ static void test_stride_holds_greedy(void **state)
 	hoff_graph_free(g);
 }
 
+/* GLPK's tol_obj on the min-peak model. X (1 GB) is live from op0 to op3
+ * and op1 has 1 GB of workspace: the peak is at op1. u (8 B) and v
+ * (16 B), host weights read by op0 and op3, may be detached after op0 and
+ * fetched back after op1, during op2 (8 ms) at 2000 B/s: u takes 4 ms, v
+ * 8 ms; both would stall op3 by 4 ms, past the overhead bound (1% of the
+ * 32 ms lower bound: 12 ms of first fetches, 20 ms of ops). The least
+ * peak detaches v alone: 16 B under the start (nothing offloaded). The LP
+ * relaxation spends the 0.32 ms of slack on a part of u, 16.64 B under:
+ * within GLPK's default tol_obj (1e-7 (1 + 2 units of 1e9 B), 300 B) of
+ * the start, where the search dropped the root's children and called the
+ * start optimal. */
+static const char *g_tol = "{\"format\": \"hoffopt.graph\", \"version\": 1, "
+	"\"name\": \"t\", \"machine\": {\"device\": {\"memory_bytes\": "
+	"4000000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 2000, "
+	"\"d2h_Bps\": 2000}]}, \"tensors\": ["
+	"{\"id\": \"u\", \"bytes\": 8, \"kind\": \"weight\", "
+	"\"home\": \"host\"},"
+	"{\"id\": \"v\", \"bytes\": 16, \"kind\": \"weight\", "
+	"\"home\": \"host\"},"
+	"{\"id\": \"x\", \"bytes\": 1000000000, \"kind\": \"activation\"},"
+	"{\"id\": \"y\", \"bytes\": 8, \"kind\": \"output\"}], \"ops\": ["
+	"{\"id\": \"op0\", \"inputs\": [\"u\", \"v\"], \"outputs\": [\"x\"], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [], "
+	"\"workspace_bytes\": 1000000000, \"time_s\": 0.004},"
+	"{\"id\": \"op2\", \"inputs\": [\"x\"], \"outputs\": [], "
+	"\"time_s\": 0.008},"
+	"{\"id\": \"op3\", \"inputs\": [\"u\", \"v\", \"x\"], \"outputs\": "
+	"[\"y\"], \"time_s\": 0.004}]}";
+
+static void test_min_peak_tol_obj(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(g_tol);
+	hoff_ilp_opts o = opts_overhead(0.01);
+	o.time_limit_s = 5;
+	hoff_ilp *m = NULL;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+	double *x = malloc(((size_t)m->ncols + 1) * sizeof *x);
+	assert_non_null(pick);
+	assert_non_null(x);
+	for (int32_t i = 0; i < m->niv; i++)
+		pick[i] = HOFF_ILP_OFF;
+	for (int32_t i = 0; i < m->niv; i++)
+		if (m->iv[i].kind == HOFF_ILP_START)
+			pick[i] = -1;
+	assert_true(hoff_ilp_start(m, pick, x, &e));
+	int64_t p0 = hoff_ilp_model_peak(m, x);
+	double lp = 0;
+	bool ok = false;
+	assert_int_equal(hoff_ilp_lp_bound(m, 5, &lp, &ok, &e), HOFF_OK);
+	assert_true(ok);
+	/* the premise: the relaxation is 16.64 B under the start, within
+	 * the default tolerance */
+	assert_int_equal(p0, 2000000024);
+	assert_true(fabs((double)p0 - lp * m->bu - 16.64) < 0.01);
+	hoff_ilp_sol sol = {0};
+	assert_int_equal(hoff_ilp_solve(m, x, &sol, &e), HOFF_OK);
+	assert_true(sol.has_x);
+	assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+	assert_int_equal(hoff_ilp_model_peak(m, sol.x), p0 - 16);
+	free(sol.x);
+	free(x);
+	free(pick);
+	hoff_ilp_free(m);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	/* Hundreds of small solves: greedy's OpenMP team would only spin
@@ -903,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_data_graphs),
 		cmocka_unit_test(test_descent_beats_greedy),
 		cmocka_unit_test(test_stride_holds_greedy),
+		cmocka_unit_test(test_min_peak_tol_obj),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
