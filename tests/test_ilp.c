@@ -844,7 +844,8 @@ static void test_descent_beats_greedy(void **state)
  * schedule does not map (its rounded-up expert prefetches stall past the
  * overhead bound), nor at stride 2. At stride 1 (7181 binaries, within
  * twice the aim) it does, and the schedule returned is no worse than
- * greedy's. A stride the user sets is kept. */
+ * greedy's. A stride the user sets is kept, and so is budget mode's
+ * automatic one (16 with 1000 binaries aimed at, no start). */
 static void test_stride_holds_greedy(void **state)
 {
 	(void)state;
@@ -876,6 +877,15 @@ static void test_stride_holds_greedy(void **state)
 	s = run_exact(g, &o, &rep);
 	assert_non_null(s);
 	assert_int_equal(rep.stride, 4);
+	assert_false(rep.incumbent_accepted);
+	hoff_sched_free(s);
+	/* budget mode (one MIP) keeps the automatic stride */
+	o = opts_budget(noffload_peak(g) * 95 / 100);
+	o.time_limit_s = 1;
+	o.max_binaries = 1000;
+	s = run_exact(g, &o, &rep);
+	assert_non_null(s);
+	assert_int_equal(rep.stride, 16);
 	assert_false(rep.incumbent_accepted);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
