@@ -837,6 +837,18 @@ static void test_descent_beats_greedy(void **state)
 	hoff_graph_free(g);
 }
 
+/* Exact on g under o: the stride its model ends with, and whether
+ * greedy's schedule was the start. */
+static void exact_stride(const hoff_graph *g, const hoff_ilp_opts *o,
+			 int32_t stride, bool start, hoff_exact_report *rep)
+{
+	hoff_sched *s = run_exact(g, o, rep);
+	assert_non_null(s);
+	assert_int_equal(rep->stride, stride);
+	assert_int_equal(rep->incumbent_accepted, start);
+	hoff_sched_free(s);
+}
+
 /* An automatic stride too coarse to hold greedy's schedule is refined.
  * DeepSeek-V3 decode, 4 layers, 1024 tokens cached, on the H200 preset:
  * transfer-bound (the routed experts come from the host back to back).
@@ -866,28 +878,16 @@ static void test_stride_holds_greedy(void **state)
 	assert_int_equal(m->stride, 4);
 	hoff_ilp_free(m);
 	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
-	assert_non_null(s);
-	assert_int_equal(rep.stride, 1);
+	exact_stride(g, &o, 1, true, &rep);
 	assert_int_equal(rep.nbin, 7181);
-	assert_true(rep.incumbent_accepted);
 	assert_true(rep.best.peak_bytes <= rep.greedy.peak_bytes);
-	hoff_sched_free(s);
 	o.stride = 4;
-	s = run_exact(g, &o, &rep);
-	assert_non_null(s);
-	assert_int_equal(rep.stride, 4);
-	assert_false(rep.incumbent_accepted);
-	hoff_sched_free(s);
+	exact_stride(g, &o, 4, false, &rep);
 	/* budget mode (one MIP) keeps the automatic stride */
 	o = opts_budget(noffload_peak(g) * 95 / 100);
 	o.time_limit_s = 1;
 	o.max_binaries = 1000;
-	s = run_exact(g, &o, &rep);
-	assert_non_null(s);
-	assert_int_equal(rep.stride, 16);
-	assert_false(rep.incumbent_accepted);
-	hoff_sched_free(s);
+	exact_stride(g, &o, 16, false, &rep);
 	hoff_graph_free(g);
 }
 
