@@ -12,9 +12,11 @@
  *    (activations stashed for backward, KV blocks), then prefetched before
  *    b. Tier-homed inputs start with a mandatory interval (they must be
  *    fetched anyway); persistent tensors have a tail after their last use.
- *    Short-lived tensors (alive for two ops or fewer), small ones (under
- *    1/4096 of the no-offload peak: the transfer is not worth its
- *    latency and bookkeeping) and tensors with offload: false never move.
+ *    Short-lived tensors (alive for two ops or fewer) and tensors with
+ *    offload: false never move; small ones (under 1/4096 of the
+ *    no-offload peak: the transfer is not worth its latency and
+ *    bookkeeping) only drop a clean copy after their last use. The rule
+ *    is the exact solver's too (hoff_tensor_movable, analysis.h).
  * 2. Nominal timeline T[k]: op k starts at the sum of the op times before
  *    it, and M0[k] is the memory while op k runs with nothing offloaded.
  *    An interval freed at time E and prefetched after op p takes its bytes
@@ -54,8 +56,6 @@
 
 enum { IV_START, IV_DETACH, IV_STORE };
 #define MIN_GAP_OPS 1 /* ops a tensor must sit out to be worth moving */
-#define SHORT_LIVED_OPS 2 /* tensors alive this few ops never move */
-#define SMALL_SHIFT 12 /* tensors under peak / 2^12 are not worth a move */
 #define MAX_ROUNDS 4
 #define GALLOP_SHIFT 6 /* first step down: peak / 2^6 */
 #define STOP_SHIFT 8 /* the search stops at a bracket of peak / 2^8 */
@@ -288,10 +288,8 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			if (!add_iv(pl, s))
 				goto oom;
 		}
-		bool small = x->bytes < peak >> SMALL_SHIFT;
-		if (!hoff_tensor_offload(x) ||
-		    (!hoff_tensor_persistent(x) &&
-		     hoff_tensor_lifetime(g, t) <= SHORT_LIVED_OPS))
+		bool small = x->bytes < hoff_small_below(peak);
+		if (!hoff_tensor_movable(g, t))
 			continue;
 		/* Clean while it holds its home's copy, i.e. until updated;
 		 * a copy made by a store of this plan is the emitter's to

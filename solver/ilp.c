@@ -156,13 +156,22 @@ static bool push_iv(hoff_ilp_iv **iv, int32_t *n, size_t *cap, hoff_ilp_iv x)
 	return true;
 }
 
-hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **out,
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **out,
 			       int32_t *nout, hoff_err *e)
 {
 	hoff_ilp_iv *iv = NULL;
 	int32_t n = 0;
 	size_t cap = 0;
 	int32_t best = hoff_best_tier(g);
+	int64_t *during = hoff_alloc((size_t)g->nops + 1, sizeof *during);
+	if (!during)
+		goto oom;
+	hoff_analysis_profile(g, during);
+	int64_t peak = 0;
+	for (int32_t k = 0; k < g->nops; k++)
+		if (during[k] > peak)
+			peak = during[k];
+	free(during);
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
@@ -170,6 +179,7 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **out,
 		int32_t tier = homed ? x->home : best;
 		if (u0 == u1 || tier == HOFF_NONE)
 			continue; /* never used, or nowhere to go */
+		bool small = !all && x->bytes < hoff_small_below(peak);
 		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
 				    .tier = (int16_t)tier};
 		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
@@ -185,7 +195,7 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **out,
 			if (!push_iv(&iv, &n, &cap, s))
 				goto oom;
 		}
-		if (!hoff_tensor_offload(x))
+		if (!hoff_tensor_movable(g, t))
 			continue;
 		int32_t prev = homed ? g->use[u0]
 			       : x->producer != HOFF_NONE ? x->producer
@@ -197,7 +207,7 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **out,
 			if (tail && !hoff_tensor_persistent(x))
 				break;
 			int32_t b = tail ? g->nops : g->use[i];
-			if (b - prev - 1 >= 1) {
+			if (b - prev - 1 >= 1 && (!small || (tail && clean))) {
 				hoff_ilp_iv c = base;
 				c.a = prev;
 				c.b = b;
@@ -1374,7 +1384,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		m->fixed[IDX(2 * k)] = during[k];
 		m->fixed[IDX(2 * k - 1)] = during[k] - alloc;
 	}
-	if ((st = hoff_ilp_intervals(g, &all, &nall, e)) != HOFF_OK)
+	if ((st = hoff_ilp_intervals(g, o->all_candidates, &all, &nall, e)) !=
+	    HOFF_OK)
 		goto fail;
 	int64_t maxb = 1;
 	for (int32_t i = 0; i < nall; i++) {

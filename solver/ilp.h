@@ -61,6 +61,8 @@ typedef struct hoff_ilp_opts {
 				 overhead mode) */
 	bool prune;           /* drop choices that cannot lower memory at an
 				 instant that can bind (default true) */
+	bool all_candidates;  /* small tensors move too (default false:
+				 greedy's candidates, hoff_tensor_movable) */
 	bool incumbent;       /* give greedy's schedule to the solver first */
 	bool progress;        /* a progress line on stderr every few s */
 	bool verbose;         /* the solver's own log on stderr */
@@ -161,8 +163,9 @@ typedef struct hoff_ilp_sol {
 hoff_ilp_opts hoff_ilp_defaults(void);
 
 /* Every candidate interval of g, unpruned, in tensor then touch order
- * (caller frees *iv); the columns are unset. HOFF_ENOMEM. */
-hoff_status hoff_ilp_intervals(const hoff_graph *g, hoff_ilp_iv **iv,
+ * (caller frees *iv); the columns are unset. Small tensors (analysis.h)
+ * only get their free move unless `all`. HOFF_ENOMEM. */
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **iv,
 			       int32_t *niv, hoff_err *e);
 
 /* Writes the schedule that the decisions pick[] (one per interval:

@@ -13,6 +13,14 @@ int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t)
 	return to == HOFF_NONE ? 0 : to - from + 1;
 }
 
+bool hoff_tensor_movable(const hoff_graph *g, int32_t t)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	return hoff_tensor_offload(x) &&
+	       (hoff_tensor_persistent(x) ||
+		hoff_tensor_lifetime(g, t) > HOFF_SHORT_LIVED_OPS);
+}
+
 /* FORMAT.md: max(compute, max over tiers and ops k of H_k + C_k). */
 static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
 			       hoff_err *e)

@@ -39,6 +39,23 @@ hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e);
  * input) to its last use; 0 when no op touches it. */
 int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t);
 
+/* Candidate selection, one rule for greedy and the exact solver. A
+ * tensor may move when its offload is true and it is not short-lived
+ * (alive for HOFF_SHORT_LIVED_OPS ops or fewer, unless persistent). A
+ * small one, under the largest memory while an op runs with nothing
+ * offloaded (hoff_analysis_profile's during[]) / 2^HOFF_SMALL_SHIFT,
+ * takes only the free move: dropping a clean copy after its last use;
+ * any other move saves under 0.025% of that peak for a transfer's
+ * latency, and its bytes would make the exact peak search split hairs. */
+#define HOFF_SHORT_LIVED_OPS 2
+#define HOFF_SMALL_SHIFT 12
+bool hoff_tensor_movable(const hoff_graph *g, int32_t t);
+/* The bytes under which a tensor is small: peak >> HOFF_SMALL_SHIFT. */
+static inline int64_t hoff_small_below(int64_t peak)
+{
+	return peak >> HOFF_SMALL_SHIFT;
+}
+
 /* Builds the no-offload schedule: a prefetch from its home of every
  * tier-homed graph input some op uses (in id order), then every op.
  * Caller frees; NULL on OOM. */

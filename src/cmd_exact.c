@@ -28,7 +28,8 @@ const char *const hoff_usage_exact =
 	"--max-overhead X]\n"
 	"                [--time-limit S] [--gap G] [--trace T] [--json]\n"
 	"                [--write-lp F] [--write-mps F] [--stride K] "
-	"[--quiet] [--verbose]\n"
+	"[--all-candidates]\n"
+	"                [--quiet] [--verbose]\n"
 	"\n"
 	"Plans with a mixed-integer model of the stages (solver/README.md),\n"
 	"solved by GLPK with greedy's schedule as the first incumbent; the\n"
@@ -49,6 +50,9 @@ const char *const hoff_usage_exact =
 	"                     --budget, the min-peak model (one MIP with the\n"
 	"                     optimum the peak search proves)\n"
 	"  --stride K         decisions every K ops (default: automatic)\n"
+	"  --all-candidates   let tensors under 1/4096 of the no-offload peak\n"
+	"                     move too (default: greedy's candidates, which\n"
+	"                     only drop their clean copies after last use)\n"
 	"  --quiet            no progress lines on stderr\n"
 	"  --verbose          GLPK's own log on stderr\n"
 	"\n"
@@ -67,7 +71,7 @@ const char *const hoff_usage_compare =
 typedef struct xopts {
 	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps;
 	const char *time_limit, *gap, *stride;
-	bool json, quiet, verbose, help, no_incumbent;
+	bool json, quiet, verbose, help, no_incumbent, all_candidates;
 } xopts;
 
 static int parse(int argc, char **argv, xopts *o, bool compare)
@@ -94,6 +98,9 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 			continue;
 		} else if (!strcmp(a, "--no-incumbent")) {
 			o->no_incumbent = true;
+			continue;
+		} else if (!strcmp(a, "--all-candidates")) {
+			o->all_candidates = true;
 			continue;
 		} else if (!strcmp(a, "--budget")) {
 			slot = &o->budget;
@@ -183,6 +190,7 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 	io->progress = !x->quiet;
 	io->verbose = x->verbose;
 	io->incumbent = !x->no_incumbent;
+	io->all_candidates = x->all_candidates;
 	return 0;
 }
 

@@ -32,7 +32,7 @@ int64_t bf_count(const hoff_graph *g, int64_t cap)
 	hoff_ilp_iv *iv = NULL;
 	int32_t niv = 0;
 	hoff_err e;
-	if (hoff_ilp_intervals(g, &iv, &niv, &e) != HOFF_OK)
+	if (hoff_ilp_intervals(g, false, &iv, &niv, &e) != HOFF_OK)
 		return cap + 1;
 	int64_t total = 1;
 	for (int32_t i = 0; i < niv && total <= cap; i++)
@@ -49,7 +49,7 @@ void bf_solve(const hoff_graph *g, int64_t budget, double max_overhead,
 	int32_t niv = 0;
 	hoff_err e;
 	hoff_analysis an;
-	if (hoff_ilp_intervals(g, &iv, &niv, &e) != HOFF_OK ||
+	if (hoff_ilp_intervals(g, false, &iv, &niv, &e) != HOFF_OK ||
 	    hoff_analyze(g, &an, &e) != HOFF_OK)
 		return;
 	double bd = floor((1.0 + max_overhead) * (double)an.lower_bound_ps);
