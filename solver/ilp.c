@@ -2263,21 +2263,25 @@ out:
  * [lo, hi], a fifth of the time at most), the bound phase (branch and
  * bound on the min-peak model from the best known, bound_phase; a share
  * of the rest), then the branching probes (probe_loop).
- * Every peak is a sum of tensor and workspace sizes, so a multiple of
- * their gcd G: lo rounds up to a multiple of G, and the probe for
- * "P* <= t" (t a multiple of G) uses the cap t + (G - 1)/2 - mu, halfway
- * to the next possible peak. GLPK checks rows only to a relative
- * tolerance (about 1e-7 of the memory, i.e. bytes to kilobytes): a
- * feasible probe's solution is measured exactly, and when it breaks its
- * cap by more than the half-grain the margin mu grows past the excess and
- * the probe is repeated; an infeasible probe proves only P* > its cap,
- * lo = the next multiple of G above the cap. lo = hi: P* = hi, proven to
- * the byte. When only mu separates them (lo + mu > hi - G), the peak is
- * optimal to the solver's tolerance: reported as optimal with lo as the
- * bound (a gap of mu / hi, below 1e-6) and a note.
- * Targets: t = hi - G on the first probe and whenever hi - lo is within
- * 0.1% of hi (greedy is often optimal or close, and the last proof is the
- * hardest probe anyway), else the midpoint of [lo, hi - G]. Every probe
+ * Every model peak is the memory F_w at an instant w less the bytes of
+ * intervals absent there: the peaks possible in the first [lo, hi] are
+ * listed (peak_values; when they are too many, the multiples of G, the
+ * gcd of every tensor and workspace size, stand in). lo rounds up to the
+ * next possible peak, and the probe for "P* <= t" (t a possible peak)
+ * uses the cap halfway to the next one, less a margin mu (cap_for).
+ * GLPK checks rows only to a relative tolerance (about 1e-7 of the
+ * memory, i.e. bytes to kilobytes): a feasible probe's solution is
+ * measured exactly, and when it breaks its cap by more than that half
+ * the margin mu grows past the excess and the probe is repeated; an
+ * infeasible probe proves only P* > its cap, lo = the next possible peak
+ * above the cap. lo = hi: P* = hi, proven to the byte. When only mu
+ * separates them (the cap for the next peak below hi is under lo), the
+ * peak is optimal to the solver's tolerance: reported as optimal with lo
+ * as the bound (a gap of mu / hi, below 1e-6) and a note.
+ * Targets: t = the next possible peak below hi on the first probe and
+ * whenever hi - lo is within 0.1% of hi (greedy is often optimal or
+ * close, and the last proof is the hardest probe anyway), else the
+ * possible peak at or below the midpoint of [lo, that one]. Every probe
  * uses the overhead model's stride, so all answers are about one model. */
 typedef struct peak_search {
 	hoff_ilp_status status;
@@ -2290,6 +2294,10 @@ typedef struct peak_search {
 	int64_t nodes;
 	double solve_s;
 	int64_t G;      /* the grain of every peak (peak_grain) */
+	int64_t *pv;    /* the peaks a model solution can have in the
+			   search's first [lo, hi], ascending (peak_values);
+			   NULL: too many to list, the grain G stands in */
+	int64_t npv;
 	judged sim;     /* the best probe schedule the simulator finds
 			   within the overhead bound (none: sim.s NULL) */
 	char note[160];
@@ -2321,6 +2329,8 @@ static void peak_search_take(peak_search *ps, const hoff_ilp *m,
 static void peak_search_free(peak_search *ps, const hoff_ilp *m)
 {
 	peak_search_free_x(ps, m);
+	free(ps->pv);
+	ps->pv = NULL;
 	hoff_sched_free(ps->sim.s);
 	ps->sim.s = NULL;
 }
@@ -2353,6 +2363,148 @@ static int64_t grain_up(int64_t v, int64_t G)
 	return v <= 0 ? 0 : ((v - 1) / G + 1) * G;
 }
 
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+#define PV_SUMS_MAX (1 << 14)   /* subset sums at one instant */
+#define PV_MAX (1 << 20)        /* peaks listed in all */
+
+/* The subset sums of the bytes of the intervals that can be absent at
+ * instant w, at most most, into sums (ascending, unique; PV_SUMS_MAX
+ * room): the count, or -1 when there are more. */
+static int64_t subset_sums(const hoff_ilp *m, int32_t w, int64_t most,
+			   int64_t *sums, int64_t *tmp)
+{
+	int64_t n = 1;
+	sums[0] = 0;
+	for (int32_t i = 0; i < m->niv; i++) {
+		int32_t w0, w1;
+		absent_range(&m->iv[i], m->n, &w0, &w1);
+		int64_t b = m->iv[i].bytes;
+		if (w < w0 || w > w1 || b > most)
+			continue;
+		/* merge sums with sums + b (both ascending) */
+		int64_t a = 0, c = 0, k = 0;
+		while (a < n || c < n) {
+			int64_t v;
+			if (c >= n || (a < n && sums[a] <= sums[c] + b))
+				v = sums[a++];
+			else if ((v = sums[c++] + b) > most)
+				continue;
+			if (k && tmp[k - 1] == v)
+				continue;
+			if (k == PV_SUMS_MAX)
+				return -1;
+			tmp[k++] = v;
+		}
+		memcpy(sums, tmp, (size_t)k * sizeof *sums);
+		n = k;
+	}
+	return n;
+}
+
+/* Every model peak is the memory at some instant w the model measures,
+ * F_w minus the bytes of intervals absent there: lists those in [lo, hi]
+ * into ps->pv, sorted and unique, so that lo can rise to the next peak a
+ * solution can have and a probe can ask halfway to it. Leaves ps->pv
+ * NULL when they are too many (many small sizes); the grain stands in. */
+static void peak_values(const hoff_ilp *m, int64_t lo, int64_t hi,
+			peak_search *ps)
+{
+	int64_t *sums = hoff_alloc(PV_SUMS_MAX, sizeof *sums);
+	int64_t *tmp = hoff_alloc(PV_SUMS_MAX, sizeof *tmp);
+	int64_t *pv = NULL, npv = 0, cap = 0;
+	bool ok = sums && tmp;
+	for (int32_t w = -1; ok && w <= 2 * m->n - 2; w++) {
+		int64_t F = m->fixed[IDX(w)];
+		if (!measurable(m, w) || F < lo)
+			continue;
+		int64_t ns = subset_sums(m, w, F - lo, sums, tmp);
+		ok = ns >= 0;
+		for (int64_t k = 0; ok && k < ns; k++) {
+			if (F - sums[k] > hi)
+				continue;
+			if (npv == cap) {
+				cap = cap ? 2 * cap : 1024;
+				int64_t *p2 = NULL;
+				if (cap <= PV_MAX)
+					p2 = realloc(pv,
+						     (size_t)cap * sizeof *pv);
+				if (!p2) {
+					ok = false;
+					break;
+				}
+				pv = p2;
+			}
+			pv[npv++] = F - sums[k];
+		}
+		if (ok && npv > PV_MAX / 2) { /* unique now and then */
+			qsort(pv, (size_t)npv, sizeof *pv, cmp_i64);
+			int64_t u = 0;
+			for (int64_t k = 0; k < npv; k++)
+				if (!u || pv[u - 1] != pv[k])
+					pv[u++] = pv[k];
+			npv = u;
+			ok = npv <= PV_MAX / 2;
+		}
+	}
+	free(sums);
+	free(tmp);
+	if (!ok || npv == 0) {
+		free(pv);
+		return;
+	}
+	qsort(pv, (size_t)npv, sizeof *pv, cmp_i64);
+	int64_t u = 0;
+	for (int64_t k = 0; k < npv; k++)
+		if (!u || pv[u - 1] != pv[k])
+			pv[u++] = pv[k];
+	ps->pv = pv;
+	ps->npv = u;
+}
+
+/* The least peak a solution can have at or above v. */
+static int64_t peak_up(const peak_search *ps, int64_t v)
+{
+	if (!ps->pv || v > ps->pv[ps->npv - 1])
+		return grain_up(v, ps->G);
+	int64_t a = 0, b = ps->npv - 1; /* pv[b] >= v */
+	while (a < b) {
+		int64_t c = a + (b - a) / 2;
+		if (ps->pv[c] >= v)
+			b = c;
+		else
+			a = c + 1;
+	}
+	return ps->pv[b];
+}
+
+/* The greatest peak a solution can have at or below v (v >= 0). */
+static int64_t peak_down(const peak_search *ps, int64_t v)
+{
+	if (!ps->pv || v < ps->pv[0] || v > ps->pv[ps->npv - 1])
+		return v / ps->G * ps->G;
+	int64_t a = 0, b = ps->npv - 1; /* pv[a] <= v */
+	while (a < b) {
+		int64_t c = b - (b - a) / 2;
+		if (ps->pv[c] <= v)
+			a = c;
+		else
+			b = c - 1;
+	}
+	return ps->pv[a];
+}
+
+/* The cap that asks "a peak <= t?" for t a peak a solution can have:
+ * halfway to the next one, less the solver's margin mu. */
+static int64_t cap_for(const peak_search *ps, int64_t t)
+{
+	return t + (peak_up(ps, t + 1) - t - 1) / 2 - ps->mu;
+}
+
 #define BOUND_PHASE_GAP 0.01 /* the bound phase runs above this gap */
 
 /* A solver bound v on the peak (model units) as bytes safely under it:
@@ -2378,7 +2530,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 			 double until, peak_search *ps, int *answer,
 			 hoff_err *e)
 {
-	const int64_t G = ps->G, cap = t + (G - 1) / 2 - ps->mu;
+	const int64_t cap = cap_for(ps, t);
 	hoff_status st;
 	double tp = now_s();
 	hoff_ilp *pm = NULL;
@@ -2444,7 +2596,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	ps->probes++;
 	ps->solve_s += now_s() - tp;
 	if (sol.status == HOFF_ILP_INFEASIBLE) {
-		int64_t lo = grain_up(cap + 1, G);
+		int64_t lo = peak_up(ps, cap + 1);
 		if (lo > ps->lo)
 			ps->lo = lo;
 		what = "infeasible";
@@ -2559,7 +2711,6 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 			      const double *start, double until, bool no_mir,
 			      peak_search *ps, hoff_err *e)
 {
-	const int64_t G = ps->G;
 	double *mx = NULL; /* the best known as a solution of m */
 	hoff_status st = best_in(g, m, start, ps, &mx, e);
 	if (st != HOFF_OK)
@@ -2586,7 +2737,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	if (bs.has_bound) {
 		double fl = bytes_under(m, bs.bound);
 		if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
-			ps->lo = grain_up((int64_t)fl, G);
+			ps->lo = peak_up(ps, (int64_t)fl);
 		if (ps->lo > ps->hi)
 			ps->lo = ps->hi;
 	}
@@ -2641,14 +2792,15 @@ typedef struct probe_state {
 	int64_t unk;    /* targets below went unanswered in their time */
 } probe_state;
 
-/* Branching probes until `until`: targets hi - G, or midpoints of
- * [max(lo, unk), hi - G] (search_peak). */
+/* Branching probes until `until`: targets the next possible peak below
+ * hi, or the possible peak at or below the midpoint of [max(lo, unk),
+ * that one] (search_peak). */
 static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 			      hoff_ilp_opts *po, const hoff_ilp *m,
 			      double until, peak_search *ps,
 			      probe_state *pst, hoff_err *e)
 {
-	const int64_t G = ps->G, half = (G - 1) / 2;
+	const int64_t G = ps->G;
 	hoff_status st;
 	while (ps->lo < ps->hi) {
 		if (ps->hi != INT64_MAX && o->gap > 0 &&
@@ -2659,28 +2811,36 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (until - now_s() < 0.05)
 			return HOFF_OK;
 		int64_t t; /* is there a peak <= t? */
-		if (ps->hi != INT64_MAX && pst->unk > ps->hi - G)
+		/* the next peak below the best */
+		int64_t below = ps->hi == INT64_MAX ? INT64_MAX
+			      : peak_down(ps, ps->hi - 1);
+		if (pst->unk > below)
 			pst->unk = 0; /* what went unanswered is above the best
 				       * now: below it nothing was asked */
 		int64_t from = ps->lo > pst->unk ? ps->lo : pst->unk;
-		if (ps->hi == INT64_MAX)
+		if (ps->hi == INT64_MAX) {
 			t = m->cap_bytes / G * G; /* any schedule at all */
-		else if (ps->probes == 0 || pst->retries > 0 ||
-			 from > ps->hi - G ||
-			 (double)(ps->hi - from) <= 1e-3 * (double)ps->hi)
-			t = ps->hi - G;
-		else
-			t = from + (ps->hi - G - from) / G / 2 * G;
-		if (t + half - ps->mu < ps->lo) {
+		} else {
+			t = below;
+			int64_t mid = below;
+			if (from <= below)
+				mid = peak_down(ps, from + (below - from) / 2);
+			if (ps->probes > 0 && pst->retries == 0 &&
+			    mid >= from &&
+			    (double)(ps->hi - from) > 1e-3 * (double)ps->hi)
+				t = mid;
+		}
+		if (cap_for(ps, t) < ps->lo) {
 			/* below what is already proven: only the solver's
 			 * tolerance is left between lo and hi */
 			pst->tolerance = ps->hi != INT64_MAX;
 			return HOFF_OK;
 		}
-		/* a probe below hi - G gets a third of the time left: a hard
-		 * one then moves the next target up rather than ending it */
+		/* a probe below the next peak gets a third of the time left:
+		 * a hard one then moves the next target up rather than ending
+		 * it */
 		double slice = until - now_s();
-		if (ps->hi != INT64_MAX && t < ps->hi - G)
+		if (ps->hi != INT64_MAX && t < below)
 			slice = fmax(fmin(slice, 2.0), slice / 3);
 		int answer;
 		int64_t mu0 = ps->mu;
@@ -2689,9 +2849,9 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 			return st;
 		pst->retries = ps->mu > mu0 ? pst->retries + 1 : 0;
 		if (answer == PROBE_UNKNOWN) {
-			if (ps->hi == INT64_MAX || t >= ps->hi - G)
+			if (ps->hi == INT64_MAX || t >= below)
 				return HOFF_OK; /* the time is up */
-			pst->unk = t + G;
+			pst->unk = peak_up(ps, t + 1);
 			continue;
 		}
 		if (ps->hi == INT64_MAX && ps->lo > m->cap_bytes)
@@ -2729,6 +2889,14 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->bm = m;
 		ps->hi = hoff_ilp_model_peak(m, start);
 	}
+	peak_values(m, m->peak_floor,
+		    ps->hi != INT64_MAX ? ps->hi : m->cap_bytes, ps);
+	ps->lo = peak_up(ps, m->peak_floor);
+	if (m->o.progress && ps->pv)
+		fprintf(stderr,
+			"hoffopt: exact: %lld peaks possible in [%lld, %lld]\n",
+			(long long)ps->npv, (long long)ps->lo,
+			(long long)ps->pv[ps->npv - 1]);
 	hoff_ilp_opts po = *o;
 	po.max_stall_ps = m->bound_ps - m->compute_ps;
 	po.stride = m->stride; /* every probe about the same model */

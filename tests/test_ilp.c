@@ -998,6 +998,65 @@ static void test_small_candidates(void **state)
 	hoff_graph_free(g);
 }
 
+/* The peaks a solution can have. x (1e9 B) and op1's workspace (1e9 B)
+ * make the peak at op1; u (1000003 B, 4.000012 ms at 2.5e8 B/s) and v
+ * (2000005 B, 8.00002 ms), host weights read by op0 and op3, may be
+ * detached after op0 and fetched back from the end of op1, during op2
+ * (4 ms). The overhead bound is 1% of 28.000032 ms (12.000032 ms of first
+ * fetches, 16 ms of ops): 0.28 ms of stall. u's fetch fits; v's, or
+ * both, stall 4 ms or more. The least peak: 2e9 + v = 2002000005 B. The
+ * LP relaxation fetches u and 0.035 of v: 2001930007.92 B. The sizes'
+ * grain is 1 B, but the only peaks possible at op1 are 2e9 + {0, u, v,
+ * u + v}, and elsewhere under 1.01e9 B: the floor rounds up to
+ * 2002000005 B, so one probe (greedy plans no move, the probe finds
+ * the optimum) proves it; from the floor alone a second probe would
+ * have to prove 2002000004 B infeasible (the floor's 2001930004 B is
+ * the relaxation less the solver's tolerance). */
+static const char *g_pv = "{\"format\": \"hoffopt.graph\", \"version\": 1, "
+	"\"name\": \"pv\", \"machine\": {\"device\": {\"memory_bytes\": "
+	"4000000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": "
+	"250000000, \"d2h_Bps\": 250000000}]}, \"tensors\": ["
+	"{\"id\": \"u\", \"bytes\": 1000003, \"kind\": \"weight\", "
+	"\"home\": \"host\"},"
+	"{\"id\": \"v\", \"bytes\": 2000005, \"kind\": \"weight\", "
+	"\"home\": \"host\"},"
+	"{\"id\": \"x\", \"bytes\": 1000000000, \"kind\": \"activation\"},"
+	"{\"id\": \"y\", \"bytes\": 8, \"kind\": \"output\"}], \"ops\": ["
+	"{\"id\": \"op0\", \"inputs\": [\"u\", \"v\"], \"outputs\": [\"x\"], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [], "
+	"\"workspace_bytes\": 1000000000, \"time_s\": 0.004},"
+	"{\"id\": \"op2\", \"inputs\": [\"x\"], \"outputs\": [], "
+	"\"time_s\": 0.004},"
+	"{\"id\": \"op3\", \"inputs\": [\"u\", \"v\", \"x\"], \"outputs\": "
+	"[\"y\"], \"time_s\": 0.004}]}";
+
+static void test_possible_peaks(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(g_pv);
+	hoff_ilp_opts o = opts_overhead(0.01);
+	double lp = 0;
+	bool ok = false;
+	hoff_ilp *m = NULL;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_lp_bound(m, 5, &lp, &ok, &e), HOFF_OK);
+	assert_true(ok);
+	assert_true(fabs(lp * m->bu - 2001930007.92) < 0.01);
+	hoff_ilp_free(m);
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_non_null(s);
+	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+	assert_int_equal(rep.best.peak_bytes, 2002000005);
+	assert_int_equal((int64_t)rep.bound, 2002000005);
+	assert_int_equal(rep.greedy.peak_bytes, 2003000008);
+	assert_int_equal(rep.probes, 1);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	/* Hundreds of small solves: greedy's OpenMP team would only spin
@@ -1022,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_stride_holds_greedy),
 		cmocka_unit_test(test_min_peak_tol_obj),
 		cmocka_unit_test(test_small_candidates),
+		cmocka_unit_test(test_possible_peaks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
