@@ -2268,11 +2268,14 @@ out:
  * listed (peak_values; when they are too many, the multiples of G, the
  * gcd of every tensor and workspace size, stand in). lo rounds up to the
  * next possible peak, and the probe for "P* <= t" (t a possible peak)
- * uses the cap halfway to the next one, less a margin mu (cap_for).
- * GLPK checks rows only to a relative tolerance (about 1e-7 of the
- * memory, i.e. bytes to kilobytes): a feasible probe's solution is
- * measured exactly, and when it breaks its cap by more than that half
- * the margin mu grows past the excess and the probe is repeated; an
+ * uses the cap t + (G - 1) / 2 - mu (cap_for): as tight as the grain
+ * allows, the strongest relaxation (halfway to the next possible peak,
+ * llama3-8b-prefill-2l's probe for its optimum got no answer in 55 s;
+ * at the grain's cap, 1 s). GLPK checks rows only to a relative
+ * tolerance (about 1e-7 of the memory, i.e. bytes to kilobytes): a
+ * feasible probe's solution is measured exactly, and when it breaks its
+ * cap by more than the half-grain the margin mu grows past the excess
+ * and the probe is repeated; an
  * infeasible probe proves only P* > its cap, lo = the next possible peak
  * above the cap. lo = hi: P* = hi, proven to the byte. When only mu
  * separates them (the cap for the next peak below hi is under lo), the
@@ -2409,7 +2412,7 @@ static int64_t subset_sums(const hoff_ilp *m, int32_t w, int64_t most,
 /* Every model peak is the memory at some instant w the model measures,
  * F_w minus the bytes of intervals absent there: lists those in [lo, hi]
  * into ps->pv, sorted and unique, so that lo can rise to the next peak a
- * solution can have and a probe can ask halfway to it. Leaves ps->pv
+ * solution can have and probes ask about those peaks only. Leaves ps->pv
  * NULL when they are too many (many small sizes); the grain stands in. */
 static void peak_values(const hoff_ilp *m, int64_t lo, int64_t hi,
 			peak_search *ps)
@@ -2499,10 +2502,10 @@ static int64_t peak_down(const peak_search *ps, int64_t v)
 }
 
 /* The cap that asks "a peak <= t?" for t a peak a solution can have:
- * halfway to the next one, less the solver's margin mu. */
+ * half a grain above it, less the solver's margin mu. */
 static int64_t cap_for(const peak_search *ps, int64_t t)
 {
-	return t + (peak_up(ps, t + 1) - t - 1) / 2 - ps->mu;
+	return t + (ps->G - 1) / 2 - ps->mu;
 }
 
 #define BOUND_PHASE_GAP 0.01 /* the bound phase runs above this gap */
