@@ -267,10 +267,7 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
 	int32_t best = hoff_best_tier(g);
-	int64_t peak = 0;
-	for (int32_t k = 0; k < pl->n; k++)
-		if (pl->M0[k] > peak)
-			peak = pl->M0[k];
+	int64_t small_below = hoff_small_below(g, pl->M0);
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
@@ -288,7 +285,7 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			if (!add_iv(pl, s))
 				goto oom;
 		}
-		bool small = x->bytes < hoff_small_below(peak);
+		bool small = x->bytes < small_below;
 		if (!hoff_tensor_movable(g, t))
 			continue;
 		/* Clean while it holds its home's copy, i.e. until updated;

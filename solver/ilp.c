@@ -156,22 +156,16 @@ static bool push_iv(hoff_ilp_iv **iv, int32_t *n, size_t *cap, hoff_ilp_iv x)
 	return true;
 }
 
-hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **out,
-			       int32_t *nout, hoff_err *e)
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
+			       hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
 {
 	hoff_ilp_iv *iv = NULL;
 	int32_t n = 0;
 	size_t cap = 0;
 	int32_t best = hoff_best_tier(g);
-	int64_t *during = hoff_alloc((size_t)g->nops + 1, sizeof *during);
-	if (!during)
+	int64_t small_below = all ? 0 : hoff_small_below(g, NULL);
+	if (small_below < 0)
 		goto oom;
-	hoff_analysis_profile(g, during);
-	int64_t peak = 0;
-	for (int32_t k = 0; k < g->nops; k++)
-		if (during[k] > peak)
-			peak = during[k];
-	free(during);
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
@@ -179,7 +173,7 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **out,
 		int32_t tier = homed ? x->home : best;
 		if (u0 == u1 || tier == HOFF_NONE)
 			continue; /* never used, or nowhere to go */
-		bool small = !all && x->bytes < hoff_small_below(peak);
+		bool small = x->bytes < small_below;
 		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
 				    .tier = (int16_t)tier};
 		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
@@ -2372,6 +2366,17 @@ static int cmp_i64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* Sorts v[0..n) and drops repeats: the count left. */
+static int64_t sort_unique(int64_t *v, int64_t n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_i64);
+	int64_t u = 0;
+	for (int64_t k = 0; k < n; k++)
+		if (!u || v[u - 1] != v[k])
+			v[u++] = v[k];
+	return u;
+}
+
 #define PV_SUMS_MAX (1 << 14)   /* subset sums at one instant */
 #define PV_MAX (1 << 20)        /* peaks listed in all */
 
@@ -2445,12 +2450,7 @@ static void peak_values(const hoff_ilp *m, int64_t lo, int64_t hi,
 			pv[npv++] = F - sums[k];
 		}
 		if (ok && npv > PV_MAX / 2) { /* unique now and then */
-			qsort(pv, (size_t)npv, sizeof *pv, cmp_i64);
-			int64_t u = 0;
-			for (int64_t k = 0; k < npv; k++)
-				if (!u || pv[u - 1] != pv[k])
-					pv[u++] = pv[k];
-			npv = u;
+			npv = sort_unique(pv, npv);
 			ok = npv <= PV_MAX / 2;
 		}
 	}
@@ -2460,13 +2460,8 @@ static void peak_values(const hoff_ilp *m, int64_t lo, int64_t hi,
 		free(pv);
 		return;
 	}
-	qsort(pv, (size_t)npv, sizeof *pv, cmp_i64);
-	int64_t u = 0;
-	for (int64_t k = 0; k < npv; k++)
-		if (!u || pv[u - 1] != pv[k])
-			pv[u++] = pv[k];
 	ps->pv = pv;
-	ps->npv = u;
+	ps->npv = sort_unique(pv, npv);
 }
 
 /* The least peak a solution can have at or above v. */

@@ -165,8 +165,8 @@ hoff_ilp_opts hoff_ilp_defaults(void);
 /* Every candidate interval of g, unpruned, in tensor then touch order
  * (caller frees *iv); the columns are unset. Small tensors (analysis.h)
  * only get their free move unless `all`. HOFF_ENOMEM. */
-hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **iv,
-			       int32_t *niv, hoff_err *e);
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
+			       hoff_ilp_iv **iv, int32_t *niv, hoff_err *e);
 
 /* Writes the schedule that the decisions pick[] (one per interval:
  * HOFF_ILP_OFF, or the boundary after which its prefetch is issued, -1:

@@ -21,6 +21,23 @@ bool hoff_tensor_movable(const hoff_graph *g, int32_t t)
 		hoff_tensor_lifetime(g, t) > HOFF_SHORT_LIVED_OPS);
 }
 
+int64_t hoff_small_below(const hoff_graph *g, const int64_t *during)
+{
+	int64_t *own = NULL;
+	if (!during) {
+		if (!(own = hoff_alloc((size_t)g->nops + 1, sizeof *own)))
+			return -1;
+		hoff_analysis_profile(g, own);
+		during = own;
+	}
+	int64_t peak = 0;
+	for (int32_t k = 0; k < g->nops; k++)
+		if (during[k] > peak)
+			peak = during[k];
+	free(own);
+	return peak >> HOFF_SMALL_SHIFT;
+}
+
 /* FORMAT.md: max(compute, max over tiers and ops k of H_k + C_k). */
 static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
 			       hoff_err *e)

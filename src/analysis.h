@@ -50,11 +50,10 @@ int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t);
 #define HOFF_SHORT_LIVED_OPS 2
 #define HOFF_SMALL_SHIFT 12
 bool hoff_tensor_movable(const hoff_graph *g, int32_t t);
-/* The bytes under which a tensor is small: peak >> HOFF_SMALL_SHIFT. */
-static inline int64_t hoff_small_below(int64_t peak)
-{
-	return peak >> HOFF_SMALL_SHIFT;
-}
+/* The bytes under which a tensor is small: the largest during[k] >>
+ * HOFF_SMALL_SHIFT. during: hoff_analysis_profile's, or NULL to compute
+ * it here (-1 when out of memory). */
+int64_t hoff_small_below(const hoff_graph *g, const int64_t *during);
 
 /* Builds the no-offload schedule: a prefetch from its home of every
  * tier-homed graph input some op uses (in id order), then every op.
