@@ -891,6 +891,40 @@ static void test_stride_holds_greedy(void **state)
 	hoff_graph_free(g);
 }
 
+/* x (1e9 B, op0 to op3) and op1's 1e9 B workspace put the peak at op1;
+ * u and v (bytes as given) are host weights read by op0 and op3, both
+ * channels run at rate B/s, op2 lasts op2_s and the other ops 4 ms. */
+static hoff_graph *uv_graph(int64_t rate, int64_t u, int64_t v,
+			    double op2_s)
+{
+	char json[1536];
+	snprintf(json, sizeof json,
+		 "{\"format\": \"hoffopt.graph\", \"version\": 1, "
+		 "\"name\": \"uv\", \"machine\": {\"device\": "
+		 "{\"memory_bytes\": 4000000000}, \"tiers\": [{\"name\": "
+		 "\"host\", \"h2d_Bps\": %lld, \"d2h_Bps\": %lld}]}, "
+		 "\"tensors\": ["
+		 "{\"id\": \"u\", \"bytes\": %lld, \"kind\": \"weight\", "
+		 "\"home\": \"host\"},"
+		 "{\"id\": \"v\", \"bytes\": %lld, \"kind\": \"weight\", "
+		 "\"home\": \"host\"},"
+		 "{\"id\": \"x\", \"bytes\": 1000000000, \"kind\": "
+		 "\"activation\"},"
+		 "{\"id\": \"y\", \"bytes\": 8, \"kind\": \"output\"}], "
+		 "\"ops\": ["
+		 "{\"id\": \"op0\", \"inputs\": [\"u\", \"v\"], "
+		 "\"outputs\": [\"x\"], \"time_s\": 0.004},"
+		 "{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [], "
+		 "\"workspace_bytes\": 1000000000, \"time_s\": 0.004},"
+		 "{\"id\": \"op2\", \"inputs\": [\"x\"], \"outputs\": [], "
+		 "\"time_s\": %g},"
+		 "{\"id\": \"op3\", \"inputs\": [\"u\", \"v\", \"x\"], "
+		 "\"outputs\": [\"y\"], \"time_s\": 0.004}]}",
+		 (long long)rate, (long long)rate, (long long)u, (long long)v,
+		 op2_s);
+	return tu_graph(json);
+}
+
 /* GLPK's tol_obj on the min-peak model. X (1 GB) is live from op0 to op3
  * and op1 has 1 GB of workspace: the peak is at op1. u (8 B) and v
  * (16 B), host weights read by op0 and op3, may be detached after op0 and
@@ -902,29 +936,15 @@ static void test_stride_holds_greedy(void **state)
  * within GLPK's default tol_obj (1e-7 (1 + 2 units of 1e9 B), 300 B) of
  * the start, where the search dropped the root's children and called the
  * start optimal. */
-static const char *g_tol = "{\"format\": \"hoffopt.graph\", \"version\": 1, "
-	"\"name\": \"t\", \"machine\": {\"device\": {\"memory_bytes\": "
-	"4000000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 2000, "
-	"\"d2h_Bps\": 2000}]}, \"tensors\": ["
-	"{\"id\": \"u\", \"bytes\": 8, \"kind\": \"weight\", "
-	"\"home\": \"host\"},"
-	"{\"id\": \"v\", \"bytes\": 16, \"kind\": \"weight\", "
-	"\"home\": \"host\"},"
-	"{\"id\": \"x\", \"bytes\": 1000000000, \"kind\": \"activation\"},"
-	"{\"id\": \"y\", \"bytes\": 8, \"kind\": \"output\"}], \"ops\": ["
-	"{\"id\": \"op0\", \"inputs\": [\"u\", \"v\"], \"outputs\": [\"x\"], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [], "
-	"\"workspace_bytes\": 1000000000, \"time_s\": 0.004},"
-	"{\"id\": \"op2\", \"inputs\": [\"x\"], \"outputs\": [], "
-	"\"time_s\": 0.008},"
-	"{\"id\": \"op3\", \"inputs\": [\"u\", \"v\", \"x\"], \"outputs\": "
-	"[\"y\"], \"time_s\": 0.004}]}";
+static hoff_graph *g_tol(void)
+{
+	return uv_graph(2000, 8, 16, 0.008);
+}
 
 static void test_min_peak_tol_obj(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(g_tol);
+	hoff_graph *g = g_tol();
 	hoff_ilp_opts o = opts_overhead(0.01);
 	o.time_limit_s = 5;
 	o.all_candidates = true; /* u and v are small (analysis.h) */
@@ -970,7 +990,7 @@ static void test_min_peak_tol_obj(void **state)
 static void test_small_candidates(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(g_tol);
+	hoff_graph *g = g_tol();
 	int32_t u = hoff_graph_find_tensor(g, "u");
 	assert_true(hoff_tensor_movable(g, u));
 	for (int all = 0; all <= 1; all++) {
@@ -1012,29 +1032,10 @@ static void test_small_candidates(void **state)
  * the optimum) proves it; from the floor alone a second probe would
  * have to prove 2002000004 B infeasible (the floor's 2001930004 B is
  * the relaxation less the solver's tolerance). */
-static const char *g_pv = "{\"format\": \"hoffopt.graph\", \"version\": 1, "
-	"\"name\": \"pv\", \"machine\": {\"device\": {\"memory_bytes\": "
-	"4000000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": "
-	"250000000, \"d2h_Bps\": 250000000}]}, \"tensors\": ["
-	"{\"id\": \"u\", \"bytes\": 1000003, \"kind\": \"weight\", "
-	"\"home\": \"host\"},"
-	"{\"id\": \"v\", \"bytes\": 2000005, \"kind\": \"weight\", "
-	"\"home\": \"host\"},"
-	"{\"id\": \"x\", \"bytes\": 1000000000, \"kind\": \"activation\"},"
-	"{\"id\": \"y\", \"bytes\": 8, \"kind\": \"output\"}], \"ops\": ["
-	"{\"id\": \"op0\", \"inputs\": [\"u\", \"v\"], \"outputs\": [\"x\"], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [], "
-	"\"workspace_bytes\": 1000000000, \"time_s\": 0.004},"
-	"{\"id\": \"op2\", \"inputs\": [\"x\"], \"outputs\": [], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op3\", \"inputs\": [\"u\", \"v\", \"x\"], \"outputs\": "
-	"[\"y\"], \"time_s\": 0.004}]}";
-
 static void test_possible_peaks(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(g_pv);
+	hoff_graph *g = uv_graph(250000000, 1000003, 2000005, 0.004);
 	hoff_ilp_opts o = opts_overhead(0.01);
 	double lp = 0;
 	bool ok = false;
