@@ -1255,6 +1255,40 @@ static void time_rows(hoff_ilp *m, rowb *r)
 	}
 }
 
+/* (9) Fetch time. A fetch issued at boundary p or later needs D_i ps of
+ * its channel before op b_i starts; ops p+1 .. b_i-1 give their time and
+ * the rest is stall, in windows p+1 .. b_i, all of it or none:
+ *   (D_i - sum d_k) (sel_i - R_i(p-1)) <= sum s_k    (k in p+1 .. b_i)
+ * for each allowed boundary p, the hull of "issued at p or later" in
+ * {0, 1}. The channel rows alone let a fraction of the fetch issued late
+ * fit in the ops' time, with no stall. */
+static void fetch_time_rows(hoff_ilp *m, rowb *r)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (v->rmap < 0 || v->b >= m->n || v->fetch_ps <= 0)
+			continue;
+		int32_t prev = -1;
+		for (int32_t p = v->lo; p <= v->b - 1; p++) {
+			int32_t c = r_at(m, v, p);
+			if (c == prev || c == 0)
+				continue;
+			prev = c;
+			int64_t lack = v->fetch_ps;
+			for (int32_t k = p + 1; k <= v->b - 1; k++)
+				lack -= m->g->op[k].time_ps;
+			if (lack <= 0)
+				continue;
+			row_begin(r, HOFF_ILP_LE, 0, 'G', i);
+			add_sel(r, v, (double)lack / m->tu);
+			row_add(r, r_at(m, v, p - 1), -(double)lack / m->tu);
+			for (int32_t k = p + 1 < 0 ? 0 : p + 1; k <= v->b; k++)
+				row_add(r, m->s_col[k], -1);
+			row_end(r);
+		}
+	}
+}
+
 /* (7) Memory rows at the constrained instants. */
 static bool memory_rows(hoff_ilp *m, rowb *r)
 {
@@ -1536,8 +1570,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto oom;
 	/* not in the min-peak model: there GLPK's MIR cut rounds at the
 	 * root did worse with them (solver/README.md) */
-	if (m->budget_mode)
+	if (m->budget_mode) {
 		time_rows(m, &r);
+		fetch_time_rows(m, &r);
+	}
 	if (!m->budget_mode || o->max_stall_ps != HOFF_NONE) {
 		int64_t most = m->budget_mode ? o->max_stall_ps
 					      : m->bound_ps - m->compute_ps;

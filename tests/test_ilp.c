@@ -284,6 +284,77 @@ static void test_hand_store_time(void **state)
 	}
 }
 
+/* Fetch time (rule 9 of solver/README.md). w (3 MB, homed on host)
+ * is read by op1 and op4; x, a, b, c (1, 1, 2, 0.5 MB) each live for
+ * two ops and never move. Nothing offloaded, op2 holds w a b = 6 MB and
+ * op3 w b c = 5.5 MB. Under a 5.5 MB budget w is off during op2: dropped
+ * after op1 (a free detach), fetched back at boundary 2 or 3 (its only
+ * choices after touch 1), 3 ms of fetch with at most op3's 1 ms before
+ * op4: stall 2 ms, makespan 19 ms. The LP relaxation needs only a sixth
+ * of w off (0.5 MB): with sel = 1/6 the channel rows alone fit that
+ * fetch in op3 with no stall. Rule 9's rows, lack * (sel - R(p-1)) <=
+ * s_4 with lack 2 ms at p = 2 and 3 ms at p = 3, raise it to
+ * 2 ms * 1/6 = 1/3 ms. */
+static void test_hand_fetch_time(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(GRAPH(
+		"100000000",
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+		"{\"id\": \"c\", \"bytes\": 500000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [], \"outputs\": [\"x\"], "
+		"\"time_s\": 0.004},"
+		"{\"id\": \"op1\", \"inputs\": [\"w\", \"x\"], \"outputs\": "
+		"[\"a\"], \"time_s\": 0.004},"
+		"{\"id\": \"op2\", \"inputs\": [\"a\"], \"outputs\": [\"b\"], "
+		"\"time_s\": 0.004},"
+		"{\"id\": \"op3\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "
+		"\"time_s\": 0.001},"
+		"{\"id\": \"op4\", \"inputs\": [\"w\", \"c\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.004}"));
+	hoff_ilp_opts o = opts_budget(5500000);
+	o.prune = false;
+	hoff_err e;
+	hoff_ilp *m = NULL;
+	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	int32_t ng = 0;
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].b != 4)
+			continue;
+		/* the rows of w's interval: sel (zd), R(p - 1) for p = 3,
+		 * and s_4 */
+		double lack = 0;
+		for (int64_t j = m->roff[i]; j < m->roff[i + 1]; j++)
+			if (m->ctag[m->rcol[j]] == 'Z')
+				lack = m->rval[j] * m->tu;
+		assert_true(fabs(lack - 2.0 * MS) < 1 ||
+			    fabs(lack - 3.0 * MS) < 1);
+		assert_true(m->rrhs[i] == 0);
+		ng++;
+	}
+	assert_int_equal(ng, 2);
+	double bound;
+	bool ok;
+	assert_int_equal(hoff_ilp_lp_bound(m, 10, &bound, &ok, &e), HOFF_OK);
+	assert_true(ok);
+	assert_true(fabs(bound * m->tu - MS / 3.0) < 1e3);
+	hoff_ilp_free(m);
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+	assert_int_equal(rep.best.stall_ps, 2 * MS);
+	assert_int_equal(rep.best.makespan_ps, 19 * MS);
+	assert_true(rep.best.peak_bytes <= 5500000);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* Overhead mode, by hand. a (2 MB) flows op0 -> op3; b (2 MB) op1 ->
  * op2; c (1 MB) op2 -> op3; y (1 MB) is op3's output; ops take 4 ms.
  * Nothing offloaded: op1 holds a b = 4, op2 a b c = 5, op3 a c y = 4:
@@ -1071,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_hand_budget7),
 		cmocka_unit_test(test_hand_budget_store),
 		cmocka_unit_test(test_hand_store_time),
+		cmocka_unit_test(test_hand_fetch_time),
 		cmocka_unit_test(test_hand_overhead),
 		cmocka_unit_test(test_random_vs_bruteforce),
 		cmocka_unit_test(test_prune_keeps_optimum),
