@@ -1268,21 +1268,24 @@ static void fetch_time_rows(hoff_ilp *m, rowb *r)
 		const hoff_ilp_iv *v = &m->iv[i];
 		if (v->rmap < 0 || v->b >= m->n || v->fetch_ps <= 0)
 			continue;
+		/* lack at p: the fetch less ops p+1 .. b-1, from p = lo up */
+		int64_t lack = v->fetch_ps;
+		for (int32_t k = v->lo + 1; k <= v->b - 1; k++)
+			lack -= m->g->op[k].time_ps;
 		int32_t prev = -1;
 		for (int32_t p = v->lo; p <= v->b - 1; p++) {
+			if (p > v->lo)
+				lack += m->g->op[p].time_ps;
 			int32_t c = r_at(m, v, p);
 			if (c == prev || c == 0)
 				continue;
 			prev = c;
-			int64_t lack = v->fetch_ps;
-			for (int32_t k = p + 1; k <= v->b - 1; k++)
-				lack -= m->g->op[k].time_ps;
 			if (lack <= 0)
 				continue;
 			row_begin(r, HOFF_ILP_LE, 0, 'G', i);
 			add_sel(r, v, (double)lack / m->tu);
 			row_add(r, r_at(m, v, p - 1), -(double)lack / m->tu);
-			for (int32_t k = p + 1 < 0 ? 0 : p + 1; k <= v->b; k++)
+			for (int32_t k = p + 1; k <= v->b; k++)
 				row_add(r, m->s_col[k], -1);
 			row_end(r);
 		}
@@ -1568,8 +1571,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	channel_rows(m, &r, &cp);
 	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
 		goto oom;
-	/* not in the min-peak model: there GLPK's MIR cut rounds at the
-	 * root did worse with them (solver/README.md) */
+	/* (8), (9): not in the min-peak model, where GLPK's MIR cut rounds
+	 * at the root did worse with them (solver/README.md) */
 	if (m->budget_mode) {
 		time_rows(m, &r);
 		fetch_time_rows(m, &r);
