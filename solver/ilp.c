@@ -1554,6 +1554,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		}
 		if (!interval_cols(m, i, P, nP, has_zs, has_zd, scratch))
 			goto oom_orig;
+
 	}
 	free(orig);
 	orig = NULL;
@@ -2904,6 +2905,21 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 	return HOFF_OK;
 }
 
+/* The options of every probe about m (the cap, budget_bytes, is the
+ * probe's own). */
+static hoff_ilp_opts probe_opts(const hoff_ilp_opts *o, const hoff_ilp *m)
+{
+	hoff_ilp_opts po = *o;
+	po.max_stall_ps = m->bound_ps - m->compute_ps;
+	po.stride = m->stride; /* every probe about the same model */
+	po.peak_floor = 0;
+	po.first_solution = true;
+	po.write_lp = po.write_mps = po.write_probe = NULL;
+	po.gap = 0;
+	po.progress = false;
+	return po;
+}
+
 static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			       hoff_ilp *m, const double *start,
 			       double deadline, peak_search *ps, hoff_err *e)
@@ -2934,14 +2950,7 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			"hoffopt: exact: %lld peaks possible in [%lld, %lld]\n",
 			(long long)ps->npv, (long long)ps->lo,
 			(long long)ps->pv[ps->npv - 1]);
-	hoff_ilp_opts po = *o;
-	po.max_stall_ps = m->bound_ps - m->compute_ps;
-	po.stride = m->stride; /* every probe about the same model */
-	po.peak_floor = 0;
-	po.first_solution = true;
-	po.write_lp = po.write_mps = NULL;
-	po.gap = 0;
-	po.progress = false;
+	hoff_ilp_opts po = probe_opts(o, m);
 	/* Heuristic descent: probes answered by greedy under the cap alone
 	 * (no branching, milliseconds to a second each) bisect [lo, hi]
 	 * first, so the branching probes start from a good hi. A miss
@@ -3000,6 +3009,45 @@ static hoff_status search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		ps->status = HOFF_ILP_TIME_LIMIT;
 	}
 	return HOFF_OK;
+}
+
+/* --write-probe: the question left open, as one MIP another solver can
+ * answer: the probe for the next possible peak under the best (a
+ * budget-mode model at its cap, with the stall row). Infeasible there,
+ * the best is optimal. Nothing is written when the search proved the
+ * best, or knows none; a probe its build already proves infeasible
+ * closes the gap instead. */
+static hoff_status write_probe(const hoff_graph *g, const hoff_ilp_opts *o,
+			       const hoff_ilp *m, peak_search *ps,
+			       int64_t *asked, hoff_err *e)
+{
+	*asked = 0;
+	if (ps->hi == INT64_MAX || ps->lo >= ps->hi)
+		return HOFF_OK;
+	const int64_t t = peak_down(ps, ps->hi - 1);
+	hoff_ilp_opts po = probe_opts(o, m);
+	po.budget_bytes = cap_for(ps, t);
+	hoff_ilp *pm = NULL;
+	hoff_status st = hoff_ilp_build(g, &po, &pm, e);
+	if (st != HOFF_OK)
+		return st;
+	if (pm->infeasible) {
+		ps->lo = peak_up(ps, po.budget_bytes + 1);
+		if (ps->lo >= ps->hi) {
+			ps->lo = ps->hi;
+			ps->status = HOFF_ILP_OPTIMAL;
+			ps->note[0] = '\0';
+		}
+	} else {
+		const char *f = o->write_probe;
+		size_t n = strlen(f);
+		bool mps = n >= 4 && !strcmp(f + n - 4, ".mps");
+		st = hoff_backend_write(pm, mps ? NULL : f, mps ? f : NULL, e);
+		if (st == HOFF_OK)
+			*asked = t;
+	}
+	hoff_ilp_free(pm);
+	return st;
 }
 
 /* Of the time, what the overhead model's first LP relaxation may take
@@ -3176,6 +3224,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			so.bound_share = 0;
 		if ((st = search_peak(g, &so, m, have_start ? start : NULL,
 				      deadline, &ps, e)) != HOFF_OK)
+			goto out;
+		if (o->write_probe &&
+		    (st = write_probe(g, o, m, &ps, &rep->probe_peak, e)) !=
+			    HOFF_OK)
 			goto out;
 		rep->incumbent_given = have_start;
 		rep->incumbent_accepted = have_start;

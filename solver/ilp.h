@@ -83,6 +83,9 @@ typedef struct hoff_ilp_opts {
 				  0.45; 0: none) */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
+	const char *write_probe; /* overhead mode: the probe that would close
+				    the gap (CPLEX LP; free MPS for a name
+				    ending in ".mps"), when one is open */
 } hoff_ilp_opts;
 
 /* Row senses of the model. */
@@ -273,6 +276,8 @@ typedef struct hoff_exact_report {
 	int64_t nnz, nodes;
 	bool incumbent_given, incumbent_accepted;
 	int32_t probes;         /* overhead mode: feasibility probes solved */
+	int64_t probe_peak;     /* --write-probe: the peak the written probe
+				   asks about (0: none written) */
 	char note[256];
 } hoff_exact_report;
 

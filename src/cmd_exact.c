@@ -27,9 +27,9 @@ const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
 	"--max-overhead X]\n"
 	"                [--time-limit S] [--gap G] [--trace T] [--json]\n"
-	"                [--write-lp F] [--write-mps F] [--stride K] "
-	"[--all-candidates]\n"
-	"                [--quiet] [--verbose]\n"
+	"                [--write-lp F] [--write-mps F] [--write-probe F]\n"
+	"                [--stride K] [--all-candidates] [--quiet] "
+	"[--verbose]\n"
 	"\n"
 	"Plans with a mixed-integer model of the stages (solver/README.md),\n"
 	"solved by GLPK with greedy's schedule as the first incumbent; the\n"
@@ -49,6 +49,11 @@ const char *const hoff_usage_exact =
 	"  --write-mps F      HiGHS, Gurobi) and in free MPS; without\n"
 	"                     --budget, the min-peak model (one MIP with the\n"
 	"                     optimum the peak search proves)\n"
+	"  --write-probe F    without --budget, when the gap stays open: the\n"
+	"                     question that would close it, one feasibility\n"
+	"                     MIP (\"a peak at most the next possible one under\n"
+	"                     the best, within the bound?\"); infeasible, the\n"
+	"                     best is optimal (LP format; MPS if F ends .mps)\n"
 	"  --stride K         decisions every K ops (default: automatic)\n"
 	"  --all-candidates   let tensors under 1/4096 of the no-offload peak\n"
 	"                     move too (default: greedy's candidates, which\n"
@@ -69,7 +74,8 @@ const char *const hoff_usage_compare =
 	"and makespan, and the time each took. Options as hoffopt --exact.\n";
 
 typedef struct xopts {
-	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps;
+	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps,
+		*probe;
 	const char *time_limit, *gap, *stride;
 	bool json, quiet, verbose, help, no_incumbent, all_candidates;
 } xopts;
@@ -114,6 +120,8 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 			slot = &o->lp;
 		} else if (!strcmp(a, "--write-mps")) {
 			slot = &o->mps;
+		} else if (!strcmp(a, "--write-probe") && !compare) {
+			slot = &o->probe;
 		} else if (!strcmp(a, "--time-limit")) {
 			slot = &o->time_limit;
 		} else if (!strcmp(a, "--gap")) {
@@ -155,6 +163,10 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 	if (x->budget && x->overhead)
 		return hoff_cli_bad(
 			"%s", "--budget and --max-overhead exclude each other");
+	if (x->budget && x->probe)
+		return hoff_cli_bad("%s", "--write-probe asks about the least "
+					  "peak: it needs overhead mode (no "
+					  "--budget)");
 	if (x->overhead && (io->max_overhead = hoff_cli_frac(x->overhead)) < 0)
 		return hoff_cli_bad(
 			"--max-overhead: '%s' is not an overhead (0.01 or "
@@ -187,6 +199,7 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 	}
 	io->write_lp = x->lp;
 	io->write_mps = x->mps;
+	io->write_probe = x->probe;
 	io->progress = !x->quiet;
 	io->verbose = x->verbose;
 	io->incumbent = !x->no_incumbent;
@@ -362,12 +375,15 @@ int hoff_cmd_exact(int argc, char **argv)
 			"\"intervals\": %d, \"columns\": %d, \"binaries\": %d, "
 			"\"rows\": %d, \"nonzeros\": %" PRId64
 			", \"stride\": %d, \"nodes\": %" PRId64
-			", \"probes\": %d}, \"incumbent\": \"%s\", \"note\": ",
+			", \"probes\": %d}, \"incumbent\": \"%s\", ",
 			rep.nops, rep.ncand, rep.niv, rep.ncols, rep.nbin,
 			rep.nrows, rep.nnz, rep.stride, rep.nodes, rep.probes,
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
+		json_num(f, "probe_peak", rep.probe_peak > 0,
+			 (double)rep.probe_peak);
+		fputs(", \"note\": ", f);
 		hoff_json_string(f, rep.note);
 		fputs("}\n", f);
 		goto out;
@@ -420,6 +436,17 @@ int hoff_cmd_exact(int argc, char **argv)
 		fprintf(f, ", gap to the bound %.4f%%", 100 * greedy_gap(&rep));
 	fputc('\n', f);
 	print_model_line(f, &rep);
+	if (x.probe && rep.probe_peak)
+		fprintf(f,
+			"probe: %s asks for a peak of at most %" PRId64
+			" B within the bound; infeasible, the best (%.9g B) is "
+			"optimal\n",
+			x.probe, rep.probe_peak, rep.objective);
+	else if (x.probe)
+		fprintf(f, "probe: none written (%s)\n",
+			rep.status == HOFF_ILP_OPTIMAL
+				? "the best is proven optimal"
+				: "no schedule within the bound is known");
 	if (rep.note[0])
 		fprintf(f, "note: %s\n", rep.note);
 	fflush(f);

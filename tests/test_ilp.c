@@ -14,6 +14,8 @@
 
 #include <sys/wait.h>
 
+#include <glpk.h>
+
 #include "analysis.h"
 #include "ilp.h"
 #include "models.h"
@@ -832,6 +834,74 @@ static void test_export_and_cbc(void **state)
 	assert_true(checked > 0);
 }
 
+/* GLPK's answer to a written model: 1 feasible, 0 infeasible. */
+static int glpk_feasible(const char *lp)
+{
+	glp_term_out(GLP_OFF);
+	glp_prob *P = glp_create_prob();
+	assert_int_equal(glp_read_lp(P, NULL, lp), 0);
+	glp_iocp ip;
+	glp_init_iocp(&ip);
+	ip.presolve = GLP_ON;
+	ip.msg_lev = GLP_MSG_OFF;
+	ip.tm_lim = 20000;
+	int rc = glp_intopt(P, &ip);
+	int st = glp_mip_status(P);
+	glp_delete_prob(P);
+	glp_term_out(GLP_ON);
+	if (rc == GLP_ENOPFS || rc == GLP_ENODFS || st == GLP_NOFEAS)
+		return 0;
+	assert_int_equal(rc, 0);
+	assert_true(st == GLP_OPT || st == GLP_FEAS);
+	return 1;
+}
+
+/* --write-probe: a search stopped at a 50% gap writes the probe for the
+ * next possible peak under its best; GLPK finds it infeasible exactly
+ * when that best is the optimum a full search proves. A probe written
+ * at the best itself, or a peak too low, fails one side or the other. */
+static void test_write_probe(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/hoff_probe_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	int infeasible = 0, feasible = 0;
+	for (uint64_t seed = 1; seed < 60; seed++) {
+		char *text = random_graph(seed);
+		hoff_graph *g = tu_graph(text);
+		free(text);
+		char lp[256];
+		snprintf(lp, sizeof lp, "%s/p%llu.lp", dir,
+			 (unsigned long long)seed);
+		hoff_ilp_opts o = opts_overhead(0.05);
+		hoff_exact_report full, open;
+		hoff_sched_free(run_exact(g, &o, &full));
+		o.gap = 0.5;
+		o.write_probe = lp;
+		hoff_sched_free(run_exact(g, &o, &open));
+		if (full.status == HOFF_ILP_OPTIMAL && open.probe_peak > 0) {
+			assert_true(open.status != HOFF_ILP_OPTIMAL);
+			assert_true(open.probe_peak < open.objective);
+			bool best = fabs(open.objective - full.objective) < 0.5;
+			assert_int_equal(glpk_feasible(lp), !best);
+			if (best)
+				infeasible++;
+			else
+				feasible++;
+		} else {
+			/* none written: nothing on disk */
+			assert_int_equal(access(lp, F_OK), -1);
+		}
+		hoff_graph_free(g);
+	}
+	print_message("probes written: %d infeasible, %d feasible\n",
+		      infeasible, feasible);
+	assert_true(infeasible > 0);
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	run_cmd(cmd);
+}
+
 /* data/NAME of the source tree, parsed; NULL when the file is absent. */
 static hoff_graph *data_graph(const char *src, const char *name)
 {
@@ -1155,6 +1225,7 @@ int main(void)
 		cmocka_unit_test(test_min_peak_tol_obj),
 		cmocka_unit_test(test_small_candidates),
 		cmocka_unit_test(test_possible_peaks),
+		cmocka_unit_test(test_write_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
