@@ -896,7 +896,7 @@ static void test_write_probe(void **state)
 	}
 	print_message("probes written: %d infeasible, %d feasible\n",
 		      infeasible, feasible);
-	assert_true(infeasible > 0);
+	assert_true(infeasible > 0 && feasible > 0);
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	run_cmd(cmd);
