@@ -159,6 +159,8 @@ typedef struct hoff_ilp_sol {
 	int64_t nodes;
 	bool incumbent_given;    /* a start solution was offered */
 	bool incumbent_accepted; /* and the solver took it */
+	int32_t cut_rows;        /* rows the root's cut rounds added (probes) */
+	bool cuts_answered;      /* they made the LP infeasible */
 	char note[160];
 } hoff_ilp_sol;
 
@@ -276,6 +278,8 @@ typedef struct hoff_exact_report {
 	int64_t nnz, nodes;
 	bool incumbent_given, incumbent_accepted;
 	int32_t probes;         /* overhead mode: feasibility probes solved */
+	int32_t probes_cut;     /* of them, answered infeasible by the root's
+				   cut rounds (glpk_backend.c) */
 	int64_t probe_peak;     /* --write-probe: the peak the written probe
 				   asks about (0: none written) */
 	char note[256];

@@ -226,8 +226,9 @@ static void print_model_line(FILE *f, const hoff_exact_report *r)
 				      : "none");
 	if (r->probes > 0)
 		fprintf(f,
-			"peak search: %d budget-mode probes (solver/README.md)\n",
-			r->probes);
+			"peak search: %d budget-mode probes, %d answered by the "
+			"root's cuts (solver/README.md)\n",
+			r->probes, r->probes_cut);
 }
 
 int hoff_cmd_exact(int argc, char **argv)
@@ -375,9 +376,11 @@ int hoff_cmd_exact(int argc, char **argv)
 			"\"intervals\": %d, \"columns\": %d, \"binaries\": %d, "
 			"\"rows\": %d, \"nonzeros\": %" PRId64
 			", \"stride\": %d, \"nodes\": %" PRId64
-			", \"probes\": %d}, \"incumbent\": \"%s\", ",
+			", \"probes\": %d, \"probes_cut\": %d}, \"incumbent\": "
+			"\"%s\", ",
 			rep.nops, rep.ncand, rep.niv, rep.ncols, rep.nbin,
 			rep.nrows, rep.nnz, rep.stride, rep.nodes, rep.probes,
+			rep.probes_cut,
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
@@ -514,10 +517,11 @@ int hoff_cmd_compare(int argc, char **argv)
 			", \"solve_s\": %.6f, \"model\": {\"ops\": %d, "
 			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
 			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
-			"\"nodes\": %" PRId64 ", \"probes\": %d}}}\n",
+			"\"nodes\": %" PRId64 ", \"probes\": %d, "
+			"\"probes_cut\": %d}}}\n",
 			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
 			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes,
-			rep.probes);
+			rep.probes, rep.probes_cut);
 		goto out;
 	}
 	fprintf(f, "graph %s: %d ops; objective %s", g->name ? g->name : "?",
