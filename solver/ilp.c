@@ -2839,9 +2839,9 @@ typedef struct probe_state {
 #define CLOSE_GAP 0.01
 
 /* Branching probes until `until`: first, when hi - lo is within
- * CLOSE_GAP of hi, the next possible peak below hi in two thirds of the time
- * (infeasible, hi is optimal); then that one, or the possible peak at
- * or below the midpoint of [max(lo, unk), that one] (search_peak). */
+ * CLOSE_GAP of hi, the next possible peak below hi in two thirds of the
+ * time (infeasible, hi is optimal); then that one, or the possible peak
+ * at or below the midpoint of [max(lo, unk), that one] (search_peak). */
 static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 			      hoff_ilp_opts *po, const hoff_ilp *m,
 			      double until, peak_search *ps,
@@ -2889,8 +2889,10 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		 * a hard one then moves the next target up rather than ending
 		 * it */
 		double slice = until - now_s();
+		/* (within 0.1% the next peak below gets all the time anyway) */
 		bool first = ps->hi != INT64_MAX && !pst->closed &&
-			     t == below;
+			     t == below &&
+			     (double)(ps->hi - from) > 1e-3 * (double)ps->hi;
 		if (first)
 			slice *= 2.0 / 3;
 		else if (ps->hi != INT64_MAX && t < below)
