@@ -13,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 hoff=$root/build/hoffopt
 limit=60
-maxops=${MAXOPS:-150}
+. "$root/bench/small_graphs.sh"
 while getopts "b:t:" o; do
 	case $o in
 	b) hoff=$OPTARG ;;
@@ -23,23 +23,8 @@ while getopts "b:t:" o; do
 done
 shift $((OPTIND - 1))
 # getopts consumed the "--": what is not a .json file is an option
-extra=()
-graphs=()
-for a in "$@"; do
-	case $a in
-	--) ;;
-	*.json) graphs+=("$a") ;;
-	*) extra+=("$a") ;;
-	esac
-done
+split_args "$@"
 [ -x "$hoff" ] || { echo "exact_table.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
-if [ ${#graphs[@]} -eq 0 ]; then
-	for g in "$root"/data/*.json; do
-		case $g in *.schedule.json) continue ;; esac
-		n=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['ops']) if d.get('format')=='hoffopt.graph' else 0)" "$g")
-		[ "$n" -gt 0 ] && [ "$n" -le "$maxops" ] && graphs+=("$g")
-	done
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for g in "${graphs[@]}"; do

@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 hoff=$root/build/hoffopt
 limit=60
 climit=120
-maxops=${MAXOPS:-150}
+. "$root/bench/small_graphs.sh"
 while getopts "b:t:c:" o; do
 	case $o in
 	b) hoff=$OPTARG ;;
@@ -24,24 +24,10 @@ while getopts "b:t:c:" o; do
 	esac
 done
 shift $((OPTIND - 1))
-extra=()
-graphs=()
-for a in "$@"; do
-	case $a in
-	--) ;;
-	*.json) graphs+=("$a") ;;
-	*) extra+=("$a") ;;
-	esac
-done
+# getopts consumed the "--": what is not a .json file is an option
+split_args "$@"
 [ -x "$hoff" ] || { echo "probe_cbc.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
 command -v cbc > /dev/null || { echo "probe_cbc.sh: no cbc (apt-get install coinor-cbc)" >&2; exit 2; }
-if [ ${#graphs[@]} -eq 0 ]; then
-	for g in "$root"/data/*.json; do
-		case $g in *.schedule.json) continue ;; esac
-		n=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['ops']) if d.get('format')=='hoffopt.graph' else 0)" "$g")
-		[ "$n" -gt 0 ] && [ "$n" -le "$maxops" ] && graphs+=("$g")
-	done
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for g in "${graphs[@]}"; do

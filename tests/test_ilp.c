@@ -919,6 +919,16 @@ static hoff_graph *data_graph(const char *src, const char *name)
 	return g;
 }
 
+/* data/NAME parsed, or the test skipped (no source tree, no file). */
+static hoff_graph *data_graph_or_skip(const char *name)
+{
+	const char *src = tu_src_dir();
+	hoff_graph *g = src ? data_graph(src, name) : NULL;
+	if (!g)
+		skip();
+	return g;
+}
+
 /* The small graphs of data/ (at most 30 ops) with a short limit: legal,
  * and never worse than greedy. */
 static void test_data_graphs(void **state)
@@ -959,12 +969,7 @@ static void test_data_graphs(void **state)
 static void test_root_cuts_train_probe(void **state)
 {
 	(void)state;
-	const char *src = tu_src_dir();
-	if (!src)
-		skip();
-	hoff_graph *g = data_graph(src, "llama3-8b-train-2l.json");
-	if (!g)
-		skip();
+	hoff_graph *g = data_graph_or_skip("llama3-8b-train-2l.json");
 	hoff_err e = {{0}};
 	hoff_ilp_opts o = opts_overhead(0.01);
 	hoff_ilp *m = NULL;
@@ -1002,12 +1007,7 @@ static void test_root_cuts_train_probe(void **state)
 static void test_descent_beats_greedy(void **state)
 {
 	(void)state;
-	const char *src = tu_src_dir();
-	if (!src)
-		skip();
-	hoff_graph *g = data_graph(src, "mixtral-8x7b-decode-2l.json");
-	if (!g)
-		skip();
+	hoff_graph *g = data_graph_or_skip("mixtral-8x7b-decode-2l.json");
 	hoff_ilp_opts o = opts_overhead(0.01);
 	o.time_limit_s = 5;
 	hoff_exact_report rep;
