@@ -66,6 +66,12 @@
  *      q(w) = floor((w - 1) / 2) the last boundary at or before w
  *  (8) store time (budget-mode models only), the hull of Q_iw in {0, 1}:
  *      (D^s_i - sum_{a_i < k <= w/2} d_k) Q_iw <= sum_{a_i < k <= w/2} s_k
+ *  (9) fetch time (budget-mode models only), the same for fetches
+ *  (10) issue deadlines (overhead mode's min-peak model): with S the
+ *      stall bound, sum_{i in A} R_i(q) >= |A| - m for the START fetches
+ *      A on one channel due by op b, m the most of them that fit in
+ *      sum_{q+1 < k < b} d_k + S
+ *  (11) Q_iw = 0 where the store cannot be done by w even with all of S
  *  budget mode:    min sum_{k<=n} s_k               (total stall)
  *  overhead mode:  min Pk, Pk <= device memory,
  *                  sum_k d_k + sum_k s_k <= (1 + X) lower_bound
@@ -1292,6 +1298,93 @@ static void fetch_time_rows(hoff_ilp *m, rowb *r)
 	}
 }
 
+/* (10) Issue deadlines, in models whose total stall is at most S (the
+ * overhead mode's bound, a probe's stall row). The START fetches on one
+ * h2d channel due by op b (set A, b_i <= b) that are not issued by
+ * boundary q move only in windows sigma_{q+2} .. sigma_b: rows (4) and
+ * (5) give  sum_{i in A} D_i (1 - R_i(q)) <= sum_{q+1 < k < b} d_k + S
+ * = cap. At most m of them fit in cap, m the most of the shortest whose
+ * durations sum to at most cap, so
+ *   sum_{i in A} R_i(q) >= |A| - m,
+ * the integer rounding of that knapsack, which the relaxation misses: it
+ * issues a fraction of each fetch early and pays for that fraction's
+ * bytes only. On deepseek-v3-decode-4l the eight expert fetches keep the
+ * h2d channel busy from the start to within 133 us of the bound, so one
+ * must be issued before op 5 (0.48 ms): its 88 MB are on the device
+ * while every weight still is. The rows are valid for every integer
+ * solution; q goes down from b - 2 while |A| - m >= 1 (cap only grows). */
+static bool deadline_rows(hoff_ilp *m, rowb *r, int64_t most)
+{
+	int32_t *set = hoff_alloc((size_t)m->niv + 1, sizeof *set);
+	int64_t *dur = hoff_alloc((size_t)m->niv + 1, sizeof *dur);
+	if (!set || !dur) {
+		free(set);
+		free(dur);
+		return false;
+	}
+	for (int32_t c = 0; c < m->g->ntiers; c++) {
+		for (int32_t b = 0; b < m->n; b++) {
+			int32_t na = 0, due = 0;
+			for (int32_t i = 0; i < m->niv; i++) {
+				const hoff_ilp_iv *v = &m->iv[i];
+				if (v->kind != HOFF_ILP_START || v->tier != c ||
+				    v->rmap < 0 || v->b > b)
+					continue;
+				due += v->b == b;
+				/* durations kept ascending */
+				int32_t at = na++;
+				for (; at > 0 && dur[at - 1] > v->fetch_ps; at--)
+					dur[at] = dur[at - 1];
+				dur[at] = v->fetch_ps;
+				set[na - 1] = i;
+			}
+			if (!due)
+				continue; /* the same set as the last deadline */
+			int64_t cap = most, fit = 0;
+			int32_t fits = 0;
+			for (int32_t q = b - 2; q >= -1; q--) {
+				if (q + 2 < b)
+					cap += m->g->op[q + 2].time_ps;
+				while (fits < na && fit + dur[fits] <= cap)
+					fit += dur[fits++];
+				if (fits == na)
+					break;
+				row_begin(r, HOFF_ILP_GE, na - fits, 'I', b);
+				for (int32_t j = 0; j < na; j++)
+					row_add(r, r_at(m, &m->iv[set[j]], q), 1);
+				row_end(r);
+			}
+		}
+	}
+	free(set);
+	free(dur);
+	return true;
+}
+
+/* (11) Stores too slow for the stall bound S: by instant w a store issued
+ * after touch a_i has had the ops' time in the windows up to w and at
+ * most S of stall. When D^s_i is more than that, row (8) would leave
+ * Q_iw a fraction, at most S / lack, that no schedule has: Q_iw = 0. */
+static void slow_stores(hoff_ilp *m, int64_t most)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		int32_t prev = 0, u = v->ys_lo + 1; /* op windows summed */
+		int64_t lack = v->store_ps;
+		for (int32_t w = v->q_lo; v->zs && w <= v->q_hi; w++) {
+			int32_t c = q_at(m, v, w);
+			if (c == prev)
+				continue;
+			prev = c;
+			for (; u <= w; u += 2)
+				lack -= m->g->op[(u - 1) / 2].time_ps;
+			if (lack <= most)
+				break; /* and at every later w */
+			m->cub[c] = 0;
+		}
+	}
+}
+
 /* (7) Memory rows at the constrained instants. */
 static bool memory_rows(hoff_ilp *m, rowb *r)
 {
@@ -1585,6 +1678,12 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		for (int32_t k = 0; k <= n; k++)
 			row_add(&r, m->s_col[k], 1);
 		row_end(&r);
+		/* (10) not in the probes: llama3-8b-train-2l's has 38 of
+		 * them, none binding, and its root rounds then stall 0.1 ms
+		 * short of infeasible instead of answering it */
+		if (!m->budget_mode && !deadline_rows(m, &r, most))
+			goto oom;
+		slow_stores(m, most);
 	}
 	if (r.oom)
 		goto oom;

@@ -414,6 +414,94 @@ static void test_hand_overhead(void **state)
 	hoff_graph_free(g);
 }
 
+/* Issue deadlines (10) and slow stores (11), by hand, on an expert chain
+ * like deepseek-v3-decode-4l's. e1 and e2 (10 MB each, on the host) take
+ * 10 ms each to fetch; op1 uses e1, op2 e2. op0 (1 ms) reads the input
+ * in (20 MB, freed at op0's end) and writes x (1 MB); v (30 MB, a weight
+ * on the device) is read by op0 and could only leave by a 30 ms store.
+ * The lower bound is 20.1 ms (both fetches, then op2), so with X = 1%
+ * the stall is at most S = 20.301 - 1.2 = 19.101 ms. Fetches issued
+ * after op0 get op1's 0.1 ms and S: 19.201 ms for 20 ms of work, so one
+ * is issued at time 0, while in is on the device: the least peak is
+ * in + x + v + one expert = 61 MB, at op0's start (e2 can wait for e1's
+ * detach after op1: its fetch ends at 20.1 ms, the makespan 20.2 ms).
+ * Without the rows (10) the relaxation issues 8% of the experts at time
+ * 0 (0.8 ms of fetch in op0, the rest fits after) and its peak is 51.8
+ * MB. v's store cannot be done within 1.2 ms of ops and S (11). */
+static void test_hand_deadlines(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(GRAPH(
+		"1000000000",
+		"{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"v\", \"bytes\": 30000000, \"kind\": \"weight\"},"
+		"{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"in\", \"v\"], \"outputs\": "
+		"[\"x\"], \"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "
+		"[\"a\"], \"time_s\": 0.0001},"
+		"{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\"], \"outputs\": "
+		"[\"y\"], \"time_s\": 0.0001}"));
+	hoff_ilp_opts o = opts_overhead(0.01);
+	o.prune = false;
+	hoff_err e;
+	hoff_ilp *m = NULL;
+	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(m->bound_ps - m->compute_ps, 19101 * MS / 1000);
+	/* (10): R_e1(q) + R_e2(q) >= 1 at q = 0 and q = -1 */
+	int32_t ni = 0;
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		if (m->rtag[i] != 'I')
+			continue;
+		assert_int_equal(m->rarg[i], 2);
+		assert_int_equal(m->rtype[i], HOFF_ILP_GE);
+		assert_true(m->rrhs[i] == 1);
+		assert_int_equal(m->roff[i + 1] - m->roff[i], 2);
+		for (int64_t j = m->roff[i]; j < m->roff[i + 1]; j++) {
+			int32_t c = m->rcol[j];
+			assert_int_equal(m->ctag[c], 'R');
+			assert_int_equal(m->carg1[c], 0 - ni);
+			assert_true(m->rval[j] == 1);
+		}
+		ni++;
+	}
+	assert_int_equal(ni, 2);
+	/* (11): v's tail store has no Q that can be 1 */
+	int32_t nq = 0;
+	for (int32_t j = 1; j <= m->ncols; j++) {
+		if (m->ctag[j] != 'Q')
+			continue;
+		const hoff_ilp_iv *v = &m->iv[m->carg0[j]];
+		if (strcmp(g->tensor[v->t].id, "v") == 0) {
+			assert_true(m->cub[j] == 0);
+			nq++;
+		}
+	}
+	assert_true(nq > 0);
+	double bound;
+	bool ok;
+	assert_int_equal(hoff_ilp_lp_bound(m, 10, &bound, &ok, &e), HOFF_OK);
+	assert_true(ok);
+	print_message("bound %.6f MB\n", bound * m->bu / MB);
+	assert_true(fabs(bound * m->bu - 61.0 * MB) < 1);
+	hoff_ilp_free(m);
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+	assert_int_equal(rep.best.peak_bytes, 61 * MB);
+	assert_true(rep.bound == rep.objective);
+	assert_true(rep.best.makespan_ps <= 20301 * MS / 1000);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* ---------------------------------------------------------------------
  * Seeded random tiny graphs against the brute force.
  */
@@ -1261,6 +1349,7 @@ int main(void)
 		cmocka_unit_test(test_hand_budget_store),
 		cmocka_unit_test(test_hand_store_time),
 		cmocka_unit_test(test_hand_fetch_time),
+		cmocka_unit_test(test_hand_deadlines),
 		cmocka_unit_test(test_hand_overhead),
 		cmocka_unit_test(test_random_vs_bruteforce),
 		cmocka_unit_test(test_prune_keeps_optimum),
