@@ -1665,9 +1665,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	channel_rows(m, &r, &cp);
 	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
 		goto oom;
-	/* (8), (9): not in the min-peak model, where GLPK's MIR cut rounds
-	 * at the root did worse with them (solver/README.md) */
-	if (m->budget_mode) {
+	/* (8), (9): in the min-peak model only for its LP floor, since
+	 * GLPK's MIR cut rounds at its root did worse with them
+	 * (solver/README.md) */
+	if (m->budget_mode || o->floor_rows) {
 		time_rows(m, &r);
 		fetch_time_rows(m, &r);
 	}
@@ -3277,8 +3278,14 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		bool ok = false;
 		double left = o->time_limit_s - (now_s() - tb);
 		double share = round == 0 ? LP_FLOOR_SHARE : 0.25;
-		if ((st = hoff_ilp_lp_bound(m, fmax(1, share * left), &lp, &ok,
-					    e)) != HOFF_OK)
+		hoff_ilp_opts of = o2;
+		of.floor_rows = true;
+		hoff_ilp *mf = NULL;
+		if ((st = hoff_ilp_build(g, &of, &mf, e)) != HOFF_OK)
+			goto out;
+		st = hoff_ilp_lp_bound(mf, fmax(1, share * left), &lp, &ok, e);
+		hoff_ilp_free(mf);
+		if (st != HOFF_OK)
 			goto out;
 		lp_ok = lp_ok || ok;
 		double fl = bytes_under(m, lp);

@@ -75,6 +75,9 @@ typedef struct hoff_ilp_opts {
 				  search's probes set it */
 	bool first_solution;   /* stop at the first incumbent (a
 				  feasibility probe) */
+	bool floor_rows;       /* overhead mode: rows (8) and (9) in the
+				  min-peak model too (the pipeline's LP
+				  floor sets it, ilp.c) */
 	bool no_mir;           /* GLPK's MIR cuts off in every solve (the
 				  bound phase's retry sets it, ilp.c) */
 	double bound_share;    /* overhead mode: share of the time spent on
