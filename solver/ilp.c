@@ -1237,24 +1237,45 @@ static bool store_fifo_rows(hoff_ilp *m, rowb *r)
  *   (D_i - sum d_k) Q_iw <= sum s_k    (k in a_i + 1 .. the stage of w)
  * the hull of Q_iw in {0, 1} (no integer solution is cut). With no stall
  * column in range, Q_iw = 0: the store cannot be complete by w. */
+/* Walks the Q columns of store interval v in order of their first
+ * instant w: the column c in force from w, and lack, D_i less the ops'
+ * time in the windows from the store's issue to w. */
+typedef struct qwalk {
+	int32_t w, c, u; /* u: the next op window to take off */
+	int64_t lack;
+} qwalk;
+
+static qwalk qwalk_start(const hoff_ilp_iv *v)
+{
+	return (qwalk){.w = v->q_lo - 1, .u = v->ys_lo + 1,
+		       .lack = v->store_ps};
+}
+
+static bool qwalk_next(const hoff_ilp *m, const hoff_ilp_iv *v, qwalk *q)
+{
+	int32_t prev = q->c;
+	while (v->zs && ++q->w <= v->q_hi) {
+		q->c = q_at(m, v, q->w);
+		if (q->c != prev)
+			break;
+	}
+	if (!v->zs || q->w > v->q_hi)
+		return false;
+	for (; q->u <= q->w; q->u += 2)
+		q->lack -= m->g->op[(q->u - 1) / 2].time_ps;
+	return true;
+}
+
 static void time_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		int32_t prev = 0, u = v->ys_lo + 1; /* op windows summed */
-		int64_t lack = v->store_ps;
-		for (int32_t w = v->q_lo; v->zs && w <= v->q_hi; w++) {
-			int32_t c = q_at(m, v, w);
-			if (c == prev)
-				continue;
-			prev = c;
-			for (; u <= w; u += 2)
-				lack -= m->g->op[(u - 1) / 2].time_ps;
-			if (lack <= 0)
-				break; /* and at every later w */
+		/* lack only falls: once none, none at every later w */
+		for (qwalk q = qwalk_start(v); qwalk_next(m, v, &q) &&
+					       q.lack > 0;) {
 			row_begin(r, HOFF_ILP_LE, 0, 'D', i);
-			row_add(r, c, (double)lack / m->tu);
-			for (int32_t k = v->ys_lo / 2; 2 * k <= w; k++)
+			row_add(r, q.c, (double)q.lack / m->tu);
+			for (int32_t k = v->ys_lo / 2; 2 * k <= q.w; k++)
 				row_add(r, m->s_col[k], -1);
 			row_end(r);
 		}
@@ -1298,8 +1319,8 @@ static void fetch_time_rows(hoff_ilp *m, rowb *r)
 	}
 }
 
-/* (10) Issue deadlines, in models whose total stall is at most S (the
- * overhead mode's bound, a probe's stall row). The START fetches on one
+/* (10) Issue deadlines, in the min-peak model, whose total stall is at
+ * most S (the overhead mode's bound). The START fetches on one
  * h2d channel due by op b (set A, b_i <= b) that are not issued by
  * boundary q move only in windows sigma_{q+2} .. sigma_b: rows (4) and
  * (5) give  sum_{i in A} D_i (1 - R_i(q)) <= sum_{q+1 < k < b} d_k + S
@@ -1310,7 +1331,7 @@ static void fetch_time_rows(hoff_ilp *m, rowb *r)
  * issues a fraction of each fetch early and pays for that fraction's
  * bytes only. On deepseek-v3-decode-4l the eight expert fetches keep the
  * h2d channel busy from the start to within 133 us of the bound, so one
- * must be issued before op 5 (0.48 ms): its 88 MB are on the device
+ * is issued by boundary 7 (120 us in): its 88 MB are on the device
  * while every weight still is. The rows are valid for every integer
  * solution; q goes down from b - 2 while |A| - m >= 1 (cap only grows). */
 static bool deadline_rows(hoff_ilp *m, rowb *r, int64_t most)
@@ -1361,7 +1382,8 @@ static bool deadline_rows(hoff_ilp *m, rowb *r, int64_t most)
 	return true;
 }
 
-/* (11) Stores too slow for the stall bound S: by instant w a store issued
+/* (11) Stores too slow for the stall bound S (the min-peak model and the
+ * probes): by instant w a store issued
  * after touch a_i has had the ops' time in the windows up to w and at
  * most S of stall. When D^s_i is more than that, row (8) would leave
  * Q_iw a fraction, at most S / lack, that no schedule has: Q_iw = 0. */
@@ -1369,19 +1391,9 @@ static void slow_stores(hoff_ilp *m, int64_t most)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		int32_t prev = 0, u = v->ys_lo + 1; /* op windows summed */
-		int64_t lack = v->store_ps;
-		for (int32_t w = v->q_lo; v->zs && w <= v->q_hi; w++) {
-			int32_t c = q_at(m, v, w);
-			if (c == prev)
-				continue;
-			prev = c;
-			for (; u <= w; u += 2)
-				lack -= m->g->op[(u - 1) / 2].time_ps;
-			if (lack <= most)
-				break; /* and at every later w */
-			m->cub[c] = 0;
-		}
+		for (qwalk q = qwalk_start(v); qwalk_next(m, v, &q) &&
+					       q.lack > most;)
+			m->cub[q.c] = 0;
 	}
 }
 
