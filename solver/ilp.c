@@ -64,9 +64,10 @@
  *      F_w - sum_i B_i (zd_i - R_i(q(w)) + Q_i(w)) <= cap   (or <= Pk)
  *      F_w: memory with nothing offloaded (analysis.c's closed form),
  *      q(w) = floor((w - 1) / 2) the last boundary at or before w
- *  (8) store time (budget-mode models only), the hull of Q_iw in {0, 1}:
+ *  (8) store time (budget-mode models and the min-peak model's LP floor),
+ *      the hull of Q_iw in {0, 1}:
  *      (D^s_i - sum_{a_i < k <= w/2} d_k) Q_iw <= sum_{a_i < k <= w/2} s_k
- *  (9) fetch time (budget-mode models only), the same for fetches
+ *  (9) fetch time (where (8) is), the same for fetches
  *  (10) issue deadlines (overhead mode's min-peak model): with S the
  *      stall bound, sum_{i in A} R_i(q) >= |A| - m for the START fetches
  *      A on one channel due by op b, m the most of them that fit in
