@@ -569,6 +569,7 @@ typedef struct plan {
 	int32_t *P;     /* allowed boundaries, pooled */
 	int32_t *Poff;  /* (niv + 1) */
 	uint8_t *keep;  /* (niv) */
+	uint8_t *late;  /* (niv) 1: its fetch cannot fit (crowded), or NULL */
 } plan;
 
 /* Absent range of interval v: instants it may be off the device. */
@@ -610,6 +611,45 @@ static bool push_P(plan *pl, size_t *cap, size_t *np, size_t from,
 	return true;
 }
 
+/* (12) Crowded channels, in every model with a stall bound S (the
+ * min-peak model, the probes). The START fetches on a tier due by op b
+ * (work W_b, fixed) and an optional fetch i due by b_i <= b all move on
+ * that tier's h2d channel before op b starts, at most
+ * T_b = sum_{k<b} d_k + S after time 0. When D^f_i > T_b - W_b for some
+ * such b, interval i has no schedule (sel_i = 0), and it is dropped
+ * (late[i] = 1). On deepseek-v3-decode-4l the eight expert fetches leave
+ * 133 us by op 47: of the 120 intervals, every weight's store at the
+ * start and fetch back before its first use goes (its fetch is 160 us or
+ * more), and of those only the KV blocks' (53 us) stay. */
+static void crowded(const hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
+		    int64_t most, int64_t *slack, uint8_t *late)
+{
+	const int32_t n = m->n;
+	for (int32_t c = 0; c < m->g->ntiers; c++) {
+		/* slack[b] = T_b - W_b, then its minimum over b' >= b */
+		memset(slack, 0, (size_t)n * sizeof *slack);
+		for (int32_t i = 0; i < nall; i++)
+			if (all[i].kind == HOFF_ILP_START && all[i].tier == c &&
+			    all[i].b < n)
+				slack[all[i].b] -= all[i].fetch_ps;
+		int64_t cum = 0, work = 0;
+		for (int32_t b = 0; b < n; b++) {
+			work -= slack[b];
+			slack[b] = cum + most - work;
+			cum += m->g->op[b].time_ps;
+		}
+		for (int32_t b = n - 2; b >= 0; b--)
+			if (slack[b + 1] < slack[b])
+				slack[b] = slack[b + 1];
+		for (int32_t i = 0; i < nall; i++) {
+			const hoff_ilp_iv *v = &all[i];
+			if (v->kind != HOFF_ILP_START && v->tier == c &&
+			    v->b < n && v->fetch_ps > slack[v->b])
+				late[i] = 1;
+		}
+	}
+}
+
 /* Chooses the intervals kept and their boundaries for stride K; returns
  * the binaries that would need, or -1 on OOM. An interval is kept when
  * it can be off the device at a binding instant, or when it is a DIRTY
@@ -644,6 +684,8 @@ static int64_t make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		}
 		bool tail = v->b >= n;
 		pl->keep[i] = 0;
+		if (pl->late && pl->late[i])
+			continue;
 		if (v->kind == HOFF_ILP_START ||
 		    (nhot > 0 && (tail || inrange > 0)))
 			pl->keep[i] = 1;
@@ -697,6 +739,7 @@ static int64_t make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		/* one covering nothing may still create a stall before op b
 		 * that lets a pending store drain before a binding instant */
 		bool staller = !pl->keep[i] && !tail && pend[v->b] > 0 &&
+			       !(pl->late && pl->late[i]) &&
 			       (m->hot[IDX(2 * v->b)] ||
 				m->hot[IDX(2 * v->b - 1)]);
 		if (!pl->keep[i] && !staller)
@@ -1560,6 +1603,20 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	pl.keep = hoff_alloc((size_t)nall + 1, sizeof *pl.keep);
 	if (!pl.Poff || !pl.keep)
 		goto oom;
+	const bool stall_bound = !m->budget_mode || o->max_stall_ps != HOFF_NONE;
+	const int64_t most = !stall_bound      ? 0
+			     : m->budget_mode ? o->max_stall_ps
+					      : m->bound_ps - m->compute_ps;
+	if (stall_bound && o->prune) {
+		int64_t *slack = hoff_alloc((size_t)n + 1, sizeof *slack);
+		pl.late = hoff_zalloc((size_t)nall + 1, sizeof *pl.late);
+		if (!slack || !pl.late) {
+			free(slack);
+			goto oom;
+		}
+		crowded(m, all, nall, most, slack, pl.late);
+		free(slack);
+	}
 	int32_t K = o->stride > 0 ? o->stride : 1;
 	int64_t bins = make_plan(m, all, nall, K, &pl);
 	/* the overhead search's probes are pruned at their caps, below the
@@ -1685,9 +1742,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		time_rows(m, &r);
 		fetch_time_rows(m, &r);
 	}
-	if (!m->budget_mode || o->max_stall_ps != HOFF_NONE) {
-		int64_t most = m->budget_mode ? o->max_stall_ps
-					      : m->bound_ps - m->compute_ps;
+	if (stall_bound) {
 		row_begin(&r, HOFF_ILP_LE, (double)most / m->tu, 'B', 0);
 		for (int32_t k = 0; k <= n; k++)
 			row_add(&r, m->s_col[k], 1);
@@ -1735,6 +1790,7 @@ done:
 	free(pl.P);
 	free(pl.Poff);
 	free(pl.keep);
+	free(pl.late);
 	free(dl);
 	free(cover);
 	free(scratch);
@@ -3243,6 +3299,59 @@ static hoff_status stride_for_start(const hoff_graph *g, const judged *jg,
 	return HOFF_OK;
 }
 
+/* Overhead mode: greedy's schedule repaired on the simulator (the local
+ * search of the decoded schedules, toward a lower simulated peak within
+ * the bound) and mapped into m. When its model peak is below that of
+ * greedy's mapping (*start, have_start), it becomes the start; the
+ * repaired schedule is kept in *sim when it fits either way (the
+ * returned schedule can be the simulator's best). On
+ * deepseek-v3-decode-4l greedy issues two expert prefetches at one
+ * boundary (its model peak, 7814295040 B); the repair issues the second
+ * one op later, 23 us of the overhead's 133, and its peak is the early
+ * one, 7808993792 B: a start 0.07% lower. */
+static hoff_status repaired_start(const hoff_graph *g, const hoff_ilp *m,
+				  const judged *jg, double until,
+				  double *start, bool *have_start,
+				  judged *sim, hoff_err *e)
+{
+	const size_t nc = (size_t)m->ncols + 1;
+	hoff_status st = HOFF_OK;
+	hoff_err e2;
+	judged jr = {0};
+	int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	double *x = hoff_alloc(nc, sizeof *x);
+	if (!pick || !x) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	hoff_ilp_picks_of(m, jg->s, pick);
+	hoff_sched *s = NULL;
+	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e2) !=
+	    HOFF_OK)
+		goto out;
+	if ((st = judge(m, g, s, &jr, e)) != HOFF_OK) {
+		hoff_sched_free(s);
+		goto out;
+	}
+	repair(m, m, g, pick, &jr, until, &st, e);
+	if (st != HOFF_OK || !jr.fits)
+		goto out;
+	hoff_ilp_picks_of(m, jr.s, pick);
+	if (hoff_ilp_start(m, pick, x, &e2) &&
+	    (!*have_start ||
+	     hoff_ilp_model_peak(m, x) < hoff_ilp_model_peak(m, start))) {
+		memcpy(start, x, nc * sizeof *x);
+		*have_start = true;
+	}
+	*sim = jr;
+	jr.s = NULL;
+out:
+	hoff_sched_free(jr.s);
+	free(pick);
+	free(x);
+	return st;
+}
+
 hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			   hoff_sched **out, hoff_exact_report *rep,
 			   hoff_err *e)
@@ -3340,6 +3449,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		have_start = greedy_start(m, &jg, pick, start);
 	/* the limit covers the whole run: greedy, bounds, start */
 	double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
+	if (!m->budget_mode && o->incumbent && !m->infeasible && jg.legal &&
+	    (st = repaired_start(g, m, &jg, now_s() + span, start,
+				 &have_start, &ps.sim, e)) != HOFF_OK)
+		goto out;
 	const hoff_ilp *xm = m; /* the model sol.x belongs to */
 	if (m->budget_mode) {
 		m->o.time_limit_s =

@@ -414,6 +414,64 @@ static void test_hand_overhead(void **state)
 	hoff_graph_free(g);
 }
 
+/* Crowded channels (12), by hand, on test_hand_deadlines' expert chain
+ * with two device weights read by op0 and op2: w (1 MB, a 1 ms fetch)
+ * and k (100 KB, 0.1 ms). By op2's start the h2d channel has had at most
+ * op0 + op1 + S = 20.201 ms, and e1 and e2 take 20 ms of it: 0.201 ms
+ * are left, so w's fetch back before op2 cannot fit and its interval
+ * (stored after op0) is dropped; k's fits and stays. Without pruning
+ * both stay. The optimum is the same either way (61 MB + w + k, at op0's
+ * start). */
+static void test_hand_crowded(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(GRAPH(
+		"1000000000",
+		"{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"v\", \"bytes\": 30000000, \"kind\": \"weight\"},"
+		"{\"id\": \"w\", \"bytes\": 1000000, \"kind\": \"weight\"},"
+		"{\"id\": \"k\", \"bytes\": 100000, \"kind\": \"weight\"},"
+		"{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"in\", \"v\", \"w\", \"k\"], "
+		"\"outputs\": [\"x\"], \"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "
+		"[\"a\"], \"time_s\": 0.0001},"
+		"{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\", \"w\", \"k\"], "
+		"\"outputs\": [\"y\"], \"time_s\": 0.0001}"));
+	for (int prune = 0; prune < 2; prune++) {
+		hoff_ilp_opts o = opts_overhead(0.01);
+		o.prune = prune;
+		hoff_err e;
+		hoff_ilp *m = NULL;
+		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		int32_t wback = 0, kback = 0;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			const char *id = g->tensor[v->t].id;
+			if (v->a == 0 && v->b == 2) {
+				wback += strcmp(id, "w") == 0;
+				kback += strcmp(id, "k") == 0;
+			}
+		}
+		assert_int_equal(wback, !prune);
+		assert_int_equal(kback, 1);
+		hoff_ilp_free(m);
+		hoff_exact_report rep;
+		hoff_sched *s = run_exact(g, &o, &rep);
+		assert_true(rep.feasible);
+		assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+		assert_int_equal(rep.best.peak_bytes, 61 * MB + 1100000);
+		hoff_sched_free(s);
+	}
+	hoff_graph_free(g);
+}
+
 /* Issue deadlines (10) and slow stores (11), by hand, on an expert chain
  * like deepseek-v3-decode-4l's. e1 and e2 (10 MB each, on the host) take
  * 10 ms each to fetch; op1 uses e1, op2 e2. op0 (1 ms) reads the input
@@ -1047,6 +1105,35 @@ static void test_data_graphs(void **state)
 		skip();
 }
 
+/* The repaired start (overhead mode): on deepseek-v3-decode-4l greedy
+ * issues two expert prefetches after op 40 (its peak, 7814295040 B, is
+ * there); repaired on the simulator, the second goes one op later and
+ * the peak is the early one, 7808993792 B, with the first expert on the
+ * device before any store can finish. It maps into the model, so the
+ * search starts from it: within 3 s the best is at most that. */
+static void test_repaired_start(void **state)
+{
+	(void)state;
+	const char *src = tu_src_dir();
+	if (!src)
+		skip();
+	hoff_graph *g = data_graph(src, "deepseek-v3-decode-4l.json");
+	if (!g)
+		skip();
+	hoff_ilp_opts o = opts_overhead(0.01);
+	o.time_limit_s = 3;
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_non_null(s);
+	assert_int_equal(rep.greedy.peak_bytes, 7814295040);
+	assert_true(rep.has_objective);
+	assert_true(rep.objective <= 7808993792.0);
+	assert_true(rep.best.peak_bytes <= 7808993792);
+	assert_true(rep.best.makespan_ps <= rep.bound_ps);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* The root's cut rounds (glpk_backend.c) on llama3-8b-train-2l's probe
  * just under its best, 15305211908 B: a peak of at most 15305203717 B
  * (the cap) within 1% of lower_bound_s. The LP relaxation alone is
@@ -1129,10 +1216,10 @@ static void exact_stride(const hoff_graph *g, const hoff_ilp_opts *o,
 /* An automatic stride too coarse to hold greedy's schedule is refined.
  * DeepSeek-V3 decode, 4 layers, 1024 tokens cached, on the H200 preset:
  * transfer-bound (the routed experts come from the host back to back).
- * With 2500 binaries aimed at, the automatic stride is 4 (1482); there
- * greedy's schedule does not map (its rounded-up expert prefetches stall
- * past the overhead bound), nor at stride 2. At stride 1 (4818 binaries,
- * within twice the aim) it does, and the schedule returned is no worse than
+ * With 1200 binaries aimed at, the automatic stride is 4; there greedy's
+ * schedule does not map (its rounded-up expert prefetches stall past the
+ * overhead bound), nor at stride 2. At stride 1 (2319 binaries, within
+ * twice the aim) it does, and the schedule returned is no worse than
  * greedy's. A stride the user sets is kept, and so is budget mode's
  * automatic one (8 with 1000 binaries aimed at, no start). */
 static void test_stride_holds_greedy(void **state)
@@ -1149,14 +1236,14 @@ static void test_stride_holds_greedy(void **state)
 	assert_int_equal(hoff_model_build(&mo, &g, &e), HOFF_OK);
 	hoff_ilp_opts o = opts_overhead(0.01);
 	o.time_limit_s = 1;
-	o.max_binaries = 2500;
+	o.max_binaries = 1200;
 	hoff_ilp *m = NULL;
 	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
 	assert_int_equal(m->stride, 4);
 	hoff_ilp_free(m);
 	hoff_exact_report rep;
 	exact_stride(g, &o, 1, true, &rep);
-	assert_int_equal(rep.nbin, 4818);
+	assert_int_equal(rep.nbin, 2319);
 	assert_true(rep.best.peak_bytes <= rep.greedy.peak_bytes);
 	o.stride = 4;
 	exact_stride(g, &o, 4, false, &rep);
@@ -1350,6 +1437,7 @@ int main(void)
 		cmocka_unit_test(test_hand_store_time),
 		cmocka_unit_test(test_hand_fetch_time),
 		cmocka_unit_test(test_hand_deadlines),
+		cmocka_unit_test(test_hand_crowded),
 		cmocka_unit_test(test_hand_overhead),
 		cmocka_unit_test(test_random_vs_bruteforce),
 		cmocka_unit_test(test_prune_keeps_optimum),
@@ -1357,6 +1445,7 @@ int main(void)
 		cmocka_unit_test(test_time_limit),
 		cmocka_unit_test(test_export_and_cbc),
 		cmocka_unit_test(test_data_graphs),
+		cmocka_unit_test(test_repaired_start),
 		cmocka_unit_test(test_descent_beats_greedy),
 		cmocka_unit_test(test_stride_holds_greedy),
 		cmocka_unit_test(test_min_peak_tol_obj),
