@@ -151,7 +151,7 @@ static hoff_status check_model(const hoff_ilp *m, hoff_err *e)
 	for (int32_t j = 1; j <= m->ncols; j++)
 		if (!isfinite(m->clb[j]) || isnan(m->cub[j]) ||
 		    m->clb[j] > m->cub[j] || !isfinite(m->cobj[j]) ||
-		    (m->cbin[j] && (m->clb[j] < 0 || m->cub[j] > 1)))
+		    (m->cbin[j] == 1 && (m->clb[j] < 0 || m->cub[j] > 1)))
 			return hoff_seterr(e, HOFF_EINPUT,
 					   "exact: column %d has bad bounds "
 					   "(a bug)",
@@ -405,6 +405,26 @@ static double user_units(const hoff_ilp *m, double v)
 	return m->budget_mode ? v * m->tu / 1e12 : v * m->bu;
 }
 
+/* The fetch counts (13) are branched on first: O_c, then X_cq with the
+ * earliest boundary q; GLPK picks the child. */
+static void branch_counts(const cbctx *c, glp_tree *T)
+{
+	int pick = 0;
+	for (int j = 1; j <= c->nq; j++) {
+		int o = c->qmap[j];
+		if (!o || (c->m->ctag[o] != 'X' && c->m->ctag[o] != 'O') ||
+		    !glp_ios_can_branch(T, j))
+			continue;
+		int p = pick ? c->qmap[pick] : 0;
+		if (!pick || (c->m->ctag[o] == 'O' && c->m->ctag[p] == 'X') ||
+		    (c->m->ctag[o] == c->m->ctag[p] &&
+		     c->m->carg1[o] < c->m->carg1[p]))
+			pick = j;
+	}
+	if (pick)
+		glp_ios_branch_upon(T, pick, GLP_NO_BRNCH);
+}
+
 static void callback(glp_tree *T, void *info)
 {
 	cbctx *c = info;
@@ -419,6 +439,8 @@ static void callback(glp_tree *T, void *info)
 	int a_cnt, n_cnt, t_cnt;
 	glp_ios_tree_size(T, &a_cnt, &n_cnt, &t_cnt);
 	c->nodes = t_cnt;
+	if (reason == GLP_IBRANCH)
+		branch_counts(c, T);
 	if (reason == GLP_IHEUR && c->start && !c->offered) {
 		c->offered = true;
 		offer(c, T);
@@ -693,6 +715,13 @@ hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
 	volatile int mcut0 = 0; /* Q's rows before the root's cuts */
 	cbctx ctx = {.m = m, .t0 = t0, .last = t0, .deadline = t0 + limit,
 		     .first = m->o.first_solution, .progress = m->o.progress};
+	/* a probe with fetch counts (13) branches on them, with neither the
+	 * root's cut rounds nor GLPK's cuts: deepseek-v3-decode-4l's probe
+	 * under its best is proven infeasible in 5 s so; with the rounds,
+	 * whose cut rows slow every node, it got no answer in 54 s */
+	bool counts = false;
+	for (int32_t j = 1; j <= m->ncols && !counts; j++)
+		counts = m->ctag[j] == 'X' || m->ctag[j] == 'O';
 again:
 	hooks_on(&g);
 	if (setjmp(g.jb)) {
@@ -809,8 +838,32 @@ again:
 		 * answers the hard ones (the branch and bound gets what they
 		 * leave: they stop when flat) */
 		double until = t0 + limit;
+		int nr = glp_get_num_rows(Q), nc = glp_get_num_cols(Q);
+		int *stat = counts ? malloc(sizeof *stat * (size_t)(nr + nc + 1))
+				   : NULL;
+		for (int i = 1; stat && i <= nr; i++)
+			stat[i] = glp_get_row_stat(Q, i);
+		for (int j = 1; stat && j <= nc; j++)
+			stat[nr + j] = glp_get_col_stat(Q, j);
+		double bound0 = ctx.bound;
 		int rc = root_cuts(Q, &sp, t0, until, &ctx.bound);
 		sol->cut_rows = glp_get_num_rows(Q) - mcut0;
+		bool resolve = stat && rc != 1;
+		if (resolve) {
+			/* with fetch counts the branch and bound goes
+			 * without the cut rows (they slow every node: on
+			 * deepseek-v3-decode-4l's probe under its best no
+			 * answer in 54 s with them, 5 s without), from the
+			 * relaxation's own basis */
+			drop_rows_from(Q, mcut0);
+			for (int i = 1; i <= nr; i++)
+				glp_set_row_stat(Q, i, stat[i]);
+			for (int j = 1; j <= nc; j++)
+				glp_set_col_stat(Q, j, stat[nr + j]);
+			sol->cut_rows = 0;
+			ctx.bound = bound0;
+		}
+		free(stat);
 		if (rc == 1) {
 			sol->cuts_answered = true;
 			sol->status = HOFF_ILP_INFEASIBLE;
@@ -819,10 +872,10 @@ again:
 				 "infeasible");
 			goto done;
 		}
-		if (glp_get_status(Q) != GLP_OPT) {
+		if (resolve || glp_get_status(Q) != GLP_OPT) {
 			/* out of time or a numerical failure mid-round: the
 			 * last LP again, the cuts kept (they hold for every
-			 * integer solution) */
+			 * integer solution); or the first, without them */
 			sp.tm_lim = ms_left(t0, limit);
 			ret = glp_simplex(Q, &sp);
 			if (ret == GLP_ETMLIM) {
@@ -866,7 +919,7 @@ again:
 	int cuts = glp_get_num_int(Q) > 0 ? GLP_ON : GLP_OFF;
 	/* the root's cut rounds and the feasibility pump ignore the time
 	 * limit until they finish: not under a short limit */
-	if (limit < 10)
+	if (limit < 10 || counts)
 		cuts = GLP_OFF;
 	ip.mir_cuts = m->o.no_mir ? GLP_OFF : cuts;
 	ip.gmi_cuts = cuts;
@@ -977,7 +1030,8 @@ hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
 	}
 	P = load(m, t.ia, t.ja, t.ar);
 	for (int32_t j = 1; j <= m->ncols; j++)
-		if (m->cbin[j] && m->ctag[j] != 'U') { /* U: relaxed, set after */
+		/* U: relaxed, set after; X, O: counts, set by their rows */
+		if (m->cbin[j] == 1 && m->ctag[j] != 'U') {
 			double v = floor(x[j] + 0.5);
 			if (v < m->clb[j] || v > m->cub[j])
 				goto done;

@@ -1442,6 +1442,122 @@ static void slow_stores(hoff_ilp *m, int64_t most)
 	}
 }
 
+/* (13) Fetch counts, in the probes (budget-mode models with a stall
+ * bound). Per h2d channel c with two START fetches or more, integer
+ * columns that every solution has integral and the relaxation spreads:
+ *   X_cq = sum of R_i(q) over the START fetches on c not yet due
+ *          (q < b_i - 1), one per boundary q where that set of columns
+ *          in force changes;
+ *   O_c  = sum of sel_i over the other fetches on c due by the last START
+ *          deadline (what competes with the START fetches for the
+ *          channel, rule 12).
+ * The branch and bound branches on O_c first, then on the X_cq, earliest
+ * q first (glpk_backend.c). On deepseek-v3-decode-4l the relaxation
+ * issues a third of one expert and two thirds of another at boundary 5,
+ * working on the late one early to leave the channel room for idle gaps
+ * later, and stores and fetches back fractions of KV blocks; any
+ * schedule issues whole experts and makes whole round trips. */
+typedef struct count_col {
+	int32_t col, c, q; /* q: O_COUNT for O_c */
+} count_col;
+
+#define O_COUNT (-2) /* boundaries are -1 .. n - 2 */
+
+/* The columns X_cq (q >= -1) or O_c (q = O_COUNT) sums, into cols;
+ * their count. */
+static int32_t count_members(const hoff_ilp *m, int32_t c, int32_t q,
+			     int32_t last, int32_t *cols)
+{
+	int32_t nc = 0;
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (v->tier != c || v->b >= m->n)
+			continue;
+		if (q == O_COUNT) {
+			if (v->kind == HOFF_ILP_START || v->b > last)
+				continue;
+			if (v->zs)
+				cols[nc++] = v->zs;
+			if (v->zd)
+				cols[nc++] = v->zd;
+		} else if (v->kind == HOFF_ILP_START && v->rmap >= 0 &&
+			   q < v->b - 1) {
+			int32_t j = r_at(m, v, q);
+			if (j)
+				cols[nc++] = j;
+		}
+	}
+	return nc;
+}
+
+static bool count_cols(hoff_ilp *m, count_col **out, int32_t *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	size_t cap = 0;
+	int32_t *cur = hoff_alloc(2 * (size_t)m->niv + 1, sizeof *cur);
+	int32_t *prev = hoff_alloc(2 * (size_t)m->niv + 1, sizeof *prev);
+	bool ok = cur && prev;
+	for (int32_t c = 0; ok && c < m->g->ntiers; c++) {
+		int32_t nstart = 0, last = -1;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (v->kind == HOFF_ILP_START && v->tier == c &&
+			    v->b < m->n) {
+				nstart++;
+				last = v->b > last ? v->b : last;
+			}
+		}
+		if (nstart < 2)
+			continue;
+		int32_t np = 0;
+		for (int32_t q = O_COUNT; ok && q < m->n - 1; q++) {
+			int32_t nc = count_members(m, c, q, last, cur);
+			if (nc < 2)
+				continue;
+			if (q != O_COUNT) {
+				bool same = nc == np &&
+					    !memcmp(cur, prev,
+						    (size_t)nc * sizeof *cur);
+				memcpy(prev, cur, (size_t)nc * sizeof *cur);
+				np = nc;
+				if (same)
+					continue;
+			}
+			int32_t j = add_col(m, 0, nc, 0, false,
+					    q == O_COUNT ? 'O' : 'X', c,
+					    q == O_COUNT ? last : q);
+			ok = j && hoff_grow((void **)out, &cap,
+					    (size_t)*nout + 1, sizeof **out);
+			if (ok) {
+				m->cbin[j] = 2; /* integer, not binary */
+				(*out)[(*nout)++] = (count_col){j, c, q};
+			}
+		}
+	}
+	free(cur);
+	free(prev);
+	return ok;
+}
+
+static bool count_rows(hoff_ilp *m, rowb *r, const count_col *x, int32_t nx)
+{
+	int32_t *cols = hoff_alloc(2 * (size_t)m->niv + 1, sizeof *cols);
+	if (!cols)
+		return false;
+	for (int32_t k = 0; k < nx; k++) {
+		int32_t last = m->carg1[x[k].col];
+		int32_t nc = count_members(m, x[k].c, x[k].q, last, cols);
+		row_begin(r, HOFF_ILP_EQ, 0, 'N', x[k].c);
+		row_add(r, x[k].col, 1);
+		for (int32_t j = 0; j < nc; j++)
+			row_add(r, cols[j], -1);
+		row_end(r);
+	}
+	free(cols);
+	return true;
+}
+
 /* (7) Memory rows at the constrained instants. */
 static bool memory_rows(hoff_ilp *m, rowb *r)
 {
@@ -1554,6 +1670,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	int32_t *seg_first = NULL, *seg_zs = NULL;
 	rowb r = {.m = m};
 	chan_plan cp = {0};
+	count_col *xc = NULL;
+	int32_t nxc = 0;
 	if (!m->fixed || !m->hot || !m->s_col || !during || !dl || !cover ||
 	    !scratch)
 		goto oom;
@@ -1722,6 +1840,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	free(orig);
 	orig = NULL;
+	if (m->budget_mode && stall_bound && !count_cols(m, &xc, &nxc))
+		goto oom;
 	if (!channel_plan(m, &cp))
 		goto oom;
 	/* Rows. */
@@ -1734,7 +1854,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		interval_rows(m, &r, i);
 	segment_rows(m, &r);
 	channel_rows(m, &r, &cp);
-	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r))
+	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r) ||
+	    !count_rows(m, &r, xc, nxc))
 		goto oom;
 	/* (8), (9): in the min-peak model only for its LP floor, since
 	 * GLPK's MIR cut rounds at its root did worse with them
@@ -1792,6 +1913,7 @@ done:
 	free(pl.Poff);
 	free(pl.keep);
 	free(pl.late);
+	free(xc);
 	free(dl);
 	free(cover);
 	free(scratch);
@@ -2180,7 +2302,8 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 	for (int32_t j = 1; j <= m->ncols; j++) {
 		int32_t a0 = m->carg0[j], a1 = m->carg1[j];
 		int tag = m->ctag[j];
-		bool per_iv = tag != 's' && tag != 'P' && tag != 'U';
+		bool per_iv = tag != 's' && tag != 'P' && tag != 'U' &&
+			      tag != 'X' && tag != 'O';
 		bool sel = per_iv && pick[a0] != HOFF_ILP_OFF;
 		switch (tag) {
 		case 's':
@@ -2200,6 +2323,23 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 			break;
 		case 'R':
 			y[j] = sel && pick[a0] <= a1;
+			break;
+		case 'X':
+		case 'O':
+			y[j] = 0;
+			for (int32_t i = 0; i < m->niv; i++) {
+				const hoff_ilp_iv *v = &m->iv[i];
+				if (v->tier != a0 || v->b >= n ||
+				    pick[i] == HOFF_ILP_OFF)
+					continue;
+				if (tag == 'O')
+					y[j] += v->kind != HOFF_ILP_START &&
+						v->b <= a1;
+				else
+					y[j] += v->kind == HOFF_ILP_START &&
+						v->rmap >= 0 && a1 < v->b - 1 &&
+						pick[i] <= a1 && r_at(m, v, a1);
+			}
 			break;
 		case 'Q': {
 			int32_t k = stage_of(a1);
@@ -2287,8 +2427,9 @@ double hoff_exact_objective(bool budget_mode, const hoff_summary *s)
 typedef struct judged {
 	hoff_sched *s;
 	hoff_summary sum;
-	bool legal; /* every rule but the budget's */
-	bool fits;  /* budget (or device memory) and makespan bound */
+	bool legal;      /* every rule but the budget's */
+	bool fits;       /* budget (or device memory) and makespan bound */
+	int32_t peak_op; /* the first op starting at or after the peak */
 } judged;
 
 static hoff_status judge(const hoff_ilp *m, const hoff_graph *g,
@@ -2296,12 +2437,18 @@ static hoff_status judge(const hoff_ilp *m, const hoff_graph *g,
 {
 	hoff_sim_opts o = hoff_sim_defaults();
 	o.budget_bytes = INT64_MAX;
+	o.op_times = true;
 	hoff_sim_result r;
 	hoff_status st = hoff_sim_run(g, s, &o, &r, e);
 	if (st != HOFF_OK)
 		return st;
 	j->s = s;
 	j->sum = r.summary;
+	j->peak_op = g->nops;
+	if (r.op_start_ps)
+		for (int32_t k = g->nops - 1; k >= 0 && r.op_start_ps[k] >=
+							    r.peak_ps; k--)
+			j->peak_op = k;
 	j->legal = r.valid;
 	j->fits = r.valid && r.summary.peak_bytes <= m->cap_bytes &&
 		  (m->budget_mode || r.summary.makespan_ps <= m->bound_ps);
@@ -2328,63 +2475,110 @@ static bool better(const hoff_ilp *m, const judged *a, const judged *b)
 	return a->sum.makespan_ps < b->sum.makespan_ps;
 }
 
+/* Simulates the decisions trial; when better than *cur, they replace it
+ * (pick too). 1: taken, 0: not, -1: *st is an error. */
+static int try_picks(const hoff_ilp *m, const hoff_ilp *mv,
+		     const hoff_graph *g, const int32_t *trial, int32_t *pick,
+		     judged *cur, hoff_status *st, hoff_err *e)
+{
+	hoff_sched *s = NULL;
+	hoff_err e2;
+	judged j = {0};
+	if (hoff_ilp_emit(g, mv->iv, mv->niv, trial, "exact", &s, &e2) !=
+	    HOFF_OK)
+		return 0;
+	if ((*st = judge(m, g, s, &j, e)) != HOFF_OK) {
+		hoff_sched_free(s);
+		return -1;
+	}
+	if (!better(m, &j, cur)) {
+		hoff_sched_free(j.s);
+		return 0;
+	}
+	hoff_sched_free(cur->s);
+	*cur = j;
+	memcpy(pick, trial, (size_t)mv->niv * sizeof *pick);
+	return 1;
+}
+
 /* FIFO repair: the stage model lets transfers share a channel where the
  * machine serves them first come first served, so the decoded schedule
  * can simulate a little worse than predicted. First-improvement hill
- * climbing on the decisions — each prefetch one boundary earlier or
- * later, or an interval dropped — judged by the simulator, until no
- * move helps or the time is up. Returns the number of moves taken. */
+ * climbing on the decisions, judged by the simulator, until no move
+ * helps or the time is up; returns the number of moves taken. Moves:
+ * each prefetch one boundary earlier or later, or an interval dropped;
+ * and two aimed at the peak's op k (the first starting at or after the
+ * peak), which single steps cannot reach across a plateau: a prefetch
+ * issued before op k for a later op issued after op k instead, and, for
+ * a store issued before op k, every store ahead of it on its channel
+ * dropped (so that it can finish before the peak). On
+ * deepseek-v3-decode-4l the second frees a KV block by op 9 (the stores
+ * of two weights ahead of it dropped), then the first issues the first
+ * expert after op 5 instead of at time 0: 7808993792 -> 7808952832 B. */
 static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 		  int32_t *pick, judged *cur, double until, hoff_status *st,
 		  hoff_err *e)
 {
-	int moves = 0;
+	int moves = 0, r = 0;
 	int32_t *trial = hoff_alloc((size_t)mv->niv + 1, sizeof *trial);
 	if (!trial)
 		return 0;
+	const size_t sz = (size_t)mv->niv * sizeof *trial;
 	bool improved = true;
 	while (improved && now_s() < until) {
 		improved = false;
-		for (int32_t i = 0; i < mv->niv && now_s() < until; i++) {
+		for (int32_t i = 0; i < mv->niv && !improved && now_s() < until;
+		     i++) {
 			const hoff_ilp_iv *v = &mv->iv[i];
-			if (v->b >= mv->n || pick[i] == HOFF_ILP_OFF)
+			if (pick[i] == HOFF_ILP_OFF)
 				continue;
-			int32_t cand[3] = {pick[i] - 1, pick[i] + 1,
-					   v->kind == HOFF_ILP_START
-						   ? pick[i]
-						   : HOFF_ILP_OFF};
-			for (int c = 0; c < 3; c++) {
+			const int32_t k = cur->peak_op;
+			if (v->b >= mv->n) {
+				/* a tail: clear the stores ahead of its own */
+				if (v->kind != HOFF_ILP_DIRTY || v->a >= k)
+					continue;
+				memcpy(trial, pick, sz);
+				bool any = false;
+				for (int32_t j = 0; j < mv->niv; j++) {
+					const hoff_ilp_iv *u = &mv->iv[j];
+					if (j != i && u->kind == HOFF_ILP_DIRTY &&
+					    u->tier == v->tier && u->a < v->a &&
+					    trial[j] != HOFF_ILP_OFF) {
+						trial[j] = HOFF_ILP_OFF;
+						any = true;
+					}
+				}
+				if (any && (r = try_picks(m, mv, g, trial, pick,
+							  cur, st, e)) != 0)
+					goto took;
+				continue;
+			}
+			int32_t cand[4] = {
+				pick[i] - 1, pick[i] + 1,
+				v->kind == HOFF_ILP_START ? pick[i]
+							  : HOFF_ILP_OFF,
+				pick[i] < k && v->b > k ? k : pick[i]};
+			for (int c = 0; c < 4; c++) {
 				int32_t p = cand[c];
 				if (p == pick[i] ||
 				    (p != HOFF_ILP_OFF &&
 				     (p < v->lo || p > v->b - 1)))
 					continue;
-				memcpy(trial, pick,
-				       (size_t)mv->niv * sizeof *trial);
+				memcpy(trial, pick, sz);
 				trial[i] = p;
-				hoff_sched *s = NULL;
-				hoff_err e2;
-				judged j = {0};
-				if (hoff_ilp_emit(g, mv->iv, mv->niv, trial,
-						  "exact", &s, &e2) != HOFF_OK)
-					continue;
-				if ((*st = judge(m, g, s, &j, e)) != HOFF_OK) {
-					hoff_sched_free(s);
-					free(trial);
-					return moves;
-				}
-				if (better(m, &j, cur)) {
-					hoff_sched_free(cur->s);
-					*cur = j;
-					pick[i] = p;
-					moves++;
-					improved = true;
-					break;
-				}
-				hoff_sched_free(j.s);
+				if ((r = try_picks(m, mv, g, trial, pick, cur,
+						   st, e)) != 0)
+					goto took;
 			}
+			continue;
+took:
+			if (r < 0)
+				goto out;
+			moves++;
+			improved = true;
 		}
 	}
+out:
 	free(trial);
 	return moves;
 }
