@@ -715,10 +715,12 @@ hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
 	volatile int mcut0 = 0; /* Q's rows before the root's cuts */
 	cbctx ctx = {.m = m, .t0 = t0, .last = t0, .deadline = t0 + limit,
 		     .first = m->o.first_solution, .progress = m->o.progress};
-	/* a probe with fetch counts (13) branches on them, with neither the
-	 * root's cut rounds nor GLPK's cuts: deepseek-v3-decode-4l's probe
-	 * under its best is proven infeasible in 5 s so; with the rounds,
-	 * whose cut rows slow every node, it got no answer in 54 s */
+	/* a probe with fetch counts (13) branches on them, with GLPK's cuts
+	 * off and without the root's cut rows (the rounds still run: they
+	 * answer llama3-8b-train-2l's probe under its best):
+	 * deepseek-v3-decode-4l's probe under its best is proven infeasible
+	 * in 5 s so; with the cut rows, which slow every node, it got no
+	 * answer in 54 s */
 	bool counts = false;
 	for (int32_t j = 1; j <= m->ncols && !counts; j++)
 		counts = m->ctag[j] == 'X' || m->ctag[j] == 'O';

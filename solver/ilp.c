@@ -2583,6 +2583,31 @@ out:
 	return moves;
 }
 
+/* The decisions pick, emitted, judged into *sim (the caller frees
+ * sim->s), repaired on the simulator until `until`, and mapped back into
+ * m (the repair moves off the model's boundaries: back onto them, issued
+ * no later) as x; true when that is a solution of m. */
+static bool repair_mapped(const hoff_graph *g, const hoff_ilp *m,
+			  int32_t *pick, double until, double *x, judged *sim,
+			  hoff_status *st, hoff_err *e)
+{
+	hoff_sched *s = NULL;
+	hoff_err e2;
+	*st = HOFF_OK;
+	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e2) !=
+	    HOFF_OK)
+		return false;
+	if ((*st = judge(m, g, s, sim, e)) != HOFF_OK) {
+		hoff_sched_free(s);
+		return false;
+	}
+	repair(m, m, g, pick, sim, until, st, e);
+	if (*st != HOFF_OK)
+		return false;
+	hoff_ilp_picks_of(m, sim->s, pick);
+	return hoff_ilp_start(m, pick, x, &e2);
+}
+
 /* A probe answered without branching: greedy planned under the probe's
  * cap, its decisions repaired on the simulator toward less stall (the
  * repair's order under a budget: fitting first, then makespan), then
@@ -2610,24 +2635,7 @@ static bool probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
 	}
 	hoff_ilp_picks_of(pm, s, pick);
 	hoff_sched_free(s);
-	s = NULL;
-	bool ok = false;
-	hoff_err e2;
-	if (hoff_ilp_emit(g, pm->iv, pm->niv, pick, "exact", &s, &e2) ==
-	    HOFF_OK) {
-		if ((*st = judge(pm, g, s, sim, e)) != HOFF_OK) {
-			hoff_sched_free(s);
-			goto out;
-		}
-		repair(pm, pm, g, pick, sim, until, st, e);
-		if (*st == HOFF_OK) {
-			/* the repair moves off the model's boundaries: back
-			 * onto them, issued no later */
-			hoff_ilp_picks_of(pm, sim->s, pick);
-			ok = hoff_ilp_start(pm, pick, x, &e2);
-		}
-	}
-out:
+	bool ok = repair_mapped(g, pm, pick, until, x, sim, st, e);
 	free(pick);
 	return ok;
 }
@@ -3511,7 +3519,6 @@ static hoff_status repaired_start(const hoff_graph *g, const hoff_ilp *m,
 {
 	const size_t nc = (size_t)m->ncols + 1;
 	hoff_status st = HOFF_OK;
-	hoff_err e2;
 	judged jr = {0};
 	int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
 	double *x = hoff_alloc(nc, sizeof *x);
@@ -3520,21 +3527,11 @@ static hoff_status repaired_start(const hoff_graph *g, const hoff_ilp *m,
 		goto out;
 	}
 	hoff_ilp_picks_of(m, jg->s, pick);
-	hoff_sched *s = NULL;
-	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e2) !=
-	    HOFF_OK)
-		goto out;
-	if ((st = judge(m, g, s, &jr, e)) != HOFF_OK) {
-		hoff_sched_free(s);
-		goto out;
-	}
-	repair(m, m, g, pick, &jr, until, &st, e);
+	bool ok = repair_mapped(g, m, pick, until, x, &jr, &st, e);
 	if (st != HOFF_OK || !jr.fits)
 		goto out;
-	hoff_ilp_picks_of(m, jr.s, pick);
-	if (hoff_ilp_start(m, pick, x, &e2) &&
-	    (!*have_start ||
-	     hoff_ilp_model_peak(m, x) < hoff_ilp_model_peak(m, start))) {
+	if (ok && (!*have_start ||
+		   hoff_ilp_model_peak(m, x) < hoff_ilp_model_peak(m, start))) {
 		memcpy(start, x, nc * sizeof *x);
 		*have_start = true;
 	}
