@@ -2527,8 +2527,7 @@ static int repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 	bool improved = true;
 	while (improved && now_s() < until) {
 		improved = false;
-		for (int32_t i = 0; i < mv->niv && !improved && now_s() < until;
-		     i++) {
+		for (int32_t i = 0; i < mv->niv && now_s() < until; i++) {
 			const hoff_ilp_iv *v = &mv->iv[i];
 			if (pick[i] == HOFF_ILP_OFF)
 				continue;
