@@ -414,6 +414,28 @@ static void test_hand_overhead(void **state)
 	hoff_graph_free(g);
 }
 
+/* test_hand_deadlines' expert chain: e1, e2 (10 MB on the host, 10 ms
+ * fetches) read by op1 and op2, v (30 MB on the device) and the input in
+ * read by op0; extra: more tensors (each with a trailing comma), read by
+ * op0 and op2 when listed in more (", \"w\"" and so on). */
+#define CHAIN_GRAPH(extra, more)                                              \
+	GRAPH("1000000000",                                                    \
+	      "{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "    \
+	      "\"home\": \"host\"},"                                              \
+	      "{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "    \
+	      "\"home\": \"host\"},"                                              \
+	      "{\"id\": \"v\", \"bytes\": 30000000, \"kind\": \"weight\"}," extra \
+	      "{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"       \
+	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"    \
+	      "{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"    \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",        \
+	      "{\"id\": \"op0\", \"inputs\": [\"in\", \"v\"" more "], "             \
+	      "\"outputs\": [\"x\"], \"time_s\": 0.001},"                           \
+	      "{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "        \
+	      "[\"a\"], \"time_s\": 0.0001},"                                       \
+	      "{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\"" more "], "             \
+	      "\"outputs\": [\"y\"], \"time_s\": 0.0001}")
+
 /* Crowded channels (12), by hand, on test_hand_deadlines' expert chain
  * with two device weights read by op0 and op2: w (1 MB, a 1 ms fetch)
  * and k (100 KB, 0.1 ms). By op2's start the h2d channel has had at most
@@ -425,25 +447,10 @@ static void test_hand_overhead(void **state)
 static void test_hand_crowded(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"1000000000",
-		"{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"v\", \"bytes\": 30000000, \"kind\": \"weight\"},"
+	hoff_graph *g = tu_graph(CHAIN_GRAPH(
 		"{\"id\": \"w\", \"bytes\": 1000000, \"kind\": \"weight\"},"
-		"{\"id\": \"k\", \"bytes\": 100000, \"kind\": \"weight\"},"
-		"{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
-		"{\"id\": \"op0\", \"inputs\": [\"in\", \"v\", \"w\", \"k\"], "
-		"\"outputs\": [\"x\"], \"time_s\": 0.001},"
-		"{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "
-		"[\"a\"], \"time_s\": 0.0001},"
-		"{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\", \"w\", \"k\"], "
-		"\"outputs\": [\"y\"], \"time_s\": 0.0001}"));
+		"{\"id\": \"k\", \"bytes\": 100000, \"kind\": \"weight\"},",
+		", \"w\", \"k\""));
 	for (int prune = 0; prune < 2; prune++) {
 		hoff_ilp_opts o = opts_overhead(0.01);
 		o.prune = prune;
@@ -489,23 +496,7 @@ static void test_hand_crowded(void **state)
 static void test_hand_deadlines(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"1000000000",
-		"{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"v\", \"bytes\": 30000000, \"kind\": \"weight\"},"
-		"{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
-		"{\"id\": \"op0\", \"inputs\": [\"in\", \"v\"], \"outputs\": "
-		"[\"x\"], \"time_s\": 0.001},"
-		"{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "
-		"[\"a\"], \"time_s\": 0.0001},"
-		"{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\"], \"outputs\": "
-		"[\"y\"], \"time_s\": 0.0001}"));
+	hoff_graph *g = tu_graph(CHAIN_GRAPH("", ""));
 	hoff_ilp_opts o = opts_overhead(0.01);
 	o.prune = false;
 	hoff_err e;
@@ -1170,22 +1161,7 @@ static void test_deepseek_optimal(void **state)
 static void test_fetch_counts(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"1000000000",
-		"{\"id\": \"e1\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"e2\", \"bytes\": 10000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"in\", \"bytes\": 20000000, \"kind\": \"input\"},"
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
-		"{\"id\": \"op0\", \"inputs\": [\"in\"], \"outputs\": "
-		"[\"x\"], \"time_s\": 0.001},"
-		"{\"id\": \"op1\", \"inputs\": [\"e1\", \"x\"], \"outputs\": "
-		"[\"a\"], \"time_s\": 0.0001},"
-		"{\"id\": \"op2\", \"inputs\": [\"e2\", \"a\"], \"outputs\": "
-		"[\"y\"], \"time_s\": 0.0001}"));
+	hoff_graph *g = tu_graph(CHAIN_GRAPH("", ""));
 	hoff_err e;
 	for (int kind = 0; kind < 3; kind++) {
 		hoff_ilp_opts o = kind == 0 ? opts_overhead(0.01)
