@@ -904,6 +904,44 @@ static void test_roofline(void **state)
 	hoff_graph_free(g);
 }
 
+/* The presets gen --list prints are the ones graphs get: gh200 (GH200
+ * 96GB, LPDDR5X over NVLink-C2C at the measured 375/297 GB/s), supernode
+ * with its remote pool, and no preset for an unknown name. */
+static void test_presets(void **state)
+{
+	(void)state;
+	hoff_machine_info m;
+	assert_false(hoff_machine_preset("tpu", &m));
+	assert_true(hoff_machine_preset("gh200", &m));
+	assert_string_equal(m.device, "GH200-96GB");
+	assert_int_equal(m.memory_bytes, 96000000000LL);
+	assert_true(m.flops_per_s == 989e12 && m.mem_bandwidth_Bps == 4.0e12);
+	assert_int_equal(m.ntiers, 1);
+	assert_string_equal(m.tier[0].name, "host");
+	assert_int_equal(m.tier[0].capacity_bytes, 480000000000LL);
+	assert_true(m.tier[0].h2d_Bps == 375e9 && m.tier[0].d2h_Bps == 297e9);
+	assert_true(m.tier[0].latency_s == 5e-6);
+	const char *const *names = hoff_machine_names();
+	for (int i = 0; names[i]; i++) {
+		assert_true(hoff_machine_preset(names[i], &m));
+		hoff_model_opts o = opts("llama3-8b", "decode", 1, 64);
+		o.machine = names[i];
+		hoff_graph *g = build(&o);
+		assert_int_equal(g->device.memory_bytes, m.memory_bytes);
+		assert_int_equal(g->ntiers, m.ntiers);
+		for (int r = 0; r < m.ntiers; r++) {
+			assert_string_equal(g->tier[r].name, m.tier[r].name);
+			assert_true(g->tier[r].h2d_Bps == m.tier[r].h2d_Bps);
+			assert_int_equal(g->tier[r].capacity_bytes,
+					 m.tier[r].capacity_bytes);
+		}
+		hoff_graph_free(g);
+	}
+	assert_true(hoff_machine_preset("supernode", &m));
+	assert_int_equal(m.ntiers, 2);
+	assert_string_equal(m.tier[1].name, "remote");
+}
+
 /* Determinism and speed: llama3-70b train at full depth and seq 4096 (and
  * full DeepSeek-V3 train) build twice to the same graph, quickly. */
 static void test_scale(void **state)
@@ -1037,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_shapes_simulate),
 		cmocka_unit_test(test_bad_opts),
 		cmocka_unit_test(test_roofline),
+		cmocka_unit_test(test_presets),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_simulates),
