@@ -636,19 +636,67 @@ out:
 static const char *usage_gen =
 	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"
 	"                  [--batch N] [--layers N] [--machine NAME] [--seed S]\n"
-	"                  [--kv-block N] [--weights auto|device|host] [-o GRAPH]\n"
+	"                  [--kv-block N] [--weights auto|device|host]\n"
+	"                  [--kv auto|device|host]\n"
+	"                  [--optimizer-step end|in-backward]\n"
+	"                  [--optimizer-home host|device] [-o GRAPH]\n"
 	"       hoffopt gen --list\n"
 	"\n"
 	"Writes graph.json for a public model at its real dimensions (bf16),\n"
-	"op times by the roofline of the machine preset. Defaults: decode,\n"
-	"seq 4096, batch 1, full depth, h100-pcie5, seed 1, -o - (stdout).\n";
+	"op times by the roofline of the machine preset, and says on stderr\n"
+	"what it wrote. Defaults: decode, seq 4096, batch 1, full depth,\n"
+	"h100-pcie5, seed 1, -o - (stdout).\n"
+	"\n"
+	"  --list            models (parameters, bytes), machine presets\n"
+	"                    (memory, FLOP/s, link rates)\n"
+	"  --weights W       weights' home; auto: the device when the inputs\n"
+	"                    fit in 3/4 of it, else the host\n"
+	"  --kv K            prefill and decode: the KV cache's home. auto\n"
+	"                    (default): blocks of --kv-block tokens (2048) on\n"
+	"                    the device, moved to the host when they do not\n"
+	"                    fit; device: blocks kept on the device; host: one\n"
+	"                    block a layer homed on the host, updated in place\n"
+	"                    whole by the layer's attention (a decode step\n"
+	"                    writes its layer's cache)\n"
+	"  --optimizer-step  train: end (default): every Adam op after the\n"
+	"                    whole backward; in-backward: each layer's Adam op\n"
+	"                    right after the backward op that finalises its\n"
+	"                    last gradient\n"
+	"  --optimizer-home  train: where the Adam moments (8 bytes a\n"
+	"                    parameter) start; host (default) or device\n";
 
-static void print_list(const char *what, const char *const *names)
+/* gen --list: the names the options take, with each model's size and
+ * each machine preset's figures. */
+static void print_gen_list(void)
 {
-	printf("%-9s", what);
-	for (; *names; names++)
-		printf(" %s", *names);
-	putchar('\n');
+	const char *const *m = hoff_model_names();
+	printf("models (bf16, full depth):\n");
+	for (; *m; m++) {
+		int64_t p = hoff_model_param_count(*m);
+		printf("  %-13s %3d layers  %7.2fB params  %8.2f GB\n", *m,
+		       (int)hoff_model_depth(*m), (double)p / 1e9,
+		       2.0 * (double)p / 1e9);
+	}
+	printf("phases:");
+	for (const char *const *ph = hoff_model_phases(); *ph; ph++)
+		printf(" %s", *ph);
+	printf("\nmachines:\n");
+	for (const char *const *n = hoff_machine_names(); *n; n++) {
+		hoff_machine_info x;
+		if (!hoff_machine_preset(*n, &x))
+			continue;
+		printf("  %-11s %-15s %4.0f GB  %4.0f TFLOP/s bf16  HBM %.1f "
+		       "TB/s\n",
+		       *n, x.device, (double)x.memory_bytes / 1e9,
+		       x.flops_per_s / 1e12, x.mem_bandwidth_Bps / 1e12);
+		for (int i = 0; i < x.ntiers; i++)
+			printf("  %-11s   %-6s %6.0f GB  h2d %3.0f GB/s  d2h %3.0f "
+			       "GB/s  latency %2.0f us\n",
+			       "", x.tier[i].name,
+			       (double)x.tier[i].capacity_bytes / 1e9,
+			       x.tier[i].h2d_Bps / 1e9, x.tier[i].d2h_Bps / 1e9,
+			       x.tier[i].latency_s * 1e6);
+	}
 }
 
 /* Parses a whole decimal number in [lo, hi]; false otherwise. */
@@ -664,11 +712,30 @@ static bool parse_int(const char *s, long long lo, long long hi,
 	return true;
 }
 
+/* The line gen prints on stderr once it has written g to out. */
+static void gen_summary(const hoff_graph *g, const char *out)
+{
+	hoff_analysis a;
+	hoff_err e = {{0}};
+	if (hoff_analyze(g, &a, &e) != HOFF_OK)
+		return;
+	const double gib = 1024.0 * 1024 * 1024;
+	fprintf(stderr,
+		"hoffopt: gen: wrote %s: %s, %d ops, %d tensors; compute %.6g "
+		"s, lower bound %.6g s; no-offload peak %.2f GiB on a %.2f GiB "
+		"device, %.2f GiB homed on tiers\n",
+		strcmp(out, "-") ? out : "stdout", g->name, g->nops,
+		g->ntensors, hoff_s(a.compute_ps), hoff_s(a.lower_bound_ps),
+		(double)a.closed_peak_bytes / gib,
+		(double)g->device.memory_bytes / gib,
+		(double)a.tier_homed_bytes / gib);
+}
+
 static int cmd_gen(int argc, char **argv)
 {
 	hoff_model_opts mo = hoff_model_defaults();
 	const char *out = "-";
-	bool have_model = false;
+	bool have_model = false, have_block = false;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -677,9 +744,7 @@ static int cmd_gen(int argc, char **argv)
 			fputs(usage_gen, stdout);
 			return 0;
 		} else if (!strcmp(a, "--list")) {
-			print_list("models:", hoff_model_names());
-			print_list("phases:", hoff_model_phases());
-			print_list("machines:", hoff_machine_names());
+			print_gen_list();
 			return 0;
 		} else if (a[0] != '-') {
 			if (have_model)
@@ -696,9 +761,16 @@ static int cmd_gen(int argc, char **argv)
 			mo.machine = v;
 		} else if (!strcmp(a, "--weights")) {
 			mo.weights = v;
+		} else if (!strcmp(a, "--kv")) {
+			mo.kv = v;
+		} else if (!strcmp(a, "--optimizer-step")) {
+			mo.optimizer_step = v;
+		} else if (!strcmp(a, "--optimizer-home")) {
+			mo.optimizer_home = v;
 		} else if (!strcmp(a, "-o")) {
 			out = v;
-		} else if (!strcmp(a, "--seq") && parse_int(v, 1, 1 << 24, &x)) {
+		} else if (!strcmp(a, "--seq") &&
+			   parse_int(v, 1, 1 << 24, &x)) {
 			mo.seq = x;
 		} else if (!strcmp(a, "--batch") &&
 			   parse_int(v, 1, 1 << 16, &x)) {
@@ -709,6 +781,7 @@ static int cmd_gen(int argc, char **argv)
 		} else if (!strcmp(a, "--kv-block") &&
 			   parse_int(v, 1, 1 << 24, &x)) {
 			mo.kv_block_tokens = x;
+			have_block = true;
 		} else if (!strcmp(a, "--seed") &&
 			   parse_int(v, 0, LLONG_MAX, &x)) {
 			mo.seed = (uint64_t)x;
@@ -722,11 +795,17 @@ static int cmd_gen(int argc, char **argv)
 	if (!have_model)
 		return hoff_cli_bad("%s",
 				    "gen needs a MODEL (hoffopt gen --list)");
+	if (have_block && mo.kv && !strcmp(mo.kv, "host"))
+		return hoff_cli_bad("%s", "gen: --kv host keeps one block a "
+					  "layer; --kv-block applies to --kv "
+					  "auto|device");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_status st = hoff_model_build(&mo, &g, &e);
 	if (st == HOFF_OK)
 		st = hoff_graph_write(g, out, &e);
+	if (st == HOFF_OK)
+		gen_summary(g, out);
 	hoff_graph_free(g);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: gen: %s\n", e.msg);
