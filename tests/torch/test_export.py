@@ -26,7 +26,6 @@ import unittest
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten

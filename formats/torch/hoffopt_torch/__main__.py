@@ -1,6 +1,6 @@
 """__main__.py: the command line of hoffopt_torch.
 
-    python3 -m hoffopt_torch torchvision:resnet50 --batch 64 --mode train -o g.json
+    python3 -m hoffopt_torch torchvision:resnet50 --batch 64 -o g.json
     python3 -m hoffopt_torch path/to/file.py:factory -o g.json
 
 A torchvision classification model is built with weights=None on the meta
@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import time
 
 import torch
 
@@ -106,6 +107,7 @@ def main(argv=None):
                     "keep their dtype)")
     ap.add_argument("--name", default=None, help="graph name")
     a = ap.parse_args(argv)
+    t0 = time.perf_counter()
     try:
         if a.batch < 1 or a.image_size < 1:
             raise ValueError("--batch and --image-size must be >= 1")
@@ -126,9 +128,10 @@ def main(argv=None):
     except (ExportError, ValueError) as e:
         print("hoffopt_torch: %s" % e, file=sys.stderr)
         return 2
-    print("hoffopt_torch: %s: %d ops, %d tensors, %d parameters"
-          % (a.output, len(g["ops"]), len(g["tensors"]), g["meta"]["params"]),
-          file=sys.stderr)
+    print("hoffopt_torch: %s: %d ops, %d tensors, %d parameters; traced "
+          "and written in %.2f s"
+          % (a.output, len(g["ops"]), len(g["tensors"]), g["meta"]["params"],
+             time.perf_counter() - t0), file=sys.stderr)
     return 0
 
 

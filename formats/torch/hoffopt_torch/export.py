@@ -108,8 +108,7 @@ def export(model, example_inputs, path=None, mode="train",
     handles = []
     try:
         for n, p in params.items():
-            g = rec.add(p, "weight", name=n)
-            rec.tensors[g].param = n
+            rec.add(p, "weight", name=n)
         for n, b in buffers.items():
             if not rec.known(b) and not rec.skip(b):
                 rec.add(b, "other", name=n)

@@ -177,13 +177,12 @@ def find_blocks(model):
 
 class Tensor:
     __slots__ = ("gid", "name", "elems", "dtype", "kind", "producer",
-                 "output", "param")
+                 "output")
 
     def __init__(self, gid, elems, dtype, kind, producer=-1, name=None):
         self.gid, self.elems, self.dtype, self.kind = gid, elems, dtype, kind
         self.producer, self.name = producer, name
-        self.output = False
-        self.param = None   # the parameter's name, for weights
+        self.output = False  # a result of the graph
 
 
 class Op:
@@ -202,7 +201,7 @@ class Recorder(TorchDispatchMode):
         self.by_storage = {}
         self.keep = []
         self.paths = {id(m): p for p, m in model.named_modules()}
-        self.types = {id(m): type(m).__name__ for m in model.modules()}
+        self.types = {p: type(m).__name__ for p, m in model.named_modules()}
         self.blocks = find_blocks(model)
         self.rank = {}
         self.stack = []
@@ -231,8 +230,7 @@ class Recorder(TorchDispatchMode):
         if not path:
             return "the model's top level" if not self.bwd else \
                 "the backward of the top level"
-        t = [ty for i, ty in self.types.items() if self.paths.get(i) == path]
-        s = "module '%s' (%s)" % (path, t[0] if t else "?")
+        s = "module '%s' (%s)" % (path, self.types.get(path, "?"))
         return ("the backward of " + s) if self.bwd else s
 
     def pre_hook(self, module, inputs):
@@ -392,8 +390,7 @@ class Recorder(TorchDispatchMode):
         o.inputs = [g for i, g in enumerate(ins)
                     if g not in upd and g not in ins[:i]]
         o.kind = costs.kind(name)
-        tin = [t for t in reads]
-        o.flops = int(costs.flops(name, args, tin, news))
+        o.flops = int(costs.flops(name, args, reads, news))
         o.bytes = int(costs.bytes_accessed(name, reads, news, written,
                                            self.elsize))
         self.ops.append(o)
