@@ -451,6 +451,14 @@ class Unit(Tmp, unittest.TestCase):
         self.assertTrue(torch.equal(m.weight.detach(), before))
         self.assertTrue(m.training)
 
+    def test_deterministic(self):
+        paths = [self.path("a.json"), self.path("b.json")]
+        for p in paths:
+            hoffopt_torch.export(models.llama_small, None, path=p,
+                                 loss=models.next_token_loss)
+        with open(paths[0], "rb") as a, open(paths[1], "rb") as b:
+            self.assertEqual(a.read(), b.read())
+
     def test_presets_match_gen(self):
         for name, block in hoffopt_torch.PRESETS.items():
             r = hoffopt("gen", "llama3-8b", "--machine", name, "--layers",
