@@ -443,6 +443,16 @@ class Unit(Tmp, unittest.TestCase):
         w = sum(t["bytes"] for t in g["tensors"] if t["kind"] == "weight")
         self.assertEqual(w, (100000 * 100000 + 100000) * 4)
 
+    def test_builder_reading_values_falls_back_to_cpu(self):
+        def factory():  # sizes a layer from a tensor's value
+            width = int(torch.arange(4).sum())
+            return nn.Linear(width, 3)
+        with self.assertWarnsRegex(UserWarning, "built on the CPU"):
+            g = hoffopt_torch.export(factory, torch.randn(2, 6),
+                                     mode="infer")
+        w = sum(t["bytes"] for t in g["tensors"] if t["kind"] == "weight")
+        self.assertEqual(w, (6 * 3 + 3) * 4)
+
     def test_module_left_untouched(self):
         m = nn.Linear(4, 4)
         before = m.weight.detach().clone()

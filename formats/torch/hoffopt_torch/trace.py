@@ -20,6 +20,7 @@ calls without a device go to meta.
 """
 import collections
 import functools
+import warnings
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -150,9 +151,21 @@ class NoInit:
 
 
 def build_on_meta(factory):
-    """Calls factory() with factories routed to meta and nn.init off."""
-    with NoInit(), MetaDevice():
-        return factory()
+    """Calls factory() with factories routed to meta and nn.init off. A
+    builder that computes with tensor values (torchvision's regnet sizes
+    its stages with tensor arithmetic) fails on meta: it is built again on
+    the CPU, weights allocated but not initialised, with a warning."""
+    try:
+        with NoInit(), MetaDevice():
+            return factory()
+    except NotImplementedError as e:
+        if "meta" not in str(e).lower():
+            raise
+        warnings.warn("hoffopt_torch: the model's builder reads tensor "
+                      "values (%s); built on the CPU instead"
+                      % str(e).strip().splitlines()[0])
+        with NoInit():
+            return factory()
 
 
 def find_blocks(model):
