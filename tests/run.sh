@@ -6,8 +6,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-# CBC: test_ilp checks that it finds the optimum GLPK proved
-tests/deps.sh coinor-cbc
+# CBC: test_ilp checks that it finds the optimum GLPK proved; torch and
+# torchvision: the PyTorch front end's tests (tests/torch)
+tests/deps.sh coinor-cbc python3-torch python3-torchvision
 
 rm -rf build-test
 cmake -S . -B build-test -DHOFF_SANITIZE=ON -DHOFF_WERROR=ON \
