@@ -58,7 +58,7 @@ for line in open(sys.argv[1]):
     except Exception:
         print("| %s | error | | | | |" % name)
         continue
-    if d.get("status") != "optimal":
+    if not str(d.get("status", "")).startswith("optimal"):
         continue
     ex, gp = d["objective"], gr["peak_bytes"]
     vs = gp / ex - 1
