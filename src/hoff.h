@@ -18,6 +18,7 @@ typedef enum hoff_status {
 	HOFF_EIO,       /* a file could not be read or written */
 	HOFF_EINVALID,  /* a schedule breaks a rule of the machine model */
 	HOFF_EUSAGE,    /* bad command-line arguments */
+	HOFF_EINTERNAL, /* a broken invariant of hoffopt itself (a bug) */
 } hoff_status;
 
 #define HOFF_ERRLEN 512
