@@ -1,8 +1,8 @@
 /* cmd_exact.c: `hoffopt --exact` and `hoffopt compare` — read the graph,
  * run the exact pipeline (solver/ilp.h), simulate what it returns, write
  * the schedule and report. Mirrors main.c's cmd_plan: same options, same
- * budget syntax, same output style and exit codes (0 ok, 1 infeasible,
- * 2 bad input or usage). */
+ * budget syntax, same output style and exit codes (0 ok, 1 infeasible or
+ * over the device, 2 bad input or usage, 3 internal error). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,8 +20,9 @@
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INFEASIBLE 1
+#define EXIT_INFEASIBLE HOFF_EXIT_INVALID
 #define EXIT_BAD	HOFF_EXIT_BAD
+#define EXIT_INTERNAL	HOFF_EXIT_INTERNAL
 
 const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
@@ -61,8 +62,8 @@ const char *const hoff_usage_exact =
 	"  --quiet            no progress lines on stderr\n"
 	"  --verbose          GLPK's own log on stderr\n"
 	"\n"
-	"Exit codes: 0 ok, 1 infeasible (nothing is written), 2 bad input or\n"
-	"usage.\n";
+	"Exit codes: 0 ok, 1 infeasible or over the device's memory_bytes\n"
+	"(nothing is written), 2 bad input or usage, 3 internal error (a bug).\n";
 
 const char *const hoff_usage_compare =
 	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
@@ -143,9 +144,11 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 	return 0;
 }
 
-static int exit_for(hoff_status st)
+/* Refuses outputs that would overwrite the graph or one another. */
+static int clobbers(const xopts *x)
 {
-	return st == HOFF_OK ? 0 : EXIT_BAD;
+	const char *outs[] = {x->out, x->trace, x->lp, x->mps, x->probe};
+	return hoff_cli_clobbers(outs, 5, &x->graph, 1);
 }
 
 static void json_num(FILE *f, const char *key, bool has, double v)
@@ -239,7 +242,7 @@ int hoff_cmd_exact(int argc, char **argv)
 			  "needs one GRAPH (see hoffopt --exact --help)"))
 		return rc;
 	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)))
+	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -253,7 +256,7 @@ int hoff_cmd_exact(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st == HOFF_OK && !s)
-		st = hoff_seterr(&e, HOFF_EINPUT,
+		st = hoff_seterr(&e, HOFF_EINTERNAL,
 				 "exact: no legal schedule found (a bug)");
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = io.budget_bytes != HOFF_NONE ? io.budget_bytes
@@ -262,26 +265,35 @@ int hoff_cmd_exact(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	bool budget_ok = io.budget_bytes == HOFF_NONE ||
-			 r.summary.peak_bytes <= io.budget_bytes;
-	if (!r.valid && budget_ok) {
-		char line[HOFF_ERRLEN];
+	/* --budget, else the device's memory (FORMAT.md rule 8). */
+	const int64_t budget = io.budget_bytes != HOFF_NONE
+				       ? io.budget_bytes
+				       : g->device.memory_bytes;
+	bool budget_ok = r.summary.peak_bytes <= budget;
+	if (!r.valid) {
+		char line[HOFF_ERRLEN], sa[4 * HOFF_ERRLEN];
 		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
 		fprintf(stderr,
 			"hoffopt: internal error: exact planned an invalid "
 			"schedule: %s\n",
-			line);
-		rc = EXIT_BAD;
+			hoff_cli_safe(line, sa, sizeof sa));
+		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	s->summary = r.summary;
 	s->has_summary = true;
-	s->budget_bytes = io.budget_bytes;
-	if (!rep.feasible) {
+	s->budget_bytes = budget;
+	if (rep.feasible && !budget_ok) {
+		fprintf(stderr,
+			"hoffopt: exact's schedule peaks at %" PRId64
+			" B, over the device's %" PRId64
+			" B (machine.device.memory_bytes); nothing written\n",
+			r.summary.peak_bytes, budget);
+		rc = EXIT_INFEASIBLE;
+	} else if (!rep.feasible) {
 		if (rep.budget_mode)
 			fprintf(stderr,
 				"hoffopt: budget %" PRId64 " B cannot be met: "
@@ -307,8 +319,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		if (st == HOFF_OK && x.trace)
 			st = hoff_trace_write(g, &r.tl, x.trace, &e);
 		if (st != HOFF_OK) {
-			fprintf(stderr, "hoffopt: %s\n", e.msg);
-			rc = exit_for(st);
+			rc = hoff_cli_fail(st, &e);
 			goto out;
 		}
 	}
@@ -469,7 +480,7 @@ int hoff_cmd_compare(int argc, char **argv)
 		    "compare needs one GRAPH (see hoffopt compare --help)"))
 		return rc;
 	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)))
+	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -482,11 +493,13 @@ int hoff_cmd_compare(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	rc = rep.feasible ? 0 : EXIT_INFEASIBLE;
+	rc = rep.feasible && (rep.budget_mode ||
+			      rep.best.peak_bytes <= g->device.memory_bytes)
+		     ? 0
+		     : EXIT_INFEASIBLE;
 	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
 	double gobj = hoff_exact_objective(rep.budget_mode, &rep.greedy);
 	double xobj = hoff_exact_objective(rep.budget_mode, &rep.best);
@@ -524,8 +537,10 @@ int hoff_cmd_compare(int argc, char **argv)
 			rep.probes, rep.probes_cut);
 		goto out;
 	}
-	fprintf(f, "graph %s: %d ops; objective %s", g->name ? g->name : "?",
-		rep.nops, okind);
+	char sa[1024];
+	fprintf(f, "graph %s: %d ops; objective %s",
+		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "?", rep.nops,
+		okind);
 	if (rep.budget_mode)
 		fprintf(f, " under a budget of %" PRId64 " B\n",
 			rep.budget_bytes);
