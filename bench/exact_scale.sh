@@ -76,7 +76,7 @@ for i in range(n):
     print("| %s | %d | %d | %d | %d | %d | %s | %s | %.1f | %.1f |" % (
         name, m["ops"], m["candidates"], m["intervals"], m["binaries"], m["rows"],
         d["status"], gap, d["solve_s"], float(wall)))
-    if d["status"] == "optimal" and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
+    if d["status"].startswith("optimal") and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
         best = (name, m)
 if best:
     print("\nLargest solved to optimality within %s s: %s (%d ops, %d candidates, %d binaries)." % (
