@@ -1087,7 +1087,9 @@ hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
 		return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK failed: %s",
 				   glpk_why(&g));
 	}
+	double t0 = now_s();
 	P = load(m, t.ia, t.ja, t.ar);
+	double t1 = now_s();
 	glp_smcp sp;
 	glp_init_smcp(&sp);
 	sp.msg_lev = GLP_MSG_OFF;
@@ -1099,11 +1101,19 @@ hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
 		 * (49,012 rows) 17 s where the projected steepest edge
 		 * takes 27 s; within 0.1 s on the other small data/ graphs */
 		sp.pricing = GLP_PT_STD;
+		double t2 = now_s();
 		int ret = glp_simplex(P, &sp);
 		if (ret == 0 && glp_get_status(P) == GLP_OPT) {
 			*obj = glp_get_obj_val(P);
 			*ok = true;
 		}
+		if (m->o.progress)
+			fprintf(stderr,
+				"hoffopt: exact: LP relaxation of %d rows, %zu "
+				"nonzeros: load %.1f s, scaling %.1f s, "
+				"simplex %.1f s\n",
+				m->nrows, m->nnz, t1 - t0, t2 - t1,
+				now_s() - t2);
 	}
 	glp_delete_prob(P);
 	hooks_off();

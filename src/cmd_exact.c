@@ -331,7 +331,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		fputs("{\"policy\": \"exact\", \"graph\": ", f);
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"status\": \"%s\", \"objective_kind\": \"%s\", ",
-			hoff_ilp_status_name(rep.status), okind);
+			hoff_exact_status_name(&rep), okind);
 		json_num(f, "objective", rep.has_objective, rep.objective);
 		fputs(", ", f);
 		json_num(f, "bound", rep.has_bound, rep.bound);
@@ -399,10 +399,12 @@ int hoff_cmd_exact(int argc, char **argv)
 			 (double)rep.probe_peak);
 		fputs(", \"note\": ", f);
 		hoff_json_string(f, rep.note);
+		fputs(", \"restriction\": ", f);
+		hoff_json_string(f, rep.restriction);
 		fputs("}\n", f);
 		goto out;
 	}
-	fprintf(f, "%-8s %-11s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
+	fprintf(f, "%-8s %-23s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
 		"status", "peak_bytes", "makespan_s", "stall_s", "overhead",
 		"h2d_bytes", "d2h_bytes", "solve_s");
 	double ovh = r.summary.compute_ps
@@ -411,19 +413,19 @@ int hoff_cmd_exact(int argc, char **argv)
 				       1.0
 			     : 0;
 	fprintf(f,
-		"%-8s %-11s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
+		"%-8s %-23s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
 		" %14" PRId64 " %9.3f\n",
-		"exact", hoff_ilp_status_name(rep.status),
-		r.summary.peak_bytes, hoff_s(r.summary.makespan_ps),
-		hoff_s(r.summary.stall_ps), 100 * ovh, r.summary.h2d_bytes,
-		r.summary.d2h_bytes, rep.solve_s);
+		"exact", hoff_exact_status_name(&rep), r.summary.peak_bytes,
+		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.stall_ps),
+		100 * ovh, r.summary.h2d_bytes, r.summary.d2h_bytes,
+		rep.solve_s);
 	fprintf(f, "objective (%s): ", okind);
 	if (rep.has_objective)
 		fprintf(f, "model %.9g", rep.objective);
 	else
 		fputs("model none", f);
 	if (rep.has_bound)
-		fprintf(f, ", bound %.9g", rep.bound);
+		fprintf(f, ", bound over candidates %.9g", rep.bound);
 	if (rep.has_gap)
 		fprintf(f, ", gap %.4f%%", 100 * rep.gap);
 	fprintf(f, "; simulated %.9g (%s's schedule)\n", sim_obj, rep.source);
@@ -447,7 +449,8 @@ int hoff_cmd_exact(int argc, char **argv)
 		hoff_exact_objective(rep.budget_mode, &rep.greedy),
 		rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps));
 	if (rep.has_bound)
-		fprintf(f, ", gap to the bound %.4f%%", 100 * greedy_gap(&rep));
+		fprintf(f, ", gap to the model's bound %.4f%%",
+			100 * greedy_gap(&rep));
 	fputc('\n', f);
 	print_model_line(f, &rep);
 	if (x.probe && rep.probe_peak)
@@ -463,6 +466,8 @@ int hoff_cmd_exact(int argc, char **argv)
 				: "no schedule within the bound is known");
 	if (rep.note[0])
 		fprintf(f, "note: %s\n", rep.note);
+	if (rep.restriction[0])
+		fprintf(f, "status and bound are %s\n", rep.restriction);
 	fflush(f);
 out:
 	hoff_sim_result_free(&r);
@@ -515,9 +520,10 @@ int hoff_cmd_compare(int argc, char **argv)
 		fprintf(f, ", \"feasible\": %s, ",
 			rep.greedy_feasible ? "true" : "false");
 		hoff_json_summary(f, &rep.greedy);
-		fprintf(f, ", \"solve_s\": %.6f}, \"exact\": {\"status\": "
-			   "\"%s\", ",
-			rep.greedy_s, hoff_ilp_status_name(rep.status));
+		fprintf(f,
+			", \"solve_s\": %.6f}, \"exact\": {\"status\": "
+			"\"%s\", ",
+			rep.greedy_s, hoff_exact_status_name(&rep));
 		json_num(f, "objective", rep.has_objective, rep.objective);
 		fprintf(f, ", \"simulated_objective\": %.17g, ", xobj);
 		json_num(f, "bound", rep.has_bound, rep.bound);
@@ -531,10 +537,12 @@ int hoff_cmd_compare(int argc, char **argv)
 			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
 			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
 			"\"nodes\": %" PRId64 ", \"probes\": %d, "
-			"\"probes_cut\": %d}}}\n",
+			"\"probes_cut\": %d}}, \"restriction\": ",
 			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
 			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes,
 			rep.probes, rep.probes_cut);
+		hoff_json_string(f, rep.restriction);
+		fputs("}\n", f);
 		goto out;
 	}
 	char sa[1024];
@@ -547,8 +555,8 @@ int hoff_cmd_compare(int argc, char **argv)
 	else
 		fprintf(f, " with makespan at most %.6g s\n",
 			hoff_s(rep.bound_ps));
-	fprintf(f, "%-8s %-11s %14s %14s %9s %14s %12s %9s\n", "policy",
-		"status", "objective", "bound", "gap", "peak_bytes",
+	fprintf(f, "%-8s %-23s %14s %14s %9s %14s %12s %9s\n", "policy",
+		"status", "objective", "cand_bound", "gap", "peak_bytes",
 		"makespan_s", "solve_s");
 	char bnd[32] = "-", gg[32] = "-", xg[32] = "-";
 	if (rep.has_bound) {
@@ -558,17 +566,20 @@ int hoff_cmd_compare(int argc, char **argv)
 		snprintf(xg, sizeof xg, "%.3f%%",
 			 xobj > 0 ? 100 * fmax(0, d) / xobj : 0.0);
 	}
-	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"greedy", rep.greedy_feasible ? "feasible" : "infeasible",
-		gobj, bnd, gg, rep.greedy.peak_bytes,
-		hoff_s(rep.greedy.makespan_ps), rep.greedy_s);
-	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"exact", hoff_ilp_status_name(rep.status), xobj, bnd, xg,
+	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"greedy", rep.greedy_feasible ? "feasible" : "infeasible", gobj,
+		bnd, gg, rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps),
+		rep.greedy_s);
+	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"exact", hoff_exact_status_name(&rep), xobj, bnd, xg,
 		rep.best.peak_bytes, hoff_s(rep.best.makespan_ps),
 		rep.solve_s + rep.build_s);
 	print_model_line(f, &rep);
 	if (rep.note[0])
 		fprintf(f, "note: %s\n", rep.note);
+	if (rep.restriction[0])
+		fprintf(f, "status, cand_bound and gaps are %s\n",
+			rep.restriction);
 out:
 	hoff_sched_free(s);
 	hoff_graph_free(g);

@@ -4,6 +4,7 @@
  * --budget) that cannot be met, 2 bad input, usage or an output that
  * cannot be written, 3 internal error (a bug). The only file that calls
  * exit() or prints for the user. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <limits.h>
 #include <inttypes.h>

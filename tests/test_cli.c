@@ -585,6 +585,86 @@ static void test_corrupt_step(void **state)
 			 1);
 }
 
+/* (14) --time-limit bounds the whole --exact command, the model's build
+ * and the solver's set-up included: llama3-8b-train's min-peak model
+ * (about a million columns and three million rows) took 2 min 12 s under
+ * --time-limit 30; under 3 s the run must end within a few seconds of it
+ * (10 s here: a sanitizer build on a loaded machine) with greedy's
+ * schedule, status time_limit, saying why. */
+static void test_exact_time_limit(void **state)
+{
+	(void)state;
+	if (!need_bin() || !tu_src_dir())
+		skip();
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int rc = sh("$H --exact '%s/data/llama3-8b-train.json' --time-limit 3 "
+		    "--json -o s.json > out 2> err",
+		    tu_src_dir());
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double wall = (double)(b.tv_sec - a.tv_sec) +
+		      (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	print_message("--exact llama3-8b-train --time-limit 3: %.1f s, exit "
+		      "%d\n",
+		      wall, rc);
+	assert_true(wall < 10.0);
+	/* greedy's schedule misses 1% over the lower bound: exit 1 */
+	assert_int_equal(rc, 1);
+	assert_true(contains("out", "\"status\": \"time_limit\""));
+	assert_true(contains("out", "\"source\": \"greedy\""));
+	assert_true(contains("out", "\"note\": \"--time-limit 3 s: "));
+	assert_true(contains("out", "greedy's schedule is returned\""));
+}
+
+/* (13) A proven optimum is named for what it is: optimal over the
+ * model's candidates, with the restriction printed. On the witness graph
+ * random7-train the default model's optimum is 311427076 B: the 4-byte
+ * loss output is a small tensor; with --all-candidates the model now
+ * stores it after its producer (a result no op reads) and reaches the
+ * witness's 311427072 B. */
+static void test_exact_claims(void **state)
+{
+	(void)state;
+	const char *sh_dir = tu_shared_dir();
+	if (!need_bin() || !sh_dir)
+		skip();
+	char graph[512];
+	snprintf(graph, sizeof graph,
+		 "%s/witness/exact/random7-train.graph.json", sh_dir);
+	if (access(graph, R_OK) != 0)
+		skip();
+	assert_int_equal(sh("$H --exact '%s' --quiet --json > out", graph), 0);
+	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
+	assert_true(contains("out", "\"peak_bytes\": 311427076,"));
+	assert_true(contains("out", "\"restriction\": \"over the model's "
+				    "candidates: 5 of 11 tensors may move"));
+	assert_true(contains("out", "tensors under 76032 B only drop a clean "
+				    "copy after their last use"));
+	assert_int_equal(sh("$H --exact '%s' --quiet > out", graph), 0);
+	assert_true(contains("out", "exact    optimal_over_candidates "));
+	assert_true(contains("out", "bound over candidates 311427076"));
+	assert_true(contains("out", "gap to the model's bound"));
+	assert_true(contains("out", "status and bound are over the model's "
+				    "candidates"));
+	assert_int_equal(sh("$H compare '%s' --quiet --json > out", graph), 0);
+	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
+	assert_true(contains("out", "\"restriction\": \"over the model's"));
+	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
+			    "-o s.json > out",
+			    graph),
+			 0);
+	assert_true(contains("out", "\"peak_bytes\": 311427072,"));
+	assert_true(contains("out", "\"bound\": 311427072,"));
+	assert_int_equal(sh("$H simulate '%s' s.json > /dev/null", graph), 0);
+	snprintf(graph, sizeof graph,
+		 "%s/witness/exact/random8-train.graph.json", sh_dir);
+	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
+			    "> out",
+			    graph),
+			 0);
+	assert_true(contains("out", "\"peak_bytes\": 157810688,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +688,8 @@ int main(void)
 		cmocka_unit_test(test_escaped_ids),
 		cmocka_unit_test(test_option_messages),
 		cmocka_unit_test(test_corrupt_step),
+		cmocka_unit_test(test_exact_time_limit),
+		cmocka_unit_test(test_exact_claims),
 	};
 	return cmocka_run_group_tests(tests, setup_bin, teardown_bin);
 }
