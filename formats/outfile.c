@@ -247,6 +247,15 @@ hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
 			cap = want;
 		}
 		size_t got = fread(b + n, 1, cap - n - 1, f);
+		/* JSON text holds no NUL byte: /dev/zero or a binary file is
+		 * refused at its first block, not after the size limit */
+		const char *nul = memchr(b + n, '\0', got);
+		if (nul) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "%s: byte %zu is NUL: not JSON text",
+					 name, (size_t)(nul - b));
+			goto out;
+		}
 		n += got;
 		if (n > max)
 			goto too_big;

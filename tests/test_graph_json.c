@@ -847,20 +847,31 @@ static void test_many_inputs_linear(void **state)
 }
 
 /* Issue 22 (9): input past the limit is refused, from a file whose size
- * says so and from a device that never ends (/dev/zero), without reading
- * more than the limit. */
+ * says so and from a stream that never ends (yes), without reading more
+ * than the limit; /dev/zero at its first NUL byte. */
 static void test_input_limit(void **state)
 {
 	(void)state;
 	char *buf = (char *)1;
 	size_t len = 7;
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_slurp_max("/dev/zero", 1 << 20, &buf, &len, &e),
-			 HOFF_EINPUT);
+	assert_int_equal(hoff_slurp("/dev/zero", &buf, &len, &e), HOFF_EINPUT);
 	assert_null(buf);
 	assert_int_equal(len, 0);
-	assert_string_equal(e.msg, "/dev/zero: input larger than 1048576 "
-				   "bytes (hoffopt's limit)");
+	assert_string_equal(e.msg, "/dev/zero: byte 0 is NUL: not JSON text");
+	/* a stream that never ends, without NUL bytes: the limit */
+	FILE *y = popen("yes", "r");
+	assert_non_null(y);
+	char dev[64];
+	snprintf(dev, sizeof dev, "/dev/fd/%d", fileno(y));
+	assert_int_equal(hoff_slurp_max(dev, 1 << 20, &buf, &len, &e),
+			 HOFF_EINPUT);
+	pclose(y);
+	assert_null(buf);
+	char want[128];
+	snprintf(want, sizeof want,
+		 "%s: input larger than 1048576 bytes (hoffopt's limit)", dev);
+	assert_string_equal(e.msg, want);
 	char path[] = "/tmp/hoff-limit-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
