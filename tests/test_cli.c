@@ -443,6 +443,19 @@ static void test_plan_over_device(void **state)
 			    "2> /dev/null"),
 			 1);
 	assert_int_equal(sh("$H compare t5.json --quiet > /dev/null"), 1);
+	/* a --budget that cannot be met: exit 1 saying so, not an internal
+	 * error (the plan is simulated without a budget, then judged) */
+	assert_int_equal(sh("$H --greedy t5.json --budget 1 --json > out "
+			    "2> err"),
+			 1);
+	assert_true(contains("err", "hoffopt: budget 1 B cannot be met by "
+				    "greedy: the smallest peak found is "
+				    "8000000 B"));
+	assert_true(contains("out", "\"peak_bytes\": 8000000,"));
+	assert_int_equal(sh("$H --exact t5.json --budget 1 --quiet > /dev/null "
+			    "2> err"),
+			 1);
+	assert_true(contains("err", "hoffopt: budget 1 B cannot be met"));
 	/* within --budget over the device's memory: what was asked */
 	assert_int_equal(sh("$H --greedy t5.json --budget 9000000 -o s.json "
 			    "> /dev/null"),
