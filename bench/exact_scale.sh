@@ -87,7 +87,7 @@ for i in range(n):
         name, m["ops"], m["candidates"], m["intervals"], m["binaries"], m["rows"],
         d["status"], "%.6g" % ex if ex is not None else "-", "%.6g" % gr if gr is not None else "-",
         vs, gap, d["solve_s"], float(wall)))
-    if d["status"] == "optimal" and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
+    if d["status"].startswith("optimal") and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
         best = (name, m)
 if best:
     print("\nLargest solved to optimality within %s s: %s (%d ops, %d candidates, %d binaries)." % (

@@ -1,7 +1,10 @@
 /* main.c: the hoffopt command line — parses arguments, runs the pipeline
  * (read → analyse → [plan] → simulate → write) and maps statuses to exit
- * codes: 0 ok, 1 invalid schedule or infeasible budget, 2 bad input or
- * usage. The only file that calls exit() or prints for the user. */
+ * codes: 0 ok, 1 invalid schedule or a budget (the device's memory unless
+ * --budget) that cannot be met, 2 bad input, usage or an output that
+ * cannot be written, 3 internal error (a bug). The only file that calls
+ * exit() or prints for the user. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -24,8 +27,9 @@
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INVALID 1
-#define EXIT_BAD     HOFF_EXIT_BAD
+#define EXIT_INVALID  HOFF_EXIT_INVALID
+#define EXIT_BAD      HOFF_EXIT_BAD
+#define EXIT_INTERNAL HOFF_EXIT_INTERNAL
 
 static const char *usage_main =
 	"usage: hoffopt <command> [options]\n"
@@ -54,7 +58,9 @@ static const char *usage_main =
 	"        measure a backend's machine as a graph.json machine object\n"
 	"\n"
 	"Run 'hoffopt <command> --help' for a command's options.\n"
-	"Exit codes: 0 ok, 1 invalid schedule, 2 bad input or usage.\n";
+	"Exit codes: 0 ok, 1 invalid schedule or a plan that does not fit the\n"
+	"device (or --budget), 2 bad input, usage or an output that cannot be\n"
+	"written, 3 internal error (a bug).\n";
 
 static const char *usage_analyze =
 	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
@@ -86,6 +92,11 @@ static const char *usage_simulate =
 	"\n"
 	"Exit codes: 0 valid, 1 invalid, 2 bad input or usage.\n";
 
+/* Options of parse_opts that take a value. */
+static const char *const value_opts[] = {
+	"--budget", "--trace", "-o", "--max-overhead", "--policy", "--top",
+};
+
 static const char *usage_plan =
 	"usage: hoffopt --greedy GRAPH [-o SCHEDULE] [--budget B | "
 	"--max-overhead X]\n"
@@ -110,8 +121,10 @@ static const char *usage_plan =
 	"  --json             one JSON object on stdout\n"
 	"  --progress         progress lines on stderr\n"
 	"\n"
-	"Exit codes: 0 ok, 1 the budget cannot be met (nothing is written;\n"
-	"the smallest peak found is reported), 2 bad input or usage.\n";
+	"Exit codes: 0 ok, 1 the budget (--budget, else the device's\n"
+	"memory_bytes) cannot be met, or a baseline's plan breaks a tier's\n"
+	"capacity (nothing is written; the smallest peak found is reported),\n"
+	"2 bad input or usage, 3 internal error (a bug).\n";
 
 typedef struct opts {
 	const char *pos[4];
@@ -162,11 +175,13 @@ static int parse_opts(int argc, char **argv, opts *o, int maxpos, int from)
 		} else if (!strcmp(a, "--greedy")) {
 			o->policy = "greedy";
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return hoff_cli_bad(
-				more || strncmp(a, "--", 2)
-					? "unknown option '%s'"
-					: "option '%s' needs a value",
-				a);
+			bool known = false;
+			for (size_t j = 0;
+			     j < sizeof value_opts / sizeof *value_opts; j++)
+				known |= !strcmp(a, value_opts[j]);
+			return hoff_cli_bad(known ? "option '%s' needs a value"
+						  : "unknown option '%s'",
+					    a);
 		} else if (o->npos < maxpos) {
 			o->pos[o->npos++] = a;
 		} else {
@@ -207,7 +222,7 @@ static void json_overhead(FILE *f, const hoff_summary *s)
 
 static int exit_for(hoff_status st)
 {
-	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
+	return hoff_cli_exit(st);
 }
 
 /* Sorts tensor ids by bytes descending, then id ascending. */
@@ -238,8 +253,7 @@ static int cmd_analyze(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_cli_noffload(g, o.top > 0, &r, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
 	sort_graph = g;
@@ -299,15 +313,18 @@ static int cmd_analyze(int argc, char **argv)
 		fputs("}\n", f);
 		goto out;
 	}
+	char sa[1024], sb[1024]; /* ids as shown: control characters escaped */
 	fprintf(f, "graph %s: %d ops, %d tensors, %d tiers\n",
-		g->name ? g->name : "(unnamed)", g->nops, g->ntensors,
-		g->ntiers);
+		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "(unnamed)",
+		g->nops, g->ntensors, g->ntiers);
 	fprintf(f, "compute       %.9g s\n", hoff_s(a.compute_ps));
 	fprintf(f, "lower bound   %.9g s", hoff_s(a.lower_bound_ps));
 	if (a.lb_op != HOFF_NONE)
-		fprintf(f, " (transfers from %s needed by op \"%s\", then the "
-			   "rest of compute)",
-			g->tier[a.lb_tier].name, g->op[a.lb_op].id);
+		fprintf(f,
+			" (transfers from %s needed by op \"%s\", then the "
+			"rest of compute)",
+			hoff_cli_safe(g->tier[a.lb_tier].name, sa, sizeof sa),
+			hoff_cli_safe(g->op[a.lb_op].id, sb, sizeof sb));
 	fputs("\nno-offload    peak ", f);
 	print_bytes(f, r.summary.peak_bytes);
 	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",
@@ -324,7 +341,8 @@ static int cmd_analyze(int argc, char **argv)
 		fputs("; largest:\n", f);
 		for (int64_t i = 0; i < ntop; i++) {
 			const hoff_tensor *t = &g->tensor[r.snap[i]];
-			fprintf(f, "  %-24s %-10s ", t->id,
+			fprintf(f, "  %-24s %-10s ",
+				hoff_cli_safe(t->id, sa, sizeof sa),
 				hoff_kind_name(t->kind));
 			print_bytes(f, t->bytes);
 			fputc('\n', f);
@@ -358,6 +376,8 @@ static int cmd_simulate(int argc, char **argv)
 	hoff_sim_result r = {0};
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.timeline = o.trace != NULL;
+	if ((rc = hoff_cli_clobbers((const char *[]){o.trace}, 1, o.pos, 2)))
+		return rc;
 	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
 	if (st == HOFF_OK)
 		st = hoff_sched_read(o.pos[1], g, &s, &e);
@@ -370,15 +390,17 @@ static int cmd_simulate(int argc, char **argv)
 	if (st == HOFF_OK && o.trace)
 		st = hoff_trace_write(g, &r.tl, o.trace, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
+	char sa[1024], sb[1024], sc[1024];
 	if (s->graph && g->name && strcmp(s->graph, g->name) != 0)
 		fprintf(stderr,
 			"hoffopt: warning: %s: graph \"%s\" does not match the "
 			"graph's name \"%s\"\n",
-			o.pos[1], s->graph, g->name);
+			hoff_cli_safe(o.pos[1], sa, sizeof sa),
+			hoff_cli_safe(s->graph, sb, sizeof sb),
+			hoff_cli_safe(g->name, sc, sizeof sc));
 	if (s->has_summary && r.valid) {
 		const hoff_summary *w = &s->summary, *m = &r.summary;
 		double tol = 1e-9 * fmax(1.0, hoff_s(m->makespan_ps)) * 1e12;
@@ -429,13 +451,16 @@ static int cmd_simulate(int argc, char **argv)
 	}
 	for (int64_t i = 0; i < shown && i < 20; i++) {
 		hoff_violation_format(g, s, &r.viol[i], line, sizeof line);
-		fprintf(stderr, "%s: %s\n", o.pos[1], line);
+		fprintf(stderr, "%s: %s\n",
+			hoff_cli_safe(o.pos[1], sa, sizeof sa),
+			hoff_cli_safe(line, sb, sizeof sb));
 	}
 	if (r.nviol > 20)
 		fprintf(stderr, "%s: ... %" PRId64 " violations in all\n",
 			o.pos[1], r.nviol);
 	fprintf(f, "schedule %s (policy %s, budget ",
-		r.valid ? "valid" : "INVALID", s->policy ? s->policy : "?");
+		r.valid ? "valid" : "INVALID",
+		s->policy ? hoff_cli_safe(s->policy, sa, sizeof sa) : "?");
 	print_bytes(f, r.budget_bytes);
 	fputs(")\npeak          ", f);
 	print_bytes(f, r.summary.peak_bytes);
@@ -488,11 +513,15 @@ static int cmd_plan(int argc, char **argv)
 			"--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
 			o.overhead);
 	po.progress = o.progress;
+	if ((rc = hoff_cli_clobbers((const char *[]){o.out, o.trace}, 2, o.pos,
+				    1)))
+		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL, *none = NULL;
 	hoff_sim_result r = {0}, rn = {0};
 	hoff_policy_report rep;
+	double lbo = 0; /* the schedule's overhead over the lower bound */
 	char name[32];
 	hoff_policy_name(&po, name, sizeof name);
 	double t0 = now_s();
@@ -505,8 +534,8 @@ static int cmd_plan(int argc, char **argv)
 	double solve_s = now_s() - t1;
 	/* The plan as written: simulated under the budget it claims. */
 	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = po.budget_bytes != HOFF_NONE ? po.budget_bytes
-						       : INT64_MAX;
+	so.budget_bytes = INT64_MAX; /* measured; judged against the budget
+				      * below, so rule 8 is a tier's here */
 	so.timeline = o.trace != NULL;
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
@@ -524,25 +553,44 @@ static int cmd_plan(int argc, char **argv)
 		np = rn.summary.peak_bytes;
 	}
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	bool budget_ok = po.budget_bytes == HOFF_NONE ||
-			 r.summary.peak_bytes <= po.budget_bytes;
-	if (!r.valid && budget_ok) {
-		/* A bug, never a user error: say so rather than write it. */
-		char line[HOFF_ERRLEN];
+	/* The budget the plan must meet: --budget, else the device's memory
+	 * (FORMAT.md rule 8), for greedy and the baselines alike. */
+	const bool given = po.budget_bytes != HOFF_NONE;
+	const int64_t budget = given ? po.budget_bytes : g->device.memory_bytes;
+	bool budget_ok = r.summary.peak_bytes <= budget;
+	bool baseline = po.kind != HOFF_POLICY_GREEDY;
+	if (!r.valid) {
+		char line[HOFF_ERRLEN], sa[4 * HOFF_ERRLEN];
 		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
-		fprintf(stderr, "hoffopt: internal error: %s planned an invalid "
-				"schedule: %s\n", name, line);
-		rc = EXIT_BAD;
+		hoff_cli_safe(line, sa, sizeof sa);
+		if (baseline && r.viol[0].rule == 8) {
+			/* The baselines plan without the tiers' capacities
+			 * (simulated with no device budget, rule 8 here is a
+			 * tier's): a limit of theirs, not a bug. */
+			fprintf(stderr,
+				"hoffopt: policy %s cannot plan within the "
+				"tiers' capacities (a baseline does not track "
+				"them): %s; nothing written\n",
+				name, hoff_cli_safe(line, sa, sizeof sa));
+			rc = EXIT_INVALID;
+			budget_ok = false;
+			goto report;
+		}
+		/* A bug, never a user error: say so rather than write it. */
+		fprintf(stderr,
+			"hoffopt: internal error: %s planned an invalid "
+			"schedule: %s\n",
+			name, hoff_cli_safe(line, sa, sizeof sa));
+		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	s->summary = r.summary;
 	s->has_summary = true;
-	s->budget_bytes = po.budget_bytes;
-	if (!budget_ok) {
+	s->budget_bytes = budget;
+	if (!budget_ok && given) {
 		fprintf(stderr,
 			"hoffopt: budget %lld B cannot be met by %s: the "
 			"smallest peak found is %lld B (try --budget %lld)\n",
@@ -550,28 +598,37 @@ static int cmd_plan(int argc, char **argv)
 			(long long)r.summary.peak_bytes,
 			(long long)r.summary.peak_bytes);
 		rc = EXIT_INVALID;
+	} else if (!budget_ok) {
+		fprintf(stderr,
+			"hoffopt: %s's schedule peaks at %lld B, over the "
+			"device's %lld B (machine.device.memory_bytes)%s; "
+			"nothing written\n",
+			name, (long long)r.summary.peak_bytes,
+			(long long)budget,
+			baseline ? ": this baseline does not fit the device"
+				 : ": no schedule found fits the device");
+		rc = EXIT_INVALID;
 	} else {
 		if (o.out)
 			st = hoff_sched_write(s, g, o.out, &e);
 		if (st == HOFF_OK && o.trace)
 			st = hoff_trace_write(g, &r.tl, o.trace, &e);
 		if (st != HOFF_OK) {
-			fprintf(stderr, "hoffopt: %s\n", e.msg);
-			rc = exit_for(st);
+			rc = hoff_cli_fail(st, &e);
 			goto out;
 		}
 	}
+report:;
 	double red = np ? 1.0 - (double)r.summary.peak_bytes / (double)np : 0;
 	double ovh = r.summary.compute_ps
 			     ? (double)r.summary.makespan_ps /
 					       (double)r.summary.compute_ps -
 				       1.0
 			     : 0;
-	double lbo = rep.lower_bound_ps
-			     ? (double)r.summary.makespan_ps /
-					       (double)rep.lower_bound_ps -
-				       1.0
-			     : 0;
+	lbo = rep.lower_bound_ps ? (double)r.summary.makespan_ps /
+						   (double)rep.lower_bound_ps -
+					   1.0
+				 : 0;
 	FILE *f = (o.out && !strcmp(o.out, "-")) ? stderr : stdout;
 	if (o.json) {
 		fprintf(f, "{\"policy\": \"%s\", \"graph\": ", name);
@@ -814,9 +871,8 @@ static int cmd_gen(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-	hoff_tune_malloc();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return EXIT_BAD;
@@ -859,4 +915,12 @@ int main(int argc, char **argv)
 	fprintf(stderr, "hoffopt: unknown command '%s' (see hoffopt --help)\n",
 		cmd);
 	return EXIT_BAD;
+}
+
+int main(int argc, char **argv)
+{
+	hoff_tune_malloc();
+	/* Every report ends on stdout: a write that failed there (a full
+	 * disk, /dev/full) is an error, not a silent exit 0. */
+	return hoff_cli_close_stdout(dispatch(argc, argv));
 }
