@@ -5,7 +5,10 @@
 # sha256 prefix), greedy's peak at --max-overhead 0.01, its makespan over
 # lower_bound_s, the witness's peak (simulated here) and greedy's
 # difference. Budget table: for each budget witness, greedy's makespan
-# under its budget against the witness's, reactive's and lookahead:1/2's.
+# under its budget against the witness's, reactive's and lookahead:1/2's;
+# then every graph at 50, 75 and 90% of its no-offload peak, greedy
+# against the baselines under the same budget ("over": the plan's peak
+# is past the budget).
 # Every schedule is checked by `hoffopt simulate`. Prints markdown; exits
 # 1 if a schedule is invalid.
 # Usage: bench/greedy_witness.sh [hoffopt] [graph.json ...]
@@ -94,5 +97,33 @@ for key, b in bj.items():
     print("| %s | %d | %s | %.6f | %.4f× | %s | %s | %s |" % (
         key, B, row["greedy"], ws["makespan_s"], gm / ws["makespan_s"],
         row["reactive"], row["lookahead:1"], row["lookahead:2"]))
+
+print()
+print("| graph @ budget | budget B | greedy makespan s | greedy peak B | reactive s | lookahead:1 s | lookahead:2 s | greedy ≤ each that fits |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
+for g in graphs:
+    stem = os.path.basename(g)[:-5]
+    rc, out = run(["analyze", g, "--json"])
+    npk = json.loads(out)["no_offload"]["peak_bytes"]
+    for pct in (50, 75, 90):
+        B = npk * pct // 100
+        row, ms = {}, {}
+        for p in ["greedy", "reactive", "lookahead:1", "lookahead:2"]:
+            d = plan(g, "%s.p%d" % (stem, pct), ["--budget", str(B)], p)
+            ok = d is not None and d["valid"] and d["peak_bytes"] <= B
+            if p == "greedy" and d is not None and not d["valid"]:
+                bad = 1
+            ms[p] = d["makespan_s"] if ok else None
+            row[p] = ("%.6f" % d["makespan_s"]) if ok else "over"
+            if p == "greedy":
+                gp = str(d["peak_bytes"]) if d is not None else "none written"
+                if d is None:
+                    row[p] = "cannot meet"
+        worse = [p for p in ms if p != "greedy" and ms[p] is not None and
+                 (ms["greedy"] is None or ms["greedy"] > ms[p])]
+        print("| %s@%d%% | %d | %s | %s | %s | %s | %s | %s |" % (
+            stem, pct, B, row["greedy"], gp, row["reactive"],
+            row["lookahead:1"], row["lookahead:2"],
+            "no: " + ", ".join(worse) if worse else "yes"))
 sys.exit(bad)
 PY
