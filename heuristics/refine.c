@@ -258,7 +258,8 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 				return 0;
 		}
 	}
-	/* evict what k does not touch: fetched back late, or right after k */
+	/* evict what k does not touch: fetched back late, right after k, or
+	 * halfway */
 	for (int32_t x = 0; x < c->niv; x++) {
 		int32_t i = by_size[x];
 		const hoff_refine_iv *v = &c->iv[i];
@@ -266,10 +267,11 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 			continue;
 		if (skip(c, i, at_op))
 			continue;
-		int32_t at[2] = {v->b >= n ? n - 1 : v->b - 1, k};
-		for (int w = 0; w < 2; w++) {
-			if (w == 1 && at[1] == at[0])
-				break;
+		int32_t last = v->b >= n ? n - 1 : v->b - 1;
+		int32_t at[3] = {last, k, k + (last - k) / 2};
+		for (int w = 0; w < 3; w++) {
+			if (w > 0 && (at[w] == at[0] || at[w] == at[w - 1]))
+				continue;
 			memcpy(trial, pick, sz);
 			trial[i] = at[w];
 			int r = attempt(c, pick, trial, cur, i, at_op);
