@@ -1186,7 +1186,7 @@ static hoff_status budget_by_bound(const hoff_graph *g,
 		hoff_policy_report rep;
 		hoff_sched *s = NULL;
 		hoff_status st =
-			greedy_run(g, &bo, REFINE_WORK / 4, &s, &rep, e);
+			greedy_run(g, &bo, REFINE_WORK / 8, &s, &rep, e);
 		if (st != HOFF_OK)
 			return st;
 		*iters += rep.iterations;
