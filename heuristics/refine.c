@@ -227,12 +227,32 @@ static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
 			pick[i] = OFF;
 }
 
+/* Tries interval i's pick at each of at[0..nat) in turn (repeats
+ * skipped): 1 when one was kept, -1 on error, 0 when none helped or
+ * the work is spent. */
+static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
+		  int32_t at_op, const int32_t *at, int nat)
+{
+	for (int w = 0; w < nat; w++) {
+		bool seen = false;
+		for (int u = 0; u < w; u++)
+			seen = seen || at[u] == at[w];
+		if (seen)
+			continue;
+		memcpy(trial, pick, (size_t)c->niv * sizeof *pick);
+		trial[i] = at[w];
+		int r = attempt(c, pick, trial, cur, i, at_op);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	return 0;
+}
+
 /* Overhead mode: the first improving move at the peak's op. */
 static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 		      const int32_t *by_size)
 {
 	const int32_t n = c->g->nops, k = cur->peak_op, at_op = k;
-	const size_t sz = (size_t)c->niv * sizeof *pick;
 	if (k >= n)
 		return 0;
 	/* hold back a prefetch issued before k for a later op */
@@ -246,17 +266,9 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 		/* right after k, or as late as its consumer allows, or
 		 * halfway: one boundary at a time can stall on a plateau */
 		int32_t at[3] = {k, v->b - 1, k + (v->b - 1 - k) / 2};
-		for (int w = 0; w < 3; w++) {
-			if (w > 0 && (at[w] == at[0] || at[w] == at[w - 1]))
-				continue;
-			memcpy(trial, pick, sz);
-			trial[i] = at[w];
-			int r = attempt(c, pick, trial, cur, i, at_op);
-			if (r)
-				return r;
-			if (c->work > c->go->work)
-				return 0;
-		}
+		int r = try_at(c, pick, trial, cur, i, at_op, at, 3);
+		if (r || c->work > c->go->work)
+			return r;
 	}
 	/* evict what k does not touch: fetched back late, right after k, or
 	 * halfway */
@@ -269,17 +281,9 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 			continue;
 		int32_t last = v->b >= n ? n - 1 : v->b - 1;
 		int32_t at[3] = {last, k, k + (last - k) / 2};
-		for (int w = 0; w < 3; w++) {
-			if (w > 0 && (at[w] == at[0] || at[w] == at[w - 1]))
-				continue;
-			memcpy(trial, pick, sz);
-			trial[i] = at[w];
-			int r = attempt(c, pick, trial, cur, i, at_op);
-			if (r)
-				return r;
-			if (c->work > c->go->work)
-				return 0;
-		}
+		int r = try_at(c, pick, trial, cur, i, at_op, at, 3);
+		if (r || c->work > c->go->work)
+			return r;
 	}
 	return 0;
 }
@@ -290,7 +294,6 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 {
 	const hoff_graph *g = c->g;
 	const int32_t n = g->nops;
-	const size_t sz = (size_t)c->niv * sizeof *pick;
 	int32_t j = HOFF_NONE;
 	int64_t worst = 0;
 	for (int32_t k = 0; k < n; k++) {
@@ -312,13 +315,10 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 			continue;
 		if (skip(c, i, at_op))
 			continue;
-		memcpy(trial, pick, sz);
-		trial[i] = pick[i] - 1;
-		int r = attempt(c, pick, trial, cur, i, at_op);
-		if (r)
+		int32_t at = pick[i] - 1;
+		int r = try_at(c, pick, trial, cur, i, at_op, &at, 1);
+		if (r || c->work > c->go->work)
 			return r;
-		if (c->work > c->go->work)
-			return 0;
 	}
 	/* prefetches for later ops issued before it: after it instead */
 	for (int32_t x = 0; x < c->niv; x++) {
@@ -329,13 +329,9 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 			continue;
 		if (skip(c, i, at_op))
 			continue;
-		memcpy(trial, pick, sz);
-		trial[i] = j;
-		int r = attempt(c, pick, trial, cur, i, at_op);
-		if (r)
+		int r = try_at(c, pick, trial, cur, i, at_op, &j, 1);
+		if (r || c->work > c->go->work)
 			return r;
-		if (c->work > c->go->work)
-			return 0;
 	}
 	return 0;
 }
