@@ -38,9 +38,26 @@
  * With a budget, the fastest valid schedule found under it wins; without,
  * a search on the target (a gallop down from the top, then a bisection)
  * finds the smallest peak whose simulated makespan is within
- * (1 + max_overhead) of the lower bound.
+ * (1 + max_overhead) of the lower bound, wherever it lies (the device's
+ * memory caps the answer only afterwards).
+ * 6. Refinement on the simulator (refine.c): from the best schedule, over
+ *    these candidates and the small tensors' gaps, moves at the peak
+ *    (hold a prefetch back past the peak's op, evict what that op does
+ *    not touch: a store after a block's last write included) are kept
+ *    while they lower (peak, instants at the peak) within the bound; in
+ *    budget mode moves at the longest stall are kept while faster.
+ * 7. Budget mode also asks the overhead mode the other way round: the
+ *    smallest overhead on a ladder (bisected) whose least peak fits the
+ *    budget gives a fast plan under it.
+ * With a budget, plans aim at the lower bound's timeline, the fastest
+ * possible: op k no later than lower_bound_s less the compute of ops k
+ * to the last (on a link-bound graph the compute-only timeline sets
+ * deadlines no link meets).
  * Cost: one plan is O((ops + intervals) log intervals); the candidates
- * are sorted once, by counting sorts, in O(ops + intervals). Targets no
+ * are sorted once, by counting sorts, in O(ops + intervals). The
+ * refinement simulates at most REFINE_WORK schedule steps in all (none
+ * on schedules past REFINE_WORK / 16 steps, e.g. a million ops), so it
+ * adds O(REFINE_WORK) whatever the size. Targets no
  * plan against T0 can meet (under reach_bytes) are called missed
  * without planning. Set-up runs beside the baselines. */
 #include <math.h>
@@ -52,6 +69,7 @@
 #include "emit.h"
 #include "greedy.h"
 #include "policy.h"
+#include "refine.h"
 #include "sim.h"
 
 enum { IV_START, IV_DETACH, IV_STORE };
@@ -59,6 +77,7 @@ enum { IV_START, IV_DETACH, IV_STORE };
 #define MAX_ROUNDS 4
 #define GALLOP_SHIFT 6 /* first step down: peak / 2^6 */
 #define STOP_SHIFT 8 /* the search stops at a bracket of peak / 2^8 */
+#define REFINE_WORK  4000000 /* schedule steps the refinement simulates */
 
 typedef struct iv {
 	int64_t bytes;
@@ -262,8 +281,9 @@ static bool updates(const hoff_graph *g, int32_t k, int32_t t)
 	return false;
 }
 
-/* Step 1: the candidate intervals of every tensor. */
-static hoff_status enumerate(plan *pl, hoff_err *e)
+/* Step 1: the candidate intervals of every tensor; with all, small
+ * tensors' gaps too (the refinement's candidates). */
+static hoff_status enumerate(plan *pl, bool all, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
 	int32_t best = hoff_best_tier(g);
@@ -285,7 +305,7 @@ static hoff_status enumerate(plan *pl, hoff_err *e)
 			if (!add_iv(pl, s))
 				goto oom;
 		}
-		bool small = x->bytes < small_below;
+		bool small = !all && x->bytes < small_below;
 		if (!hoff_tensor_movable(g, t))
 			continue;
 		/* Clean while it holds its home's copy, i.e. until updated;
@@ -379,7 +399,8 @@ static void nominal_all(plan *pl)
 	}
 }
 
-static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
+static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
+			     hoff_err *e)
 {
 	memset(pl, 0, sizeof *pl);
 	pl->g = g;
@@ -396,7 +417,16 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 	if (!pl->T || !pl->T0 || !pl->M0 || !pl->M || !pl->delta || !pl->bucket_off ||
 	    !pl->fill || !pl->ext_off)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	pl->T0[0] = 0;
+	/* Each op at its latest start for a makespan of end_ps: op k at
+	 * end_ps less the compute of ops k to the last. A prefetch planned
+	 * against these deadlines holds memory no longer than the allowed
+	 * makespan needs; no op runs later than here (by induction: an op
+	 * starts when its predecessor ends or its operands arrive, each no
+	 * later than planned). */
+	int64_t compute = 0;
+	for (int32_t k = 0; k < g->nops; k++)
+		compute += g->op[k].time_ps;
+	pl->T0[0] = end_ps > compute ? end_ps - compute : 0;
 	for (int32_t k = 0; k < g->nops; k++)
 		pl->T0[k + 1] = pl->T0[k] + g->op[k].time_ps;
 	memcpy(pl->T, pl->T0, (n + 1) * sizeof *pl->T);
@@ -413,7 +443,7 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, hoff_err *e)
 		if (need > pl->floor_bytes)
 			pl->floor_bytes = need;
 	}
-	hoff_status st = enumerate(pl, e);
+	hoff_status st = enumerate(pl, false, e);
 	if (st != HOFF_OK)
 		return st;
 	size_t m = pl->niv;
@@ -1032,9 +1062,13 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 		if (pass + 1 < passes)
 			nominal_all(pl); /* the next pass plans against it */
 		(*iters)++;
-		bool fits = c.legal && c.peak <= go.cap &&
-			    (go.bound == HOFF_NONE ||
-			     (c.makespan <= go.bound && c.peak <= target));
+		/* With a bound, the device's memory does not steer the
+		 * search: a target over it that meets the bound leads down
+		 * to ones under it (keep prefers those anyway). */
+		bool fits = c.legal &&
+			    (go.bound == HOFF_NONE ? c.peak <= go.cap
+						   : c.makespan <= go.bound &&
+							     c.peak <= target);
 		if (fits && (!t->fits || c.peak < t->peak ||
 			     (c.peak == t->peak && c.makespan < t->makespan))) {
 			t->peak = c.peak;
@@ -1053,6 +1087,122 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 	return st;
 }
 
+static int by_a_t(const void *x, const void *y)
+{
+	const iv *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* Refines the best schedule on the simulator (refine.c) over the plan's
+ * candidates; the result competes with *best. */
+static hoff_status refine_best(const plan *pl, goal go, int64_t work,
+			       cand *best, int *iters, bool progress,
+			       hoff_err *e)
+{
+	const hoff_graph *g = pl->g;
+	if (best->s->nsteps > work / 16)
+		return HOFF_OK; /* not even a few moves fit the work */
+	/* The plan's candidates and the small tensors' gaps, by (a, t). */
+	plan all = {.g = g, .n = pl->n, .M0 = pl->M0};
+	hoff_status st = enumerate(&all, true, e);
+	if (st != HOFF_OK) {
+		free(all.iv);
+		return st;
+	}
+	sort_plan = &all;
+	qsort(all.iv, all.niv, sizeof *all.iv, by_a_t);
+	hoff_refine_iv *v = hoff_alloc(all.niv + 1, sizeof *v);
+	if (!v) {
+		free(all.iv);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < all.niv; i++) {
+		const iv *c = &all.iv[i];
+		v[i] = (hoff_refine_iv){.bytes = c->bytes,
+					.t = c->t,
+					.a = c->a,
+					.b = c->b,
+					.start = c->kind == IV_START};
+	}
+	hoff_refine_goal rg = {
+		.cap = go.cap, .bound_ps = go.bound, .work = work};
+	hoff_refine_result r;
+	st = hoff_refine(g, v, (int32_t)all.niv, best->s, &rg, &r, e);
+	free(v);
+	free(all.iv);
+	if (st != HOFF_OK)
+		return st;
+	*iters += r.tried;
+	if (progress)
+		fprintf(stderr,
+			"hoffopt: greedy: refined on the simulator: %d moves "
+			"kept of %d tried, peak %lld B, makespan %.6g s\n",
+			r.moves, r.tried, (long long)r.sum.peak_bytes,
+			hoff_s(r.sum.makespan_ps));
+	if (!r.s)
+		return HOFF_OK;
+	cand c = {0};
+	if ((st = judge(g, r.s, &c, best->source, NULL, e)) != HOFF_OK)
+		return st;
+	keep(best, &c, go);
+	return HOFF_OK;
+}
+
+static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
+			      int64_t work, hoff_sched **out,
+			      hoff_policy_report *rep, hoff_err *e);
+
+/* Budget mode, the other way round: the least peak within a makespan
+ * bound (the overhead mode, refined) falls as the bound grows, so the
+ * smallest bound whose plan fits the budget is a fast plan under it.
+ * Bisects over bounds between the lower bound and best's makespan (a
+ * geometric ladder of overheads), each an overhead-mode run; keeps what
+ * fits. Skipped where one run would cost too much. */
+static hoff_status budget_by_bound(const hoff_graph *g,
+				   const hoff_policy_opts *o, int64_t lb_ps,
+				   goal go, cand *best, int *iters, hoff_err *e)
+{
+	static const double ladder[] = {0,    0.001, 0.0025, 0.005, 0.01,
+					0.02, 0.035, 0.05,   0.075, 0.1,
+					0.15, 0.2,   0.3,    0.5,   0.75,
+					1,    1.5,   2,	     3,	    5};
+	enum { NL = sizeof ladder / sizeof ladder[0] };
+	if (best->s->nsteps > REFINE_WORK / 16 || lb_ps <= 0)
+		return HOFF_OK;
+	double top = (double)best->makespan / (double)lb_ps - 1;
+	int lo = 0, hi = 0; /* ladder[lo..hi) are below best's makespan */
+	while (hi < NL && ladder[hi] < top)
+		hi++;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		hoff_policy_opts bo = *o;
+		bo.budget_bytes = HOFF_NONE;
+		bo.max_overhead = ladder[mid];
+		bo.progress = false;
+		hoff_policy_report rep;
+		hoff_sched *s = NULL;
+		hoff_status st =
+			greedy_run(g, &bo, REFINE_WORK / 8, &s, &rep, e);
+		if (st != HOFF_OK)
+			return st;
+		*iters += rep.iterations;
+		bool fits = rep.peak_bytes <= go.cap;
+		cand c = {0};
+		if ((st = judge(g, s, &c, rep.source, NULL, e)) != HOFF_OK)
+			return st;
+		keep(best, &c, go);
+		if (fits)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return HOFF_OK;
+}
+
 /* The progress line of one target of the peak search. */
 static void say_target(int64_t target, const tried *t)
 {
@@ -1067,6 +1217,14 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			    hoff_sched **out, hoff_policy_report *rep,
 			    hoff_err *e)
 {
+	return greedy_run(g, o, REFINE_WORK, out, rep, e);
+}
+
+/* hoff_greedy_run with the refinement's work (simulated steps) given. */
+static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
+			      int64_t work, hoff_sched **out,
+			      hoff_policy_report *rep, hoff_err *e)
+{
 	plan pl;
 	hoff_analysis an;
 	cand best = {0}, c = {0};
@@ -1075,12 +1233,25 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_status st = hoff_analyze(g, &an, e);
 	if (st != HOFF_OK)
 		goto out;
-	int64_t bound = (int64_t)floor((1.0 + o->max_overhead) *
-				       (double)an.lower_bound_ps);
+	/* Saturated at 2^62 ps, past any instant a schedule can reach
+	 * (FORMAT.md): a huge --max-overhead means "any makespan", never
+	 * an overflowed cast. */
+	double bound_d =
+		floor((1.0 + o->max_overhead) * (double)an.lower_bound_ps);
+	int64_t bound = bound_d < 0x1p62 ? (int64_t)bound_d : (int64_t)1 << 62;
+	/* Without a budget, the search and its refinement look for the
+	 * least peak within the bound wherever it lies; the device's memory
+	 * caps the answer only afterwards (a plan over it is refined down
+	 * from, or replaced by the fastest one under it). */
 	goal go = {.cap = o->budget_bytes != HOFF_NONE ? o->budget_bytes
-						       : g->device.memory_bytes,
+						       : INT64_MAX,
 		   .bound = o->budget_bytes != HOFF_NONE ? HOFF_NONE : bound};
 	rep->lower_bound_ps = an.lower_bound_ps;
+	/* With a budget, the plans aim at the lower bound, the fastest any
+	 * schedule can be: on a link-bound graph the compute-only timeline
+	 * sets deadlines no link can meet. Without, at the compute-only
+	 * timeline: the refinement (refine.c) then spends the slack. */
+	int64_t aim_ps = go.bound != HOFF_NONE ? 0 : an.lower_bound_ps;
 	rep->noffload_peak_bytes = an.closed_peak_bytes;
 	rep->none_peak_bytes = HOFF_NONE;
 	/* The baselines are candidates too: greedy never returns worse. */
@@ -1110,7 +1281,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	for (int k = 0; k <= NBASE; k++) {
 		int i = k == 0 ? NBASE : by_cost[k - 1];
 		if (i == NBASE) {
-			bst[i] = plan_init(&pl, g, &be[i]);
+			bst[i] = plan_init(&pl, g, aim_ps, &be[i]);
 			if (bst[i] != HOFF_OK)
 				continue;
 			hi = pl.M0[0];
@@ -1247,6 +1418,11 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			plan_free(&pl2);
 		if (st != HOFF_OK)
 			goto out;
+		if (best.s && best.legal &&
+		    (st = refine_best(&pl, go, work, &best, &iters, o->progress,
+				      e)))
+			goto out;
+		go.cap = g->device.memory_bytes;
 	}
 	if (go.bound == HOFF_NONE || best.peak > go.cap ||
 	    best.makespan > go.bound) {
@@ -1280,6 +1456,14 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				goto out;
 		}
 	}
+	if (go.bound == HOFF_NONE && best.s && best.legal &&
+	    (st = refine_best(&pl, go, work, &best, &iters, o->progress, e)))
+		goto out;
+	if (go.bound == HOFF_NONE && best.s && best.legal &&
+	    best.peak <= go.cap &&
+	    (st = budget_by_bound(g, o, an.lower_bound_ps, go, &best, &iters,
+				  e)))
+		goto out;
 	rep->iterations = iters;
 	if (!best.s || !best.legal) {
 		st = hoff_seterr(e, HOFF_EINTERNAL,

@@ -677,11 +677,22 @@ report:;
 	fflush(f);
 out:
 	if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
-	    po.budget_bytes == HOFF_NONE && !rep.feasible)
+	    po.budget_bytes == HOFF_NONE && !rep.feasible &&
+	    lbo <= po.max_overhead)
 		fprintf(stderr,
-			"hoffopt: warning: no schedule found within %.4g%% of "
-			"the lower bound; this one is %.4g%% over it\n",
-			100 * po.max_overhead, 100 * lbo);
+			"hoffopt: warning: greedy's least peak within %.4g%% "
+			"of the lower bound is %lld B, over the device's %lld "
+			"B (%d plans simulated)\n",
+			100 * po.max_overhead, (long long)rep.peak_bytes,
+			(long long)g->device.memory_bytes, rep.iterations);
+	else if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
+		 po.budget_bytes == HOFF_NONE && !rep.feasible)
+		fprintf(stderr,
+			"hoffopt: warning: greedy's best schedule is %.4g%% "
+			"over the lower bound, past the %.4g%% asked (%d plans "
+			"simulated; a schedule within it may still exist: try "
+			"--exact)\n",
+			100 * lbo, 100 * po.max_overhead, rep.iterations);
 	hoff_sim_result_free(&r);
 	hoff_sim_result_free(&rn);
 	hoff_sched_free(s);

@@ -1,0 +1,429 @@
+/* refine.c: see refine.h. A schedule is held as decisions over the
+ * candidate intervals: pick[i] is the boundary after which interval i's
+ * prefetch is issued (-1: before op 0; nops - 1 for a tail, which is never
+ * fetched), or OFF when the tensor stays on the device over the gap. Each
+ * decision set is emitted (evictions at a boundary in candidate order,
+ * then prefetches by issue boundary, earliest consumer first) and judged
+ * by the simulator; a move is kept only when the simulator says it is
+ * better, so what the search returns is always valid.
+ * Cost: one move is one emission and one simulation, O(steps log steps);
+ * the total is bounded by go->work simulated steps. */
+#include "refine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "sim.h"
+
+#define OFF (-2) /* a pick: the interval is not taken */
+
+typedef struct judged {
+	hoff_sched *s;
+	hoff_summary sum;
+	int64_t npeak;	 /* instants at the peak */
+	int64_t *start;	 /* (nops + 1) op starts, last: the last op's end */
+	int32_t peak_op; /* first op starting at or after the peak */
+	bool legal, fits;
+} judged;
+
+typedef struct ctx {
+	const hoff_graph *g;
+	const hoff_refine_iv *iv;
+	int32_t niv;
+	const hoff_refine_goal *go;
+	int32_t *pf;	    /* (niv) scratch: prefetches in issue order */
+	const int32_t *key; /* the picks pf is sorted by */
+	int64_t work;	    /* steps simulated so far */
+	int32_t tried;
+	int32_t *failed; /* (niv) the op a move on i last failed at, or -1 */
+	bool memo;	 /* skip moves that failed at this op before */
+	int32_t skipped; /* moves skipped so */
+	hoff_status st;	 /* of the move that failed */
+	hoff_err *e;
+} ctx;
+
+static _Thread_local const ctx *sort_ctx;
+
+static int by_pick(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_refine_iv *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
+	int32_t pa = sort_ctx->key[i], pb = sort_ctx->key[j];
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+/* The schedule of the decisions pick; NULL on OOM. */
+static hoff_sched *emit(ctx *c, const int32_t *pick)
+{
+	const hoff_graph *g = c->g;
+	hoff_emit m;
+	if (hoff_emit_init(&m, g, "greedy") != HOFF_OK)
+		return NULL;
+	int32_t np = 0;
+	for (int32_t i = 0; i < c->niv; i++)
+		if (pick[i] != OFF && c->iv[i].b < g->nops)
+			c->pf[np++] = i;
+	sort_ctx = c;
+	c->key = pick;
+	qsort(c->pf, (size_t)np, sizeof *c->pf, by_pick);
+	int32_t ie = 0, ip = 0;
+	for (int32_t q = -1; q < g->nops; q++) {
+		if (q >= 0)
+			hoff_emit_op(&m, q);
+		for (; ie < c->niv && c->iv[ie].a <= q; ie++)
+			if (pick[ie] != OFF && !c->iv[ie].start &&
+			    c->iv[ie].a == q)
+				hoff_emit_evict(&m, c->iv[ie].t);
+		for (; ip < np && pick[c->pf[ip]] <= q; ip++)
+			hoff_emit_prefetch(&m, c->iv[c->pf[ip]].t);
+	}
+	return hoff_emit_finish(&m);
+}
+
+static void judged_free(judged *j)
+{
+	hoff_sched_free(j->s);
+	free(j->start);
+	memset(j, 0, sizeof *j);
+}
+
+/* Simulates s (taken) into *j; HOFF_ENOMEM or the simulator's error. */
+static hoff_status judge(ctx *c, hoff_sched *s, judged *j)
+{
+	const hoff_graph *g = c->g;
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = INT64_MAX;
+	o.op_times = true;
+	o.timeline = true;
+	hoff_sim_result r;
+	memset(j, 0, sizeof *j);
+	c->work += s->nsteps;
+	c->tried++;
+	hoff_status st = hoff_sim_run(g, s, &o, &r, c->e);
+	if (st != HOFF_OK) {
+		hoff_sched_free(s);
+		return st;
+	}
+	j->s = s;
+	j->sum = r.summary;
+	j->legal = r.valid;
+	j->start = r.op_start_ps;
+	r.op_start_ps = NULL;
+	for (size_t k = 0; k < r.tl.nmem; k++)
+		j->npeak += r.tl.mem[k].bytes == r.summary.peak_bytes;
+	j->peak_op = g->nops;
+	for (int32_t k = g->nops - 1; k >= 0 && j->start[k] >= r.peak_ps; k--)
+		j->peak_op = k;
+	const hoff_refine_goal *go = c->go;
+	j->fits = j->legal && (go->bound_ps == HOFF_NONE
+				       ? r.summary.peak_bytes <= go->cap
+				       : r.summary.makespan_ps <= go->bound_ps);
+	hoff_sim_result_free(&r);
+	return HOFF_OK;
+}
+
+static bool better(const ctx *c, const judged *a, const judged *b)
+{
+	if (!a->legal)
+		return false;
+	if (!b->legal || a->fits != b->fits)
+		return a->fits || !b->legal;
+	const hoff_summary *x = &a->sum, *y = &b->sum;
+	if (c->go->bound_ps == HOFF_NONE) {
+		if (x->makespan_ps != y->makespan_ps)
+			return x->makespan_ps < y->makespan_ps;
+		return x->peak_bytes < y->peak_bytes;
+	}
+	if (x->peak_bytes != y->peak_bytes)
+		return x->peak_bytes < y->peak_bytes;
+	if (a->npeak != b->npeak)
+		return a->npeak < b->npeak;
+	return x->makespan_ps < y->makespan_ps;
+}
+
+/* Tries trial: when better than *cur it becomes *cur and pick. 1 taken,
+ * 0 not, -1 on error (c->e set). */
+static int try_move(ctx *c, int32_t *pick, const int32_t *trial, judged *cur)
+{
+	hoff_sched *s = emit(c, trial);
+	if (!s) {
+		c->st = hoff_seterr(c->e, HOFF_ENOMEM, "out of memory");
+		return -1;
+	}
+	judged j;
+	if ((c->st = judge(c, s, &j)) != HOFF_OK)
+		return -1;
+	if (!better(c, &j, cur)) {
+		judged_free(&j);
+		return 0;
+	}
+	judged_free(cur);
+	*cur = j;
+	memcpy(pick, trial, (size_t)c->niv * sizeof *pick);
+	return 1;
+}
+
+/* With the memo on, a move on interval i is skipped where it failed at
+ * the same op before: most fail again, and each costs a simulation. */
+static bool skip(ctx *c, int32_t i, int32_t at_op)
+{
+	if (!c->memo || c->failed[i] != at_op)
+		return false;
+	c->skipped++;
+	return true;
+}
+
+/* try_move, noting a failure at op at_op against interval i. */
+static int attempt(ctx *c, int32_t *pick, const int32_t *trial, judged *cur,
+		   int32_t i, int32_t at_op)
+{
+	int r = try_move(c, pick, trial, cur);
+	if (r == 0)
+		c->failed[i] = at_op;
+	return r;
+}
+
+/* The decisions that s takes over the candidates, as far as they can
+ * say it: an eviction or prefetch of t at boundary q belongs to t's
+ * interval with a <= q < b. by_t lists the candidates by tensor
+ * (t_off[t] .. t_off[t + 1]), each tensor's by a. */
+static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
+		     const int32_t *by_t, int32_t *pick)
+{
+	const hoff_graph *g = c->g;
+	for (int32_t i = 0; i < c->niv; i++)
+		pick[i] = c->iv[i].start ? -1 : OFF;
+	int32_t q = -1;
+	for (int64_t k = 0; k < s->nsteps; k++) {
+		const hoff_step *st = &s->step[k];
+		if (st->kind == HOFF_STEP_OP) {
+			q = st->id;
+			continue;
+		}
+		int32_t t = st->id, hit = HOFF_NONE;
+		for (int32_t x = t_off[t]; x < t_off[t + 1]; x++) {
+			const hoff_refine_iv *v = &c->iv[by_t[x]];
+			if (v->a <= q && q < v->b) {
+				hit = by_t[x];
+				break;
+			}
+		}
+		if (hit == HOFF_NONE)
+			continue;
+		if (st->kind == HOFF_STEP_PREFETCH)
+			pick[hit] = q;
+		else if (!c->iv[hit].start)
+			pick[hit] = c->iv[hit].b >= g->nops ? g->nops - 1
+							    : OFF - 1;
+	}
+	/* evicted and never fetched back: not a decision this form holds */
+	for (int32_t i = 0; i < c->niv; i++)
+		if (pick[i] == OFF - 1)
+			pick[i] = OFF;
+}
+
+/* Tries interval i's pick at each of at[0..nat) in turn (repeats
+ * skipped): 1 when one was kept, -1 on error, 0 when none helped or
+ * the work is spent. */
+static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
+		  int32_t at_op, const int32_t *at, int nat)
+{
+	for (int w = 0; w < nat; w++) {
+		bool seen = false;
+		for (int u = 0; u < w; u++)
+			seen = seen || at[u] == at[w];
+		if (seen)
+			continue;
+		memcpy(trial, pick, (size_t)c->niv * sizeof *pick);
+		trial[i] = at[w];
+		int r = attempt(c, pick, trial, cur, i, at_op);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	return 0;
+}
+
+/* Overhead mode: the first improving move at the peak's op. */
+static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
+		      const int32_t *by_size)
+{
+	const int32_t n = c->g->nops, k = cur->peak_op, at_op = k;
+	if (k >= n)
+		return 0;
+	/* hold back a prefetch issued before k for a later op */
+	for (int32_t x = 0; x < c->niv; x++) {
+		int32_t i = by_size[x];
+		const hoff_refine_iv *v = &c->iv[i];
+		if (pick[i] == OFF || v->b >= n || pick[i] >= k || v->b <= k)
+			continue;
+		if (skip(c, i, at_op))
+			continue;
+		/* right after k, or as late as its consumer allows, or
+		 * halfway: one boundary at a time can stall on a plateau */
+		int32_t at[3] = {k, v->b - 1, k + (v->b - 1 - k) / 2};
+		int r = try_at(c, pick, trial, cur, i, at_op, at, 3);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	/* evict what k does not touch: fetched back late, right after k, or
+	 * halfway */
+	for (int32_t x = 0; x < c->niv; x++) {
+		int32_t i = by_size[x];
+		const hoff_refine_iv *v = &c->iv[i];
+		if (pick[i] != OFF || v->start || v->a >= k || v->b <= k)
+			continue;
+		if (skip(c, i, at_op))
+			continue;
+		int32_t last = v->b >= n ? n - 1 : v->b - 1;
+		int32_t at[3] = {last, k, k + (last - k) / 2};
+		int r = try_at(c, pick, trial, cur, i, at_op, at, 3);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	return 0;
+}
+
+/* Budget mode: the first move that shortens the longest stall. */
+static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
+		       const int32_t *by_size)
+{
+	const hoff_graph *g = c->g;
+	const int32_t n = g->nops;
+	int32_t j = HOFF_NONE;
+	int64_t worst = 0;
+	for (int32_t k = 0; k < n; k++) {
+		int64_t ready = k ? cur->start[k - 1] + g->op[k - 1].time_ps
+				  : 0;
+		if (cur->start[k] - ready > worst) {
+			worst = cur->start[k] - ready;
+			j = k;
+		}
+	}
+	if (j == HOFF_NONE)
+		return 0;
+	const int32_t at_op = j;
+	/* its own prefetches one boundary earlier */
+	for (int32_t x = 0; x < c->niv; x++) {
+		int32_t i = by_size[x];
+		const hoff_refine_iv *v = &c->iv[i];
+		if (pick[i] == OFF || v->b != j || pick[i] <= v->a)
+			continue;
+		if (skip(c, i, at_op))
+			continue;
+		int32_t at = pick[i] - 1;
+		int r = try_at(c, pick, trial, cur, i, at_op, &at, 1);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	/* prefetches for later ops issued before it: after it instead */
+	for (int32_t x = 0; x < c->niv; x++) {
+		int32_t i = by_size[x];
+		const hoff_refine_iv *v = &c->iv[i];
+		if (pick[i] == OFF || v->b >= n || v->b <= j ||
+		    pick[i] >= j - 1)
+			continue;
+		if (skip(c, i, at_op))
+			continue;
+		int r = try_at(c, pick, trial, cur, i, at_op, &j, 1);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	return 0;
+}
+
+static int by_bytes(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int64_t a = sort_ctx->iv[i].bytes, b = sort_ctx->iv[j].bytes;
+	if (a != b)
+		return a > b ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
+			int32_t niv, const hoff_sched *start,
+			const hoff_refine_goal *go, hoff_refine_result *r,
+			hoff_err *e)
+{
+	memset(r, 0, sizeof *r);
+	ctx c = {.g = g, .iv = iv, .niv = niv, .go = go, .e = e};
+	size_t m = (size_t)niv + 1;
+	int32_t *pick = hoff_alloc(m, sizeof *pick);
+	int32_t *trial = hoff_alloc(m, sizeof *trial);
+	int32_t *by_size = hoff_alloc(m, sizeof *by_size);
+	int32_t *t_off = hoff_zalloc((size_t)g->ntensors + 2, sizeof *t_off);
+	int32_t *by_t = hoff_alloc(m, sizeof *by_t);
+	c.pf = hoff_alloc(m, sizeof *c.pf);
+	c.failed = hoff_alloc(m, sizeof *c.failed);
+	judged cur = {0};
+	hoff_status st = HOFF_OK;
+	if (!pick || !trial || !by_size || !t_off || !by_t || !c.pf ||
+	    !c.failed) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t i = 0; i < niv; i++)
+		t_off[iv[i].t + 2]++;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		t_off[t + 2] += t_off[t + 1];
+	for (int32_t i = 0; i < niv; i++) /* stable: each tensor's by a */
+		by_t[t_off[iv[i].t + 1]++] = i;
+	for (int32_t i = 0; i < niv; i++) {
+		by_size[i] = i;
+		c.failed[i] = -1;
+	}
+	sort_ctx = &c;
+	qsort(by_size, (size_t)niv, sizeof *by_size, by_bytes);
+	picks_of(&c, start, t_off, by_t, pick);
+	hoff_sched *s = emit(&c, pick);
+	if (!s) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = judge(&c, s, &cur)) != HOFF_OK)
+		goto out;
+	while (c.work <= go->work) {
+		/* with the memo first; when that finds nothing but skipped
+		 * some, once more without it */
+		int took = 0;
+		for (int pass = 0; pass < 2 && !took; pass++) {
+			c.memo = pass == 0;
+			c.skipped = 0;
+			took = go->bound_ps == HOFF_NONE
+				       ? stall_moves(&c, pick, trial, &cur,
+						     by_size)
+				       : peak_moves(&c, pick, trial, &cur,
+						    by_size);
+			if (!c.skipped || c.work > go->work)
+				break;
+		}
+		if (took < 0) {
+			st = c.st;
+			goto out;
+		}
+		if (!took)
+			break;
+		r->moves++;
+	}
+	if (cur.legal) {
+		r->s = cur.s;
+		r->sum = cur.sum;
+		cur.s = NULL;
+	}
+	r->tried = c.tried;
+out:
+	judged_free(&cur);
+	free(pick);
+	free(trial);
+	free(by_size);
+	free(t_off);
+	free(by_t);
+	free(c.pf);
+	free(c.failed);
+	return st;
+}

@@ -1,0 +1,50 @@
+/* refine.h: local search on the simulator at a schedule's peak (or, under
+ * a budget, at its longest stall), called by greedy.c. */
+#ifndef HOFF_REFINE_H
+#define HOFF_REFINE_H
+
+#include "graph.h"
+#include "sched.h"
+
+/* A candidate interval: tensor t may leave the device after op a and must
+ * be back before op b. */
+typedef struct hoff_refine_iv {
+	int64_t bytes;
+	int32_t t;
+	int32_t a;     /* leaves after op a; -1: before op 0 */
+	int32_t b;     /* needed again by op b; nops: a tail, never fetched */
+	uint8_t start; /* a tier-homed input's first fetch: always taken */
+} hoff_refine_iv;
+
+typedef struct hoff_refine_goal {
+	int64_t cap;	  /* budget mode: the peak must stay under it */
+	int64_t bound_ps; /* overhead mode: the makespan bound; HOFF_NONE
+			     in budget mode */
+	int64_t work;	  /* schedule steps it may simulate, all moves */
+} hoff_refine_goal;
+
+typedef struct hoff_refine_result {
+	hoff_sched *s;	  /* the refined schedule (caller frees), or NULL */
+	hoff_summary sum; /* its simulated summary */
+	int32_t moves;	  /* moves kept */
+	int32_t tried;	  /* schedules simulated */
+} hoff_refine_result;
+
+/* Starting from start's decisions over the candidates iv (sorted by a,
+ * then t), keeps the first move that improves the objective: in overhead
+ * mode (peak, instants at the peak, makespan) with the makespan within
+ * the bound; in budget mode (makespan, peak) with the peak under the cap.
+ * Moves at the peak's op k: a prefetch issued before k for an op after k
+ * issued after k instead; a tensor resident across k and untouched by it
+ * evicted, fetched back as late as its consumer allows or right after
+ * k. Under a budget, at the op with the longest stall: its prefetches
+ * one boundary earlier, prefetches ahead of them on the link issued after
+ * them. Repeats until no move helps or the work is spent; deterministic.
+ * r->s is the last schedule kept (never one the simulator rejected);
+ * HOFF_ENOMEM in e. */
+hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
+			int32_t niv, const hoff_sched *start,
+			const hoff_refine_goal *go, hoff_refine_result *r,
+			hoff_err *e);
+
+#endif
