@@ -34,6 +34,7 @@ typedef struct ctx {
 	const hoff_refine_goal *go;
 	int32_t *pf;	    /* (niv) scratch: prefetches in issue order */
 	const int32_t *key; /* the picks pf is sorted by */
+	const int32_t *t_off, *by_t; /* the candidates by tensor, by a */
 	int64_t work;	    /* steps simulated so far */
 	int32_t tried;
 	int32_t *failed; /* (niv) the op a move on i last failed at, or -1 */
@@ -248,6 +249,45 @@ static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
 	return 0;
 }
 
+/* Interval i evicted (fetched back after op at) together with its
+ * tensor's first gap, which none takes yet: the store then runs early,
+ * while the d2h link is idle, and i's eviction drops the clean copy it
+ * left for free. Neither helps alone where i's own store would queue
+ * past the peak. 1 kept, 0 not (or no such gap or the work is spent), -1
+ * on error. */
+static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial,
+			   judged *cur, int32_t i, int32_t at_op, int32_t at)
+{
+	const hoff_refine_iv *v = &c->iv[i];
+	int32_t f = HOFF_NONE;
+	for (int32_t x = c->t_off[v->t]; x < c->t_off[v->t + 1]; x++) {
+		int32_t j = c->by_t[x];
+		if (c->iv[j].a >= v->a)
+			break;
+		if (!c->iv[j].start) {
+			f = j;
+			break;
+		}
+	}
+	if (f == HOFF_NONE || pick[f] != OFF)
+		return 0;
+	/* f fetched back as late as its consumer allows, halfway, or right
+	 * after its store: a late fetch can queue behind other stores */
+	int32_t lo = c->iv[f].a + 1, hi = c->iv[f].b - 1;
+	int32_t back[3] = {hi, lo + (hi - lo) / 2, lo};
+	for (int w = 0; w < 3; w++) {
+		if (w && back[w] == back[w - 1])
+			continue;
+		memcpy(trial, pick, (size_t)c->niv * sizeof *pick);
+		trial[i] = at;
+		trial[f] = back[w];
+		int r = attempt(c, pick, trial, cur, i, at_op);
+		if (r || c->work > c->go->work)
+			return r;
+	}
+	return 0;
+}
+
 /* Overhead mode: the first improving move at the peak's op. */
 static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 		      const int32_t *by_size)
@@ -282,6 +322,9 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 		int32_t last = v->b >= n ? n - 1 : v->b - 1;
 		int32_t at[3] = {last, k, k + (last - k) / 2};
 		int r = try_at(c, pick, trial, cur, i, at_op, at, 3);
+		if (r || c->work > c->go->work)
+			return r;
+		r = with_early_copy(c, pick, trial, cur, i, at_op, last);
 		if (r || c->work > c->go->work)
 			return r;
 	}
@@ -379,6 +422,8 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	}
 	sort_ctx = &c;
 	qsort(by_size, (size_t)niv, sizeof *by_size, by_bytes);
+	c.t_off = t_off;
+	c.by_t = by_t;
 	picks_of(&c, start, t_off, by_t, pick);
 	hoff_sched *s = emit(&c, pick);
 	if (!s) {
