@@ -32,10 +32,11 @@ typedef struct ctx {
 	const hoff_refine_iv *iv;
 	int32_t niv;
 	const hoff_refine_goal *go;
-	int32_t *pf;	    /* (niv) scratch: prefetches in issue order */
-	const int32_t *key; /* the picks pf is sorted by */
-	const int32_t *t_off, *by_t; /* the candidates by tensor, by a */
-	int64_t work;	    /* steps simulated so far */
+	int32_t *pf;	      /* (niv) scratch: prefetches in issue order */
+	const int32_t *key;   /* the picks pf is sorted by */
+	const int32_t *t_off; /* by_t: each tensor's */
+	const int32_t *by_t;  /* the candidates by tensor */
+	int64_t work;	      /* steps simulated so far */
 	int32_t tried;
 	int32_t *failed; /* (niv) the op a move on i last failed at, or -1 */
 	bool memo;	 /* skip moves that failed at this op before */
@@ -255,8 +256,8 @@ static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
  * left for free. Neither helps alone where i's own store would queue
  * past the peak. 1 kept, 0 not (or no such gap or the work is spent), -1
  * on error. */
-static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial,
-			   judged *cur, int32_t i, int32_t at_op, int32_t at)
+static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
+			   int32_t i, int32_t at_op, int32_t at)
 {
 	const hoff_refine_iv *v = &c->iv[i];
 	int32_t f = HOFF_NONE;
