@@ -10,13 +10,16 @@
  * the total is bounded by go->work simulated steps. */
 #include "refine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
 #include "sim.h"
 
-#define OFF (-2) /* a pick: the interval is not taken */
+#define OFF	     (-2) /* a pick: the interval is not taken */
+#define REPAIR_MOVES 32	  /* stall moves a repair may keep */
+#define REPAIR_SLACK 250  /* repaired: a trial at most bound/1000 over */
 
 typedef struct judged {
 	hoff_sched *s;
@@ -41,7 +44,13 @@ typedef struct ctx {
 	int32_t *failed; /* (niv) the op a move on i last failed at, or -1 */
 	bool memo;	 /* skip moves that failed at this op before */
 	int32_t skipped; /* moves skipped so */
-	hoff_status st;	 /* of the move that failed */
+	bool repair;	 /* try_move repairs a trial's makespan */
+	bool repairing;	 /* ... and is doing so */
+	int32_t *rpick, *rtrial; /* (niv) the repair's decisions, scratch */
+	int32_t *b_off, *by_b;	 /* the candidates by consumer b */
+	int32_t *stalled;	 /* (nops) scratch: ops that wait */
+	int64_t *wait;		 /* (nops) scratch: how long */
+	hoff_status st;		 /* of the move that failed */
 	hoff_err *e;
 } ctx;
 
@@ -148,8 +157,92 @@ static bool better(const ctx *c, const judged *a, const judged *b)
 	return x->makespan_ps < y->makespan_ps;
 }
 
-/* Tries trial: when better than *cur it becomes *cur and pick. 1 taken,
- * 0 not, -1 on error (c->e set). */
+static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
+		  int32_t at_op, const int32_t *at, int nat);
+
+static _Thread_local const int64_t *sort_wait;
+
+static int by_wait(const void *x, const void *y)
+{
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+	if (sort_wait[a] != sort_wait[b])
+		return sort_wait[a] > sort_wait[b] ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* The repair's move: at each op that waits, longest wait first, a
+ * prefetch for it issued one boundary earlier; the first that helps is
+ * kept (1), 0 when none does or the work is spent, -1 on error. */
+static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
+{
+	const hoff_graph *g = c->g;
+	const int32_t n = g->nops;
+	int32_t m = 0;
+	for (int32_t k = 0; k < n; k++) {
+		int64_t ready = k ? cur->start[k - 1] + g->op[k - 1].time_ps
+				  : 0;
+		c->wait[k] = cur->start[k] - ready;
+		if (c->wait[k] > 0)
+			c->stalled[m++] = k;
+	}
+	sort_wait = c->wait;
+	qsort(c->stalled, (size_t)m, sizeof *c->stalled, by_wait);
+	for (int32_t x = 0; x < m; x++) {
+		int32_t k = c->stalled[x];
+		for (int32_t u = c->b_off[k]; u < c->b_off[k + 1]; u++) {
+			int32_t i = c->by_b[u];
+			if (pick[i] == OFF || pick[i] <= c->iv[i].a)
+				continue;
+			int32_t at = pick[i] - 1;
+			int r = try_at(c, pick, trial, cur, i, k, &at, 1);
+			if (r || c->work > c->go->work)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Overhead mode, with c->repair: a trial *j that lowers (peak, instants
+ * at the peak) below *cur but runs a little past the bound, made faster
+ * by budget mode's stall moves under its own peak (a lower peak often
+ * costs a stall a prefetch issued a boundary earlier removes). 1 when *j
+ * was replaced by the repaired schedule (its decisions in c->rpick), 0
+ * when there is nothing to repair, -1 on error. */
+static int repair(ctx *c, const int32_t *trial, judged *j, const judged *cur)
+{
+	const hoff_refine_goal *go = c->go;
+	if (!c->repair || c->repairing || go->bound_ps == HOFF_NONE ||
+	    !j->legal || j->fits ||
+	    j->sum.makespan_ps > go->bound_ps + go->bound_ps / REPAIR_SLACK)
+		return 0;
+	if (j->sum.peak_bytes >= cur->sum.peak_bytes)
+		return 0;
+	hoff_refine_goal rg = {.cap = j->sum.peak_bytes,
+			       .bound_ps = HOFF_NONE,
+			       .work = go->work};
+	memcpy(c->rpick, trial, (size_t)c->niv * sizeof *trial);
+	j->fits = true; /* under rg: legal, its own peak */
+	c->go = &rg;
+	c->repairing = true;
+	bool memo = c->memo;
+	c->memo = false;
+	int r = 0;
+	for (int m = 0; m < REPAIR_MOVES && c->work <= go->work; m++) {
+		r = stalls_earlier(c, c->rpick, c->rtrial, j);
+		if (r != 1 || j->sum.makespan_ps <= go->bound_ps)
+			break;
+	}
+	c->go = go;
+	c->repairing = false;
+	c->memo = memo;
+	if (r < 0)
+		return -1;
+	j->fits = j->sum.makespan_ps <= go->bound_ps;
+	return 1;
+}
+
+/* Tries trial (repaired where c->repair says): when better than *cur it
+ * becomes *cur and pick. 1 taken, 0 not, -1 on error (c->e set). */
 static int try_move(ctx *c, int32_t *pick, const int32_t *trial, judged *cur)
 {
 	hoff_sched *s = emit(c, trial);
@@ -160,6 +253,13 @@ static int try_move(ctx *c, int32_t *pick, const int32_t *trial, judged *cur)
 	judged j;
 	if ((c->st = judge(c, s, &j)) != HOFF_OK)
 		return -1;
+	int rep = repair(c, trial, &j, cur);
+	if (rep < 0) {
+		judged_free(&j);
+		return -1;
+	}
+	if (rep)
+		trial = c->rpick;
 	if (!better(c, &j, cur)) {
 		judged_free(&j);
 		return 0;
@@ -185,7 +285,7 @@ static int attempt(ctx *c, int32_t *pick, const int32_t *trial, judged *cur,
 		   int32_t i, int32_t at_op)
 {
 	int r = try_move(c, pick, trial, cur);
-	if (r == 0)
+	if (r == 0 && !c->repairing)
 		c->failed[i] = at_op;
 	return r;
 }
@@ -395,7 +495,8 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 			hoff_err *e)
 {
 	memset(r, 0, sizeof *r);
-	ctx c = {.g = g, .iv = iv, .niv = niv, .go = go, .e = e};
+	hoff_refine_goal lim = *go; /* the work grows for phase 1 */
+	ctx c = {.g = g, .iv = iv, .niv = niv, .go = &lim, .e = e};
 	size_t m = (size_t)niv + 1;
 	int32_t *pick = hoff_alloc(m, sizeof *pick);
 	int32_t *trial = hoff_alloc(m, sizeof *trial);
@@ -404,10 +505,17 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	int32_t *by_t = hoff_alloc(m, sizeof *by_t);
 	c.pf = hoff_alloc(m, sizeof *c.pf);
 	c.failed = hoff_alloc(m, sizeof *c.failed);
+	c.rpick = hoff_alloc(m, sizeof *c.rpick);
+	c.rtrial = hoff_alloc(m, sizeof *c.rtrial);
+	c.b_off = hoff_zalloc((size_t)g->nops + 2, sizeof *c.b_off);
+	c.by_b = hoff_alloc(m, sizeof *c.by_b);
+	c.stalled = hoff_alloc((size_t)g->nops + 1, sizeof *c.stalled);
+	c.wait = hoff_alloc((size_t)g->nops + 1, sizeof *c.wait);
 	judged cur = {0};
 	hoff_status st = HOFF_OK;
 	if (!pick || !trial || !by_size || !t_off || !by_t || !c.pf ||
-	    !c.failed) {
+	    !c.failed || !c.rpick || !c.rtrial || !c.b_off || !c.by_b ||
+	    !c.stalled || !c.wait) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -417,6 +525,15 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 		t_off[t + 2] += t_off[t + 1];
 	for (int32_t i = 0; i < niv; i++) /* stable: each tensor's by a */
 		by_t[t_off[iv[i].t + 1]++] = i;
+	for (int32_t i = 0; i < niv; i++) /* tails (b == nops) last */
+		c.b_off[iv[i].b + 1]++;
+	for (int32_t k = 0; k <= g->nops; k++)
+		c.b_off[k + 1] += c.b_off[k];
+	for (int32_t i = 0; i < niv; i++)
+		c.by_b[c.b_off[iv[i].b]++] = i;
+	for (int32_t k = g->nops; k > 0; k--)
+		c.b_off[k] = c.b_off[k - 1];
+	c.b_off[0] = 0;
 	for (int32_t i = 0; i < niv; i++) {
 		by_size[i] = i;
 		c.failed[i] = -1;
@@ -433,28 +550,40 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	}
 	if ((st = judge(&c, s, &cur)) != HOFF_OK)
 		goto out;
-	while (c.work <= go->work) {
-		/* with the memo first; when that finds nothing but skipped
-		 * some, once more without it */
-		int took = 0;
-		for (int pass = 0; pass < 2 && !took; pass++) {
-			c.memo = pass == 0;
-			c.skipped = 0;
-			took = go->bound_ps == HOFF_NONE
-				       ? stall_moves(&c, pick, trial, &cur,
-						     by_size)
-				       : peak_moves(&c, pick, trial, &cur,
-						    by_size);
-			if (!c.skipped || c.work > go->work)
+	/* Phase 0 keeps single moves; phase 1 (overhead mode) repairs
+	 * trials that lower the peak at some makespan, on half the work
+	 * again: it only adds to what phase 0 found. */
+	for (int phase = 0; phase < (go->bound_ps == HOFF_NONE ? 1 : 2);
+	     phase++) {
+		c.repair = phase == 1;
+		if (phase) {
+			lim.work = c.work + go->work / 2;
+			for (int32_t i = 0; i < niv; i++)
+				c.failed[i] = -1;
+		}
+		while (c.work <= lim.work) {
+			/* with the memo first; when that finds nothing but
+			 * skipped some, once more without it */
+			int took = 0;
+			for (int pass = 0; pass < 2 && !took; pass++) {
+				c.memo = pass == 0;
+				c.skipped = 0;
+				took = go->bound_ps == HOFF_NONE
+					       ? stall_moves(&c, pick, trial,
+							     &cur, by_size)
+					       : peak_moves(&c, pick, trial,
+							    &cur, by_size);
+				if (!c.skipped || c.work > lim.work)
+					break;
+			}
+			if (took < 0) {
+				st = c.st;
+				goto out;
+			}
+			if (!took)
 				break;
+			r->moves++;
 		}
-		if (took < 0) {
-			st = c.st;
-			goto out;
-		}
-		if (!took)
-			break;
-		r->moves++;
 	}
 	if (cur.legal) {
 		r->s = cur.s;
@@ -471,5 +600,11 @@ out:
 	free(by_t);
 	free(c.pf);
 	free(c.failed);
+	free(c.rpick);
+	free(c.rtrial);
+	free(c.b_off);
+	free(c.by_b);
+	free(c.stalled);
+	free(c.wait);
 	return st;
 }
