@@ -293,8 +293,12 @@ static hoff_status enumerate(plan *pl, bool all, hoff_err *e)
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
 		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
 		int32_t tier = homed ? x->home : best;
-		if (u0 == u1 || tier == HOFF_NONE)
-			continue; /* never used, or nowhere to go */
+		/* never used, or nowhere to go; a result kept to the end
+		 * (a loss) that nothing reads has its tail only */
+		bool kept = x->producer != HOFF_NONE &&
+			    hoff_tensor_persistent(x);
+		if ((u0 == u1 && !kept) || tier == HOFF_NONE)
+			continue;
 		iv base = {.t = t, .bytes = x->bytes, .tier = (int16_t)tier};
 		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
 		if (homed) {
