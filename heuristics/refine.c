@@ -10,7 +10,6 @@
  * the total is bounded by go->work simulated steps. */
 #include "refine.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +18,8 @@
 
 #define OFF	     (-2) /* a pick: the interval is not taken */
 #define REPAIR_MOVES 32	  /* stall moves a repair may keep */
-#define REPAIR_SLACK 250  /* repaired: a trial at most bound/1000 over */
+#define REPAIR_SLACK 250  /* repaired: a trial at most bound/250 over */
+#define REPAIR_TRIES 48	  /* simulations a repair may spend */
 
 typedef struct judged {
 	hoff_sched *s;
@@ -41,11 +41,13 @@ typedef struct ctx {
 	const int32_t *by_t;  /* the candidates by tensor */
 	int64_t work;	      /* steps simulated so far */
 	int32_t tried;
-	int32_t *failed; /* (niv) the op a move on i last failed at, or -1 */
-	bool memo;	 /* skip moves that failed at this op before */
-	int32_t skipped; /* moves skipped so */
-	bool repair;	 /* try_move repairs a trial's makespan */
-	bool repairing;	 /* ... and is doing so */
+	int32_t *failed;  /* (niv) the op a move on i last failed at, or -1 */
+	bool memo;	  /* skip moves that failed at this op before */
+	int32_t skipped;  /* moves skipped so */
+	bool repair;	  /* try_move repairs a trial's makespan */
+	bool repairing;	  /* ... and is doing so */
+	bool hope;	  /* a trial of this move was repairable */
+	uint8_t *hopeful; /* (niv) a move on i that failed was repairable */
 	int32_t *rpick, *rtrial; /* (niv) the repair's decisions, scratch */
 	int32_t *b_off, *by_b;	 /* the candidates by consumer b */
 	int32_t *stalled;	 /* (nops) scratch: ops that wait */
@@ -202,24 +204,34 @@ static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 	return 0;
 }
 
-/* Overhead mode, with c->repair: a trial *j that lowers (peak, instants
- * at the peak) below *cur but runs a little past the bound, made faster
- * by budget mode's stall moves under its own peak (a lower peak often
- * costs a stall a prefetch issued a boundary earlier removes). 1 when *j
- * was replaced by the repaired schedule (its decisions in c->rpick), 0
+/* Overhead mode: whether trial *j lowers the peak below *cur's but runs
+ * a little past the bound, so that a repair may pay off. */
+static bool repairable(const ctx *c, const judged *j, const judged *cur)
+{
+	const hoff_refine_goal *go = c->go;
+	return go->bound_ps != HOFF_NONE && j->legal && !j->fits &&
+	       j->sum.makespan_ps <=
+		       go->bound_ps + go->bound_ps / REPAIR_SLACK &&
+	       j->sum.peak_bytes < cur->sum.peak_bytes;
+}
+
+/* With c->repair: a repairable trial *j made faster by stall moves under
+ * its own peak (a lower peak often costs a stall that a prefetch issued a
+ * boundary earlier removes), on at most REPAIR_TRIES simulations. 1 when
+ * *j was replaced by the repaired schedule (its decisions in c->rpick), 0
  * when there is nothing to repair, -1 on error. */
 static int repair(ctx *c, const int32_t *trial, judged *j, const judged *cur)
 {
 	const hoff_refine_goal *go = c->go;
-	if (!c->repair || c->repairing || go->bound_ps == HOFF_NONE ||
-	    !j->legal || j->fits ||
-	    j->sum.makespan_ps > go->bound_ps + go->bound_ps / REPAIR_SLACK)
+	bool can = repairable(c, j, cur);
+	if (!c->repairing)
+		c->hope = c->hope || can;
+	if (!c->repair || c->repairing || !can)
 		return 0;
-	if (j->sum.peak_bytes >= cur->sum.peak_bytes)
-		return 0;
+	int64_t most = c->work + REPAIR_TRIES * j->s->nsteps;
 	hoff_refine_goal rg = {.cap = j->sum.peak_bytes,
 			       .bound_ps = HOFF_NONE,
-			       .work = go->work};
+			       .work = most < go->work ? most : go->work};
 	memcpy(c->rpick, trial, (size_t)c->niv * sizeof *trial);
 	j->fits = true; /* under rg: legal, its own peak */
 	c->go = &rg;
@@ -227,7 +239,7 @@ static int repair(ctx *c, const int32_t *trial, judged *j, const judged *cur)
 	bool memo = c->memo;
 	c->memo = false;
 	int r = 0;
-	for (int m = 0; m < REPAIR_MOVES && c->work <= go->work; m++) {
+	for (int m = 0; m < REPAIR_MOVES && c->work <= rg.work; m++) {
 		r = stalls_earlier(c, c->rpick, c->rtrial, j);
 		if (r != 1 || j->sum.makespan_ps <= go->bound_ps)
 			break;
@@ -274,7 +286,12 @@ static int try_move(ctx *c, int32_t *pick, const int32_t *trial, judged *cur)
  * the same op before: most fail again, and each costs a simulation. */
 static bool skip(ctx *c, int32_t i, int32_t at_op)
 {
-	if (!c->memo || c->failed[i] != at_op)
+	if (c->failed[i] != at_op)
+		return false;
+	if (c->repair && !c->hopeful[i])
+		return true; /* failed here without repair, and no repair
+				would have helped: fails again */
+	if (!c->memo)
 		return false;
 	c->skipped++;
 	return true;
@@ -284,9 +301,15 @@ static bool skip(ctx *c, int32_t i, int32_t at_op)
 static int attempt(ctx *c, int32_t *pick, const int32_t *trial, judged *cur,
 		   int32_t i, int32_t at_op)
 {
+	if (c->failed[i] != at_op)
+		c->hope = false;
+	else
+		c->hope = c->hopeful[i];
 	int r = try_move(c, pick, trial, cur);
-	if (r == 0 && !c->repairing)
+	if (r == 0 && !c->repairing) {
 		c->failed[i] = at_op;
+		c->hopeful[i] = c->hope;
+	}
 	return r;
 }
 
@@ -506,6 +529,7 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	c.pf = hoff_alloc(m, sizeof *c.pf);
 	c.failed = hoff_alloc(m, sizeof *c.failed);
 	c.rpick = hoff_alloc(m, sizeof *c.rpick);
+	c.hopeful = hoff_zalloc(m, sizeof *c.hopeful);
 	c.rtrial = hoff_alloc(m, sizeof *c.rtrial);
 	c.b_off = hoff_zalloc((size_t)g->nops + 2, sizeof *c.b_off);
 	c.by_b = hoff_alloc(m, sizeof *c.by_b);
@@ -514,8 +538,8 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	judged cur = {0};
 	hoff_status st = HOFF_OK;
 	if (!pick || !trial || !by_size || !t_off || !by_t || !c.pf ||
-	    !c.failed || !c.rpick || !c.rtrial || !c.b_off || !c.by_b ||
-	    !c.stalled || !c.wait) {
+	    !c.failed || !c.rpick || !c.rtrial || !c.hopeful || !c.b_off ||
+	    !c.by_b || !c.stalled || !c.wait) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -552,15 +576,13 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 		goto out;
 	/* Phase 0 keeps single moves; phase 1 (overhead mode) repairs
 	 * trials that lower the peak at some makespan, on half the work
-	 * again: it only adds to what phase 0 found. */
+	 * again, retrying at an op only the moves that failed there with a
+	 * repairable trial: it only adds to what phase 0 found. */
 	for (int phase = 0; phase < (go->bound_ps == HOFF_NONE ? 1 : 2);
 	     phase++) {
 		c.repair = phase == 1;
-		if (phase) {
+		if (phase)
 			lim.work = c.work + go->work / 2;
-			for (int32_t i = 0; i < niv; i++)
-				c.failed[i] = -1;
-		}
 		while (c.work <= lim.work) {
 			/* with the memo first; when that finds nothing but
 			 * skipped some, once more without it */
@@ -601,6 +623,7 @@ out:
 	free(c.pf);
 	free(c.failed);
 	free(c.rpick);
+	free(c.hopeful);
 	free(c.rtrial);
 	free(c.b_off);
 	free(c.by_b);
