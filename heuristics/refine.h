@@ -41,12 +41,12 @@ typedef struct hoff_refine_result {
  * early and the later eviction drops a clean copy). Under a budget, at
  * the op with the longest stall: its prefetches one boundary earlier,
  * prefetches ahead of them on the link issued after them. Repeats until
- * no move helps or the work is spent. Then, in overhead mode, on half the
- * work again: a move that lowers the peak but runs up to bound/250 past
- * the bound is repaired (at each op that waits, longest first, a prefetch
- * for it one boundary earlier, under the move's peak) and kept when that
- * brings it within the bound; only moves whose trials could be repaired
- * are tried again at the same op. Deterministic.
+ * no move helps or the work is spent. Then, in overhead mode, on a
+ * quarter of the work again: a move that lowers the peak but runs up to
+ * bound/250 past the bound is repaired (at each op that waits, longest
+ * first, a prefetch for it one boundary earlier, under the move's peak)
+ * and kept when that brings it within the bound; only moves whose trials
+ * could be repaired are tried again at the same op. Deterministic.
  * r->s is the last schedule kept (never one the simulator rejected);
  * HOFF_ENOMEM in e. */
 hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
