@@ -1018,6 +1018,8 @@ static void test_write_probe(void **state)
 		hoff_exact_report full, open;
 		hoff_sched_free(run_exact(g, &o, &full));
 		o.gap = 0.5;
+		o.incumbent = false; /* greedy's start is often the optimum
+					itself: the search would close */
 		o.write_probe = lp;
 		hoff_sched_free(run_exact(g, &o, &open));
 		if (full.status == HOFF_ILP_OPTIMAL && open.probe_peak > 0) {
@@ -1097,11 +1099,11 @@ static void test_data_graphs(void **state)
 }
 
 /* The repaired start (overhead mode): on deepseek-v3-decode-4l greedy
- * (refined on the simulator itself since issue 20) ends at 7808957952 B.
- * Repaired here, the stores ahead of a KV block's are dropped, so that
- * it finishes before the peak op: 7808952832 B, the optimum. It maps
- * into the model, so the search starts from it: within 3 s the best is
- * that. */
+ * (refined on the simulator itself since issue 20, small tensors' gaps
+ * included) ends at 7808945792 B, under the model's optimum 7808952832
+ * B (the model moves no small tensor but to drop a clean copy). The
+ * search starts from greedy's mapping: within 3 s the best is at most
+ * the model's optimum. */
 static void test_repaired_start(void **state)
 {
 	(void)state;
@@ -1116,7 +1118,7 @@ static void test_repaired_start(void **state)
 	hoff_exact_report rep;
 	hoff_sched *s = run_exact(g, &o, &rep);
 	assert_non_null(s);
-	assert_int_equal(rep.greedy.peak_bytes, 7808957952);
+	assert_int_equal(rep.greedy.peak_bytes, 7808945792);
 	assert_true(rep.has_objective);
 	assert_true(rep.objective <= 7808952832.0);
 	assert_true(rep.best.peak_bytes <= 7808952832);
@@ -1144,7 +1146,9 @@ static void test_deepseek_optimal(void **state)
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	assert_true(rep.objective == 7808952832.0);
 	assert_true(rep.bound == rep.objective);
-	assert_int_equal(rep.best.peak_bytes, 7808952832);
+	/* greedy's schedule, kept: under the model's optimum, with small
+	 * tensors' gaps the model does not hold */
+	assert_int_equal(rep.best.peak_bytes, 7808945792);
 	assert_true(rep.best.makespan_ps <= rep.bound_ps);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
