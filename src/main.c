@@ -541,6 +541,7 @@ static int cmd_plan(int argc, char **argv)
 		st = hoff_sim_run(g, s, &so, &r, &e);
 	/* Policy none's simulated peak: the run's, when it simulated it. */
 	int64_t np = st == HOFF_OK ? rep.none_peak_bytes : HOFF_NONE;
+	int64_t nm = st == HOFF_OK ? rep.none_makespan_ps : HOFF_NONE;
 	if (st == HOFF_OK && np == HOFF_NONE) {
 		hoff_policy_opts no = po;
 		no.kind = HOFF_POLICY_NONE;
@@ -551,6 +552,7 @@ static int cmd_plan(int argc, char **argv)
 		if (st == HOFF_OK)
 			st = hoff_sim_run(g, none, &nso, &rn, &e);
 		np = rn.summary.peak_bytes;
+		nm = rn.summary.makespan_ps;
 	}
 	if (st != HOFF_OK) {
 		rc = hoff_cli_fail(st, &e);
@@ -651,29 +653,62 @@ report:;
 		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
 		fprintf(f,
 			", \"overhead_vs_lower_bound\": %.17g, "
-			"\"none_peak_bytes\": %lld, \"reduction\": %.17g, "
+			"\"none_peak_bytes\": %lld, \"none_makespan_s\": %.17g, "
+			"\"reduction\": %.17g, "
 			"\"solve_s\": %.6f, \"read_s\": %.6f, \"iterations\": "
 			"%d, \"source\": \"%s\", \"device_memory_bytes\": "
 			"%lld}\n",
-			lbo, (long long)np, red, solve_s, t1 - t0,
+			lbo, (long long)np, nm == HOFF_NONE ? 0 : hoff_s(nm), red,
+			solve_s, t1 - t0,
 			rep.iterations, rep.source,
 			(long long)g->device.memory_bytes);
 		goto out;
 	}
-	fprintf(f, "%-12s %14s %9s %12s %9s %14s %14s %9s\n", "policy",
-		"peak_bytes", "reduction", "makespan_s", "overhead",
-		"h2d_bytes", "d2h_bytes", "solve_s");
-	fprintf(f, "%-12s %14lld %8.2f%% %12.6g %8.2f%% %14lld %14lld %9.3f\n",
-		name, (long long)r.summary.peak_bytes, 100 * red,
-		hoff_s(r.summary.makespan_ps), 100 * ovh,
-		(long long)r.summary.h2d_bytes, (long long)r.summary.d2h_bytes,
-		solve_s);
-	fprintf(f, "lower bound %.6g s (schedule %.2f%% over it); none peaks at "
-		   "%lld B",
-		hoff_s(rep.lower_bound_ps), 100 * lbo, (long long)np);
-	if (po.kind == HOFF_POLICY_GREEDY && strcmp(rep.source, "greedy"))
-		fprintf(f, "; best candidate: %s", rep.source);
+	/* One line a quantity, each named for what it is measured against
+	 * (README's glossary): the plan, its peak against none's, its
+	 * makespan over the lower bound and over compute, none's own. */
+	fprintf(f, "plan          %s", name);
+	if (given) {
+		fputs(", the fastest found under the budget ", f);
+		print_bytes(f, po.budget_bytes);
+		if (strchr(o.budget, '%'))
+			fprintf(f, " (--budget %s of the all-resident peak)",
+				o.budget);
+	} else if (!baseline) {
+		fprintf(f, ", the least peak found within %.4g%% over the "
+			   "lower bound",
+			100 * po.max_overhead);
+	}
+	if (!baseline && strcmp(rep.source, "greedy"))
+		fprintf(f, " (best candidate: %s)", rep.source);
+	fputs("\npeak          ", f);
+	print_bytes(f, r.summary.peak_bytes);
+	fprintf(f, ", %.2f%% %s none's ", 100 * fabs(red),
+		red >= 0 ? "under" : "over");
+	print_bytes(f, np);
+	fprintf(f, "\nmakespan      %.6g s: %.2f%% over the lower bound %.6g s, "
+		   "%.2f%% over compute %.6g s\n",
+		hoff_s(r.summary.makespan_ps), 100 * lbo,
+		hoff_s(rep.lower_bound_ps), 100 * ovh,
+		hoff_s(r.summary.compute_ps));
+	if (nm != HOFF_NONE && rep.lower_bound_ps)
+		fprintf(f, "none          makespan %.6g s (%.2f%% over the lower "
+			   "bound): moves only what it must, keeps the rest "
+			   "resident\n",
+			hoff_s(nm),
+			100 * ((double)nm / (double)rep.lower_bound_ps - 1));
+	fputs("moved         h2d ", f);
+	print_bytes(f, r.summary.h2d_bytes);
+	fputs(", d2h ", f);
+	print_bytes(f, r.summary.d2h_bytes);
+	fprintf(f, "\nplanned       in %.2f s", solve_s);
+	if (!baseline)
+		fprintf(f, " (%d plans simulated)", rep.iterations);
 	fputc('\n', f);
+	if (rc == 0 && !o.out && !o.trace)
+		fputs("hint          nothing written: -o schedule.json keeps the "
+		      "plan, --trace trace.json its timeline\n",
+		      f);
 	fflush(f);
 out:
 	if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
