@@ -82,7 +82,8 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 					 .step = xf->step, .id = xf->tensor,
 					 .tier = xf->tier,
 					 .kind = xf->store ? HOFF_EV_STORE
-							   : HOFF_EV_PREFETCH};
+							   : HOFF_EV_PREFETCH,
+					 .await = HOFF_NONE};
 			if (hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 				return hoff_seterr(e, HOFF_ENOMEM,
 						   "out of memory");
@@ -102,7 +103,8 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 		hoff_event ev = {.start_ps = prev_end,
 				 .end_ps = r->op_start_ps[k],
 				 .step = p->op[k].step, .id = k,
-				 .tier = HOFF_NONE, .kind = HOFF_EV_STALL};
+				 .tier = HOFF_NONE, .kind = HOFF_EV_STALL,
+				 .await = HOFF_NONE};
 		if (ev.end_ps > ev.start_ps &&
 		    hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");

@@ -38,9 +38,13 @@ void check_events(const ran *x)
 	const hoff_timeline *a = &x->pr.tl, *b = &x->m.tl;
 	size_t i = 0, j = 0;
 	for (;;) {
-		while (i < a->nev && a->ev[i].kind == HOFF_EV_STALL)
+		/* stalls are timing, detaches instants the simulator alone
+		 * draws: the commands are compared */
+		while (i < a->nev && (a->ev[i].kind == HOFF_EV_STALL ||
+				      a->ev[i].kind == HOFF_EV_DETACH))
 			i++;
-		while (j < b->nev && b->ev[j].kind == HOFF_EV_STALL)
+		while (j < b->nev && (b->ev[j].kind == HOFF_EV_STALL ||
+				      b->ev[j].kind == HOFF_EV_DETACH))
 			j++;
 		if (i == a->nev || j == b->nev)
 			break;
