@@ -545,6 +545,27 @@ static int cmd_plan(int argc, char **argv)
 	double t1 = now_s();
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &s, &rep, &e);
+	/* Nothing within the overhead fits the device: the fastest plan that
+	 * does, which is what a user with this card can run, said so below
+	 * with the least peak within the overhead. */
+	int64_t within_peak = HOFF_NONE;
+	if (st == HOFF_OK && po.kind == HOFF_POLICY_GREEDY &&
+	    po.budget_bytes == HOFF_NONE &&
+	    rep.peak_bytes > g->device.memory_bytes) {
+		hoff_policy_opts fo = po;
+		fo.budget_bytes = g->device.memory_bytes;
+		hoff_sched *fs = NULL;
+		hoff_policy_report frep;
+		st = hoff_policy_run(g, &fo, &fs, &frep, &e);
+		if (st == HOFF_OK && frep.feasible) {
+			within_peak = rep.peak_bytes;
+			hoff_sched_free(s);
+			s = fs;
+			rep = frep;
+		} else {
+			hoff_sched_free(fs);
+		}
+	}
 	double solve_s = now_s() - t1;
 	/* The plan as written: simulated under the budget it claims. */
 	hoff_sim_opts so = hoff_sim_defaults();
@@ -651,7 +672,9 @@ report:;
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"valid\": %s, \"feasible\": %s, ",
 			r.valid ? "true" : "false",
-			budget_ok && rep.feasible ? "true" : "false");
+			budget_ok && rep.feasible && within_peak == HOFF_NONE
+				? "true"
+				: "false");
 		if (po.budget_bytes == HOFF_NONE)
 			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
 				   "%.17g, ",
@@ -688,6 +711,12 @@ report:;
 		if (strchr(o.budget, '%'))
 			fprintf(f, " (--budget %s of the all-resident peak)",
 				o.budget);
+	} else if (within_peak != HOFF_NONE) {
+		fputs(", the fastest found under the device's ", f);
+		print_bytes(f, g->device.memory_bytes);
+		fprintf(f, ": nothing found within %.4g%% over the lower bound "
+			   "fits it",
+			100 * po.max_overhead);
 	} else if (!baseline) {
 		fprintf(f, ", the least peak found within %.4g%% over the "
 			   "lower bound",
@@ -725,7 +754,16 @@ report:;
 		      f);
 	fflush(f);
 out:
-	if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
+	if (rc == 0 && within_peak != HOFF_NONE)
+		fprintf(stderr,
+			"hoffopt: warning: greedy's least peak within %.4g%% of "
+			"the lower bound is %lld B, over the device's %lld B; "
+			"this is the fastest plan found that fits, %.4g%% over "
+			"the lower bound (try --exact, or a larger "
+			"--max-overhead)\n",
+			100 * po.max_overhead, (long long)within_peak,
+			(long long)g->device.memory_bytes, 100 * lbo);
+	else if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
 	    po.budget_bytes == HOFF_NONE && !rep.feasible &&
 	    lbo <= po.max_overhead)
 		fprintf(stderr,

@@ -411,6 +411,33 @@ static void test_stdout_full(void **state)
 
 /* (5) A plan over the device (5 MB; greedy's least peak is 8 MB) is exit
  * 1 for every planner, with nothing written and the report kept. */
+/* A training graph, weights and Adam state on the host, on a 3 GiB
+ * device: greedy's least peak within 1% of the lower bound is
+ * 3834318860 B and does not fit; a slower plan does (lookahead:1's, at
+ * 482.9% over the bound). Greedy returns the fastest plan that fits,
+ * exit 0, and says what the least peak within 1% was (it returned
+ * nothing, exit 1, before). */
+static void test_plan_falls_back_to_device(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	assert_int_equal(sh("\"$(dirname \"$H\")/hoff-gen-synth\" --ops 300 "
+			    "--shape train --home host --layers 4 --memory 3G "
+			    "-o g3.json"),
+			 0);
+	assert_int_equal(sh("$H --greedy g3.json -o s.json --json > out "
+			    "2> err"),
+			 0);
+	assert_true(contains("out", "\"feasible\": false"));
+	assert_true(contains("err", "greedy's least peak within 1% of the "
+				    "lower bound is 3834318860 B, over the "
+				    "device's 3221225472 B; this is the fastest "
+				    "plan found that fits"));
+	assert_int_equal(sh("$H simulate g3.json s.json > out"), 0);
+	assert_true(contains("out", "schedule valid"));
+}
+
 static void test_plan_over_device(void **state)
 {
 	(void)state;
@@ -695,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_out_is_input),
 		cmocka_unit_test(test_stdout_full),
 		cmocka_unit_test(test_plan_over_device),
+		cmocka_unit_test(test_plan_falls_back_to_device),
 		cmocka_unit_test(test_tier_capacity),
 		cmocka_unit_test(test_fetch_sum_message),
 		cmocka_unit_test(test_budget_written),
