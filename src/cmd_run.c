@@ -26,7 +26,9 @@ static const char *usage_run =
 	"usage: hoffopt run GRAPH SCHEDULE [--backend cpu|cuda] [--verify]\n"
 	"                   [--time-scale K] [--size-scale K] [--json]\n"
 	"                   [--trace T] [--sim-trace T] [--align B]\n"
-	"                   [--device N]\n"
+	"                   [--device N] [--cuda-graph] [--pace]\n"
+	"                   [--check-plan [--no-run]] [--drop-wait N]\n"
+	"                   [--slow-step N] [--corrupt-step N]\n"
 	"\n"
 	"Executes SCHEDULE on a real backend, walking its steps exactly as\n"
 	"FORMAT.md's machine model says: one compute stream, an h2d and a d2h\n"
@@ -43,8 +45,13 @@ static const char *usage_run =
 	"                   cudaMemcpyAsync from pinned memory, ops as spin\n"
 	"                   kernels timed to the op (needs a GPU)\n"
 	"  --verify         fill every tensor with a pattern of its id and\n"
-	"                   version, check it after every prefetch and at the\n"
-	"                   end; a difference names the tensor and the step\n"
+	"                   version; every command checks what it reads (an\n"
+	"                   op its inputs at its start and end, after writing\n"
+	"                   junk to its outputs; a transfer its source and\n"
+	"                   its destination), and the end state is checked; a\n"
+	"                   difference names the tensor and the step. The\n"
+	"                   checks run inside the timed intervals: time\n"
+	"                   without --verify\n"
 	"  --time-scale K   multiply every duration by K (op times, latencies;\n"
 	"                   rates divided by K): K < 1 shrinks the run\n"
 	"  --size-scale K   multiply every byte count by K (rounded up, at\n"
@@ -57,8 +64,29 @@ static const char *usage_run =
 	"                   the simulator's format\n"
 	"  --sim-trace T    write the simulator's trace of the same (scaled)\n"
 	"                   run, to compare with --trace track by track\n"
-	"  --align B        round device blocks up to B bytes (default 1)\n"
+	"  --align B        round device blocks up to B bytes (default 1 on\n"
+	"                   cpu, 256 on cuda)\n"
 	"  --device N       the CUDA device to use (default 0)\n"
+	"  --cuda-graph     cuda: capture the plan into one CUDA graph and\n"
+	"                   launch it (no host enqueue lag)\n"
+	"  --pace           cuda: hold each transfer's channel for its planned\n"
+	"                   duration, so a tier slower than the link runs at\n"
+	"                   its own rate\n";
+
+/* The rest of run's usage (one string literal would be too long). */
+static const char *usage_run_more =
+	"  --check-plan     check the plan's command stream for races (two\n"
+	"                   unordered commands touching the same bytes, one\n"
+	"                   writing; a wait for an event not yet recorded)\n"
+	"                   before running it: exit 1 naming the two commands\n"
+	"                   and their tensors, else the run goes on\n"
+	"  --no-run         with --check-plan: check only, run nothing; prints\n"
+	"                   \"no race, N waits\" or \"race, N waits\"\n"
+	"  --drop-wait N    testing: leave out the plan's wait number N\n"
+	"                   (0-based; --check-plan --no-run prints how many)\n"
+	"  --slow-step N    testing: the transfer at step N takes 4 times its\n"
+	"                   duration (waits keep the run correct; a missing\n"
+	"                   one shows under --verify)\n"
 	"  --corrupt-step N testing: flip one byte of the transfer at step N\n"
 	"                   (with --verify, shows the check at work)\n"
 	"\n"
@@ -120,9 +148,9 @@ typedef struct run_opts {
 	const char *pos[2];
 	int npos;
 	const char *backend, *trace, *sim_trace;
-	bool verify, json, help;
+	bool verify, json, help, check, no_run, cuda_graph, pace;
 	double time_k, size_k;
-	int64_t align, corrupt, device;
+	int64_t align, corrupt, device, drop_wait, slow;
 } run_opts;
 
 static int parse_run(int argc, char **argv, run_opts *o)
@@ -130,8 +158,10 @@ static int parse_run(int argc, char **argv, run_opts *o)
 	memset(o, 0, sizeof *o);
 	o->backend = "cpu";
 	o->time_k = o->size_k = 1;
-	o->align = 1;
+	o->align = 0; /* the backend's default */
 	o->corrupt = HOFF_NONE;
+	o->drop_wait = HOFF_NONE;
+	o->slow = HOFF_NONE;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -141,6 +171,14 @@ static int parse_run(int argc, char **argv, run_opts *o)
 			o->verify = true;
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
+		} else if (!strcmp(a, "--check-plan")) {
+			o->check = true;
+		} else if (!strcmp(a, "--no-run")) {
+			o->no_run = true;
+		} else if (!strcmp(a, "--cuda-graph")) {
+			o->cuda_graph = true;
+		} else if (!strcmp(a, "--pace")) {
+			o->pace = true;
 		} else if (a[0] == '-' && a[1] != '\0' && !v) {
 			return hoff_cli_bad(
 				"option '%s' needs a value (or is unknown)", a);
@@ -178,6 +216,16 @@ static int parse_run(int argc, char **argv, run_opts *o)
 				return hoff_cli_bad(
 					"--device: '%s' is not a device number",
 					v);
+		} else if (!strcmp(a, "--drop-wait")) {
+			if (!parse_count(argv[++i], 0, INT64_MAX,
+					 &o->drop_wait))
+				return hoff_cli_bad(
+					"--drop-wait: '%s' is not a wait number",
+					v);
+		} else if (!strcmp(a, "--slow-step")) {
+			if (!parse_count(argv[++i], 0, INT64_MAX, &o->slow))
+				return hoff_cli_bad(
+					"--slow-step: '%s' is not a step", v);
 		} else if (!strcmp(a, "--corrupt-step")) {
 			if (!parse_count(argv[++i], 0, INT64_MAX, &o->corrupt))
 				return hoff_cli_bad(
@@ -191,6 +239,10 @@ static int parse_run(int argc, char **argv, run_opts *o)
 			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 	}
+	if (o->no_run && !o->check)
+		return hoff_cli_bad("%s", "--no-run needs --check-plan");
+	if (o->align == 0)
+		o->align = strcmp(o->backend, "cuda") ? 1 : 256;
 	return 0;
 }
 
@@ -400,6 +452,33 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 	return EXIT_INVALID;
 }
 
+/* --check-plan: the checker on the plan; prints its verdict. 0: no race,
+ * 1: a race, 2: a failure. */
+static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
+		      const char *file, bool quiet_ok, hoff_err *e)
+{
+	hoff_race r;
+	hoff_status st = hoff_exec_check(p, eo, &r, e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: run: %s\n", e->msg);
+		return EXIT_BAD;
+	}
+	char line[HOFF_ERRLEN + 400];
+	hoff_race_format(p, &r, line, sizeof line);
+	if (r.kind != HOFF_RACE_NONE) {
+		fprintf(stderr, "%s: race: %s\n", file, line);
+		if (quiet_ok)
+			printf("race, %lld waits\n", (long long)r.nwaits);
+		return EXIT_INVALID;
+	}
+	if (quiet_ok)
+		printf("no race, %lld waits\n", (long long)r.nwaits);
+	else
+		fprintf(stderr, "%s: plan checked: no race (%lld waits)\n",
+			file, (long long)r.nwaits);
+	return 0;
+}
+
 static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 			       const hoff_exec_opts *eo, hoff_backend **b,
 			       hoff_err *e)
@@ -419,6 +498,11 @@ int hoff_cmd_run(int argc, char **argv)
 {
 	run_opts o;
 	int rc = parse_run(argc, argv, &o);
+	if (!rc && o.help) {
+		fputs(usage_run, stdout);
+		fputs(usage_run_more, stdout);
+		return 0;
+	}
 	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
 			  "run needs GRAPH and SCHEDULE (see --help)"))
 		return rc;
@@ -449,6 +533,10 @@ int hoff_cmd_run(int argc, char **argv)
 	eo.verify = o.verify;
 	eo.corrupt_step = o.corrupt;
 	eo.device = (int32_t)o.device;
+	eo.drop_wait = o.drop_wait;
+	eo.slow_step = o.slow;
+	eo.cuda_graph = o.cuda_graph;
+	eo.pace = o.pace;
 	if (o.time_k != 1 || o.size_k != 1)
 		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
 	if (st == HOFF_OK)
@@ -460,6 +548,12 @@ int hoff_cmd_run(int argc, char **argv)
 				 o.pos[1]);
 	if (st == HOFF_OK)
 		st = hoff_xplan_build(g, s, &pr, o.align, &plan, &e);
+	if (st == HOFF_OK && o.check) {
+		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, &e)) !=
+			    0 ||
+		    o.no_run)
+			goto out;
+	}
 	if (st == HOFF_OK)
 		st = new_backend(&o, &plan, &eo, &be, &e);
 	if (st == HOFF_OK)

@@ -57,6 +57,9 @@ typedef hoff_status (*backend_new)(const hoff_xplan *, const hoff_exec_opts *,
 void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
 	    const hoff_exec_opts *o, ran *x);
 void ran_free(ran *x);
+/* The index hoff_exec_walk gives command cmd's wait for event ev (op k,
+ * or transfer x as nops + x), -1 when it has none. */
+int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev);
 /* The measured timeline has the simulator's events (kind, step, id) in
  * the same order, stalls aside, each ending at or after its start. */
 void check_events(const ran *x);
