@@ -99,7 +99,8 @@ static const char *usage_run_more =
 	"input or usage, no GPU, or a backend failure.\n";
 
 static const char *usage_calibrate =
-	"usage: hoffopt calibrate [--backend cpu|cuda] [-o MACHINE]\n"
+	"usage: hoffopt calibrate [--backend cpu|cuda] [--device N] [-o MACHINE]\n"
+	"       hoffopt calibrate --backend cuda [--device N] --sweep MAXBYTES\n"
 	"\n"
 	"Measures a backend's machine: h2d and d2h bandwidth from pinned and\n"
 	"pageable host memory, the latency of one copy, the compute rate and\n"
@@ -111,8 +112,13 @@ static const char *usage_calibrate =
 	"\n"
 	"  --backend cpu    memcpy rates, thread hand-off latency, a\n"
 	"                   multiply-add loop (default)\n"
-	"  --backend cuda   cudaMemcpy rates, a small copy's latency, an FMA\n"
-	"                   kernel, the spin kernel's clock (needs a GPU)\n"
+	"  --backend cuda   cudaMemcpy rates (also h2d and d2h at once), a small\n"
+	"                   copy's latency, an FMA kernel, the spin kernel's\n"
+	"                   fixed cost (needs a GPU)\n"
+	"  --device N       the CUDA device to measure (default 0)\n"
+	"  --sweep MAX      cuda: instead, a markdown table of pinned copies\n"
+	"                   from 4 KiB to MAX bytes (x4): h2d alone, d2h alone,\n"
+	"                   and both at once\n"
 	"\n"
 	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
 
@@ -621,12 +627,19 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 		fputs(", ", f);
 		put_num(f, "spin_hz", c->spin_hz);
 	}
+	if (c->h2d_both_Bps > 0) {
+		fputs(", ", f);
+		put_num(f, "h2d_both_Bps", c->h2d_both_Bps);
+		fputs(", ", f);
+		put_num(f, "d2h_both_Bps", c->d2h_both_Bps);
+	}
 	fputs("}\n}\n", f);
 }
 
 int hoff_cmd_calibrate(int argc, char **argv)
 {
 	const char *backend = "cpu", *out = "-";
+	int64_t device = 0, sweep = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -641,6 +654,18 @@ int hoff_cmd_calibrate(int argc, char **argv)
 					v);
 		} else if (!strcmp(a, "-o") && v) {
 			out = argv[++i];
+		} else if (!strcmp(a, "--device") && v) {
+			if (!parse_count(argv[++i], 0, 1024, &device))
+				return hoff_cli_bad(
+					"--device: '%s' is not a device number",
+					v);
+		} else if (!strcmp(a, "--sweep") && v) {
+			if (!parse_count(argv[++i], 4096, (int64_t)1 << 36,
+					 &sweep))
+				return hoff_cli_bad(
+					"--sweep: '%s' is not a byte count in "
+					"4096 .. 2^36",
+					v);
 		} else if (a[0] == '-' && a[1] != '\0') {
 			return hoff_cli_bad(
 				v ? "unknown option '%s'"
@@ -654,11 +679,23 @@ int hoff_cmd_calibrate(int argc, char **argv)
 	hoff_calib c;
 	hoff_err e = {{0}};
 	hoff_status st;
+	if (sweep && strcmp(backend, "cuda"))
+		return hoff_cli_bad("%s", "--sweep needs --backend cuda");
 	if (!strcmp(backend, "cpu")) {
 		st = hoff_calibrate_cpu(&c, &e);
 	} else {
 #if defined(HOFF_HAVE_CUDA)
-		st = hoff_calibrate_cuda(0, &c, &e);
+		if (sweep) {
+			st = hoff_cuda_copy_sweep((int32_t)device, sweep,
+						  stdout, &e);
+			if (st != HOFF_OK) {
+				fprintf(stderr, "hoffopt: calibrate: %s\n",
+					e.msg);
+				return EXIT_BAD;
+			}
+			return 0;
+		}
+		st = hoff_calibrate_cuda((int32_t)device, &c, &e);
 #else
 		st = hoff_seterr(&e, HOFF_EIO,
 				 "--backend cuda: this hoffopt was built "
@@ -681,10 +718,12 @@ int hoff_cmd_calibrate(int argc, char **argv)
 	}
 	if (strcmp(out, "-"))
 		printf("calibrated %s (%s): h2d %.4g B/s, d2h %.4g B/s "
-		       "(pageable %.4g, %.4g), latency %.3g s, compute %.4g "
-		       "flop/s, memory %.4g B/s; wrote %s\n",
+		       "(pageable %.4g, %.4g; at once %.4g, %.4g), latency "
+		       "%.3g s, compute %.4g flop/s, memory %.4g B/s; wrote "
+		       "%s\n",
 		       backend, c.device, c.h2d_Bps, c.d2h_Bps,
-		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.latency_s,
-		       c.flops_per_s, c.mem_bandwidth_Bps, out);
+		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.h2d_both_Bps,
+		       c.d2h_both_Bps, c.latency_s, c.flops_per_s,
+		       c.mem_bandwidth_Bps, out);
 	return 0;
 }
