@@ -11,15 +11,15 @@
  * "Device" memory is one arena of the plan's high water, host memory one
  * arena of tier copies; transfers are real memcpy between them at the
  * plan's offsets, each paced to its channel: it lasts latency + bytes /
- * rate (the plan's duration), and its bytes move in chunks spread over
- * that interval, so a command that touches them before the transfer ends
- * (a missing wait) sees them half moved, as on a GPU. An op is a wait of
- * its duration on CLOCK_MONOTONIC, asleep until its last 100 us and busy
- * for those. With --verify every command checks what it reads: an op its
- * inputs and updates at its start (then writes junk, the bitwise
- * complement of their patterns, to its updates and outputs) and its
- * inputs at its end (then writes its updates' and outputs' patterns); a
- * transfer its source at its start and its destination at its end.
+ * rate (the plan's duration), and its bytes move in up to 8 chunks of at
+ * least 0.5 ms spread over that interval, so a command that touches them before
+ * the transfer ends (a missing wait) sees them half moved, as on a GPU. An op
+ * is a wait of its duration on CLOCK_MONOTONIC, asleep until its last 100 us
+ * and busy for those. With --verify every command checks what it reads: an op
+ * its inputs and updates at its start (then writes junk, the bitwise complement
+ * of their patterns, to its updates and outputs) and its inputs at its end
+ * (then writes its updates' and outputs' patterns); a transfer its source at
+ * its start and its destination at its end.
  *
  * Times are the emulated device's. Each stream keeps a clock: a command
  * starts when its stream's previous command ended and every event it
@@ -126,6 +126,18 @@ static void pace_until(int64_t t)
 	}
 	while (now_ns() < t)
 		relax();
+}
+
+/* Sleeps until about t, never spinning: the chunks of a transfer need
+ * not start on time to the microsecond, and spinning threads starve the
+ * compute stream's on a loaded host. */
+static void sleep_until(int64_t t)
+{
+	struct timespec ts = {(time_t)(t / 1000000000), (long)(t % 1000000000)};
+	if (t > now_ns())
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) != 0)
+			;
 }
 
 static int64_t ps_to_ns(int64_t ps) { return (ps + 500) / 1000; }
@@ -284,7 +296,7 @@ static void run_copy(cstream *s, int64_t x)
 		memcpy(dst + done, src + done, (size_t)(upto - done));
 		done = upto;
 		if (i + 1 < n)
-			pace_until(start + span * (i + 1) / n);
+			sleep_until(start + span * (i + 1) / n);
 	}
 	if (c->o.corrupt_step == xf->step)
 		dst[xf->bytes / 2] ^= 0x5a; /* test hook: a flipped byte */
