@@ -5,6 +5,7 @@
  * order), streamed and captured into a CUDA graph; the measured events
  * come in the simulator's order; spin-kernel ops last their time; a
  * dropped wait is caught; --pace holds a slow tier to its rate. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,13 @@
 #define MS 1000000000LL
 
 #define KV_GRAPH KV_GRAPH_OF("0.002")
+
+/* Under compute-sanitizer (HOFF_SANITIZED set) kernels run many times
+ * slower: timing is not asserted, nor that a race shows. */
+static bool timed(void)
+{
+	return getenv("HOFF_SANITIZED") == NULL;
+}
 
 /* Skips (with the reason) unless a GPU answers. */
 static void need_gpu(void)
@@ -47,7 +55,7 @@ static void test_cuda_verify(void **state)
 	assert_int_equal(c.m.nfaults, 0);
 	assert_int_equal(x.m.nfaults, 0);
 	check_events(&x);
-	for (int32_t k = 0; k < g->nops; k++) {
+	for (int32_t k = 0; timed() && k < g->nops; k++) {
 		int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
 		assert_true(d > 2 * MS * 9 / 10 && d < 2 * MS * 12 / 10);
 	}
@@ -111,7 +119,7 @@ static void test_cuda_graph(void **state)
 		assert_int_equal(x.m.nfaults, 0);
 		assert_int_equal(x.m.lag_max_ps, 0);
 		check_events(&x);
-		for (int32_t k = 0; !v && k < g->nops; k++) {
+		for (int32_t k = 0; !v && timed() && k < g->nops; k++) {
 			int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
 			assert_true(d > 2 * MS * 9 / 10 &&
 				    d < 2 * MS * 12 / 10);
@@ -157,7 +165,7 @@ static void test_cuda_drop(void **state)
 		}
 		ran_free(&x);
 	}
-	assert_true(caught);
+	assert_true(caught || !timed());
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 #endif
@@ -182,7 +190,7 @@ static void test_cuda_pace(void **state)
 	ran x;
 	run_on(hoff_backend_cuda_new, g, s, &o, &x);
 	check_events(&x);
-	for (int64_t i = 0; i < x.p.nxfers; i++) {
+	for (int64_t i = 0; timed() && i < x.p.nxfers; i++) {
 		int64_t d = x.m.x_end_ps[i] - x.m.x_start_ps[i];
 		assert_true(d >= x.p.xfer[i].dur_ps * 95 / 100);
 		assert_true(d <= x.p.xfer[i].dur_ps * 130 / 100 + MS / 10);
