@@ -11,8 +11,8 @@
  * "Device" memory is one arena of the plan's high water, host memory one
  * arena of tier copies; transfers are real memcpy between them at the
  * plan's offsets, each paced to its channel: it lasts latency + bytes /
- * rate (the plan's duration), and its bytes move in up to 8 chunks of at
- * least 0.5 ms spread over that interval, so a command that touches them before
+ * rate (the plan's duration), and its bytes move in up to 4 chunks of at
+ * least 1 ms spread over that interval, so a command that touches them before
  * the transfer ends (a missing wait) sees them half moved, as on a GPU. An op
  * is a wait of its duration on CLOCK_MONOTONIC, asleep until its last 100 us
  * and busy for those. With --verify every command checks what it reads: an op
@@ -53,8 +53,8 @@ enum { C_WAIT, C_RECORD, C_OP, C_PREFETCH, C_STORE };
 #define SPIN_PACE_NS 100000  /* pacing sleeps until this close, then spins */
 #define START_DELAY_NS 2000000 /* threads start together this far ahead */
 #define OVERRUN_NS 1000       /* later than its deadline by more: overran */
-#define CHUNK_MIN_NS   200000	  /* a transfer's chunks last at least this */
-#define CHUNKS_MAX     16	  /* and it has at most this many */
+#define CHUNK_MIN_NS   1000000	  /* a transfer's chunks last at least this */
+#define CHUNKS_MAX     4	  /* and it has at most this many */
 
 typedef struct cmd {
 	int64_t arg;
