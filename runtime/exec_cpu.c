@@ -12,8 +12,9 @@
  * arena of tier copies; transfers are real memcpy between them at the
  * plan's offsets, each paced to its channel: it lasts latency + bytes /
  * rate (the plan's duration), and its bytes move in up to 4 chunks of at
- * least 1 ms spread over that interval, so a command that touches them before
- * the transfer ends (a missing wait) sees them half moved, as on a GPU. An op
+ * least 1 ms, each copied at the end of its share of the interval, so a
+ * command that touches them before the transfer ends (a missing wait)
+ * sees them unmoved or half moved, as on a GPU. An op
  * is a wait of its duration on CLOCK_MONOTONIC, asleep until its last 100 us
  * and busy for those. With --verify every command checks what it reads: an op
  * its inputs and updates at its start (then writes junk, the bitwise complement
@@ -91,6 +92,7 @@ struct cpu {
 	int64_t *bad; /* (nops + nxfers) first failed check, pattern.h's
 			 code, or -1 */
 	int64_t *lag_ns, *overruns; /* (nstreams) */
+	double copy_ns_per_B;	    /* memcpy's cost, measured at creation */
 };
 
 static int64_t now_ns(void)
@@ -285,18 +287,22 @@ static void run_copy(cstream *s, int64_t x)
 	if (c->o.verify)
 		check_into(&c->bad[ev], src, xf->bytes, xf->tensor, xf->version,
 			   hoff_bad_tag(0, 0));
-	/* The bytes move in chunks across the interval: chunk i is copied
-	 * by start + (i + 1) / n of it. */
+	/* The bytes move in chunks across the interval, each copied at the
+	 * end of its share of it (less twice the copy's own time and 0.3 ms
+	 * for a late wake-up): until then a reader sees the old bytes, and a
+	 * writer of the source spoils the copy. */
 	int64_t span = deadline - start, n = span / CHUNK_MIN_NS;
 	n = n < 1 ? 1 : n > CHUNKS_MAX ? CHUNKS_MAX : n;
 	if (n > xf->bytes)
 		n = xf->bytes > 0 ? xf->bytes : 1;
 	for (int64_t i = 0, done = 0; i < n; i++) {
 		int64_t upto = xf->bytes * (i + 1) / n;
+		int64_t cost = 2 * (int64_t)((double)(upto - done) *
+					     c->copy_ns_per_B) +
+			       3 * SPIN_PACE_NS;
+		sleep_until(start + span * (i + 1) / n - cost);
 		memcpy(dst + done, src + done, (size_t)(upto - done));
 		done = upto;
-		if (i + 1 < n)
-			sleep_until(start + span * (i + 1) / n);
 	}
 	if (c->o.corrupt_step == xf->step)
 		dst[xf->bytes / 2] ^= 0x5a; /* test hook: a flipped byte */
@@ -341,6 +347,29 @@ static void *stream_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* ns per byte of a memcpy (the slowest of 3 of 4 MiB), 1 when it cannot
+ * be measured. */
+static double memcpy_cost(void)
+{
+	size_t n = (size_t)4 << 20;
+	uint8_t *a = malloc(n), *b = malloc(n);
+	double worst = 0;
+	if (a && b) {
+		memset(a, 1, n);
+		memset(b, 2, n);
+		for (int i = 0; i < 3; i++) {
+			int64_t t = now_ns();
+			memcpy(b, a, n);
+			double d = (double)(now_ns() - t) / (double)n;
+			if (d > worst)
+				worst = d;
+		}
+	}
+	free(a);
+	free(b);
+	return worst > 0 ? worst : 1;
 }
 
 static hoff_status push(hoff_backend *b, int32_t stream, uint8_t kind,
@@ -551,6 +580,7 @@ hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 		c->s[i].cpu = c;
 		c->s[i].id = i;
 	}
+	c->copy_ns_per_B = memcpy_cost();
 	/* Touch every page now, so no transfer pays first-touch faults. */
 	memset(c->dev, 0, (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 1));
 	memset(c->host, 0, (size_t)(p->host_bytes > 0 ? p->host_bytes : 1));
