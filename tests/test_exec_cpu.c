@@ -436,17 +436,38 @@ static void assert_races(const hoff_xplan *p, int64_t drop)
 	assert_int_equal(r.kind, HOFF_RACE_PAIR);
 }
 
+/* KV_STEPS' graph with 10 kB tensors on a 10 MB/s link and ops of 3 ms:
+ * the checks cost little beside the commands, even under the
+ * sanitizers. */
+#define KV_SMALL                                                               \
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "        \
+	"{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": [{\"name\": "  \
+	"\"host\", \"h2d_Bps\": 1e7, \"d2h_Bps\": 1e7}]}, \"tensors\": ["      \
+	"{\"id\": \"x\", \"bytes\": 10000, \"kind\": \"input\"},"              \
+	"{\"id\": \"kv\", \"bytes\": 5003, \"kind\": \"kv\"},"                 \
+	"{\"id\": \"w\", \"bytes\": 9999, \"kind\": \"weight\", \"home\": "    \
+	"\"host\"},"                                                           \
+	"{\"id\": \"y\", \"bytes\": 10000, \"kind\": \"activation\"},"         \
+	"{\"id\": \"z\", \"bytes\": 10000, \"kind\": \"activation\"},"         \
+	"{\"id\": \"o\", \"bytes\": 10001, \"kind\": \"output\"}], \"ops\": [" \
+	"{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], "       \
+	"\"outputs\": [\"y\"], \"time_s\": 0.003},"                            \
+	"{\"id\": \"op1\", \"inputs\": [\"y\", \"w\"], \"outputs\": "          \
+	"[\"z\"], \"time_s\": 0.003, \"workspace_bytes\": 5000},"              \
+	"{\"id\": \"op2\", \"inputs\": [\"z\", \"kv\"], \"updates\": "         \
+	"[\"kv\"], \"outputs\": [\"o\"], \"time_s\": 0.003}]}"
+
 /* Regression (issue 24): an op without its wait on a KV prefetch reads
- * the block before the bytes arrive. KV schedule (ops of 3 ms): op2
- * (step 5) reads and updates kv, prefetched at step 4 from the host
- * (slowed 4x, to 2 ms);
+ * the block before the bytes arrive. KV schedule (KV_SMALL): op2 (step
+ * 5) reads and updates kv, prefetched at step 4 from the host (slowed
+ * 4x, to 2 ms);
  * without the wait op2 starts with the prefetch: its check of kv at its
  * start fails, or its junk for kv lands in the copy and the prefetch's
  * check of its destination fails. */
 static void test_drop_op_prefetch(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(KV_GRAPH_OF("0.003"));
+	hoff_graph *g = tu_graph(KV_SMALL);
 	hoff_sched *s = tu_sched(g, KV_STEPS);
 	ran x;
 	run_dropped(g, s, HOFF_NONE, HOFF_NONE, &x);
@@ -500,20 +521,24 @@ static void test_drop_prefetch_after_op(void **state)
 }
 
 /* op0 updates kv and makes y; kv is stored (1 ms); op1 (1.5 ms) makes z1;
- * op2 makes z2 in the bytes kv and y left. */
+ * op2 makes z2 in the bytes kv and y left. Tensors of 10 kB on a 10 MB/s
+ * link: the checks cost little beside the ms-long commands, even under
+ * the sanitizers. */
 #define STORE_REUSE_GRAPH                                                       \
-	GRAPH("{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"       \
-	      "{\"id\": \"kv\", \"bytes\": 1000000, \"kind\": \"kv\"},"         \
-	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"activation\"},"  \
-	      "{\"id\": \"z1\", \"bytes\": 1000000, \"kind\": "                 \
-	      "\"activation\"},"                                                \
-	      "{\"id\": \"z2\", \"bytes\": 1000000, \"kind\": \"output\"}",     \
-	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], "  \
-	      "\"outputs\": [\"y\"], \"time_s\": 0.001},"                       \
-	      "{\"id\": \"op1\", \"inputs\": [\"y\"], \"outputs\": [\"z1\"], "  \
-	      "\"time_s\": 0.0015},"                                            \
-	      "{\"id\": \"op2\", \"inputs\": [\"z1\"], \"outputs\": [\"z2\"], " \
-	      "\"time_s\": 0.001}")
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "         \
+	"{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": [{\"name\": "   \
+	"\"host\", \"h2d_Bps\": 1e7, \"d2h_Bps\": 1e7}]}, \"tensors\": ["       \
+	"{\"id\": \"x\", \"bytes\": 10000, \"kind\": \"input\"},"               \
+	"{\"id\": \"kv\", \"bytes\": 10000, \"kind\": \"kv\"},"                 \
+	"{\"id\": \"y\", \"bytes\": 10000, \"kind\": \"activation\"},"          \
+	"{\"id\": \"z1\", \"bytes\": 10000, \"kind\": \"activation\"},"         \
+	"{\"id\": \"z2\", \"bytes\": 10000, \"kind\": \"output\"}], \"ops\": [" \
+	"{\"id\": \"op0\", \"inputs\": [\"x\"], \"updates\": [\"kv\"], "        \
+	"\"outputs\": [\"y\"], \"time_s\": 0.001},"                             \
+	"{\"id\": \"op1\", \"inputs\": [\"y\"], \"outputs\": [\"z1\"], "        \
+	"\"time_s\": 0.0015},"                                                  \
+	"{\"id\": \"op2\", \"inputs\": [\"z1\"], \"outputs\": [\"z2\"], "       \
+	"\"time_s\": 0.001}]}"
 
 /* Regression (issue 24): an op without its wait on a store writes into
  * bytes the store still reads. On the plan's own timing the store ends
