@@ -3,19 +3,38 @@
 
 #include <string.h>
 
-void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
-	    const hoff_exec_opts *o, ran *x)
+void plan_on(const hoff_graph *g, const hoff_sched *s, int64_t align,
+	     hoff_sim_result *pr, hoff_xplan *p)
 {
-	memset(x, 0, sizeof *x);
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = INT64_MAX;
 	so.timeline = true;
 	so.op_times = true;
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &so, &x->pr, &e), HOFF_OK);
-	assert_true(x->pr.valid);
-	assert_int_equal(hoff_xplan_build(g, s, &x->pr, 1, &x->p, &e),
-			 HOFF_OK);
+	assert_int_equal(hoff_sim_run(g, s, &so, pr, &e), HOFF_OK);
+	assert_true(pr->valid);
+	hoff_status st = hoff_xplan_build(g, s, pr, align, p, &e);
+	if (st != HOFF_OK)
+		print_error("xplan: %s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+}
+
+hoff_race race_of(const hoff_xplan *p, int64_t drop)
+{
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.drop_wait = drop;
+	hoff_race r;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_exec_check(p, &o, &r, &e), HOFF_OK);
+	return r;
+}
+
+void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
+	    const hoff_exec_opts *o, ran *x)
+{
+	memset(x, 0, sizeof *x);
+	plan_on(g, s, 1, &x->pr, &x->p);
+	hoff_err e = {{0}};
 	hoff_backend *b = NULL;
 	hoff_status st = make(&x->p, o, &b, &e);
 	if (st == HOFF_OK)

@@ -214,41 +214,18 @@ typedef struct plan {
 	hoff_xplan p;
 } plan;
 
-static bool make_plan(const hoff_graph *g, const hoff_sched *s, int64_t align,
+/* Plans s on g (valid at no budget: every planner's schedule is). */
+static void make_plan(const hoff_graph *g, const hoff_sched *s, int64_t align,
 		      plan *x)
 {
 	memset(x, 0, sizeof *x);
-	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = INT64_MAX;
-	so.timeline = true;
-	so.op_times = true;
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &so, &x->r, &e), HOFF_OK);
-	if (!x->r.valid) {
-		hoff_sim_result_free(&x->r);
-		return false;
-	}
-	hoff_status st = hoff_xplan_build(g, s, &x->r, align, &x->p, &e);
-	if (st != HOFF_OK)
-		print_error("xplan: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	return true;
+	plan_on(g, s, align, &x->r, &x->p);
 }
 
 static void free_plan(plan *x)
 {
 	hoff_xplan_free(&x->p);
 	hoff_sim_result_free(&x->r);
-}
-
-static hoff_race check(const hoff_xplan *p, int64_t drop)
-{
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.drop_wait = drop;
-	hoff_race r;
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_exec_check(p, &o, &r, &e), HOFF_OK);
-	return r;
 }
 
 /* Totals over a test, printed at its end. */
@@ -261,7 +238,7 @@ typedef struct tally {
 static void sweep(const hoff_xplan *p, bool with_oracle, tally *t)
 {
 	char line[1024];
-	hoff_race r = check(p, HOFF_NONE);
+	hoff_race r = race_of(p, HOFF_NONE);
 	if (r.kind != HOFF_RACE_NONE) {
 		hoff_race_format(p, &r, line, sizeof line);
 		fail_msg("race in a valid plan: %s", line);
@@ -273,7 +250,7 @@ static void sweep(const hoff_xplan *p, bool with_oracle, tally *t)
 	assert_false(oracle_races(p, HOFF_NONE));
 	t->oracle_plans++;
 	for (int64_t w = 0; w < r.nwaits; w++) {
-		hoff_race d = check(p, w);
+		hoff_race d = race_of(p, w);
 		bool truth = oracle_races(p, w);
 		t->drops++;
 		t->racing += truth;
@@ -340,7 +317,7 @@ static void test_check_data(void **state)
 	static const char *const policies[] = {
 		"none", "reactive", "lookahead:1", "lookahead:2", "greedy"};
 	tally t = {0};
-	int64_t combos = 0;
+	int64_t combos = 0, distinct = 0;
 	for (size_t gi = 0; gi < sizeof graphs / sizeof *graphs; gi++) {
 		hoff_graph *g = read_data(graphs[gi]);
 		hoff_sim_result none = {0};
@@ -351,30 +328,39 @@ static void test_check_data(void **state)
 		hoff_sim_result_free(&none);
 		const int64_t budgets[3] = {HOFF_NONE, peak / 4 * 3, peak / 2};
 		for (size_t pi = 0; pi < sizeof policies / sizeof *policies;
-		     pi++)
+		     pi++) {
+			hoff_sched *first = NULL;
 			for (int bi = 0; bi < 3; bi++) {
 				hoff_sched *s = plan_policy(g, policies[pi],
 							    budgets[bi]);
+				distinct += !first ||
+					    !hoff_sched_same_steps(first, s);
 				for (int64_t align = 1; align <= 256;
 				     align *= 256) {
 					plan x;
 					combos++;
-					if (!make_plan(g, s, align, &x))
-						continue; /* over budget */
+					make_plan(g, s, align, &x);
 					sweep(&x.p,
 					      bi == 0 && oracle_cost(&x.p) <
 								 250000,
 					      &t);
 					free_plan(&x);
 				}
-				hoff_sched_free(s);
+				if (first)
+					hoff_sched_free(s);
+				else
+					first = s;
 			}
+			hoff_sched_free(first);
+		}
 		hoff_graph_free(g);
 	}
-	print_message("check data: %lld combinations, %lld plans checked, "
-		      "%lld waits; oracle on %lld plans: %lld dropped waits, "
-		      "%lld create a race, %lld caught\n",
-		      (long long)combos, (long long)t.plans, (long long)t.waits,
+	print_message("check data: %lld combinations (%lld distinct "
+		      "schedules), %lld plans checked, %lld waits; oracle on "
+		      "%lld plans: %lld dropped waits, %lld create a race, "
+		      "%lld caught\n",
+		      (long long)combos, (long long)distinct,
+		      (long long)t.plans, (long long)t.waits,
 		      (long long)t.oracle_plans, (long long)t.drops,
 		      (long long)t.racing, (long long)t.caught);
 	assert_true(t.plans >= 6 * 5 * 2);
@@ -444,10 +430,9 @@ static void test_check_fuzz(void **state)
 		hoff_sched *s = plan_policy(g, pol, peak / 8 * (3 + seed % 4));
 		shake(g, s, &rng, 200);
 		plan x;
-		if (make_plan(g, s, seed % 2 ? 1 : 256, &x)) {
-			sweep(&x.p, oracle_cost(&x.p) < 250000, &t);
-			free_plan(&x);
-		}
+		make_plan(g, s, seed % 2 ? 1 : 256, &x);
+		sweep(&x.p, oracle_cost(&x.p) < 250000, &t);
+		free_plan(&x);
 		hoff_sched_free(s);
 		hoff_graph_free(g);
 	}
@@ -472,7 +457,7 @@ static void test_check_hand(void **state)
 	hoff_graph *g = tu_graph(KV_GRAPH_OF("0.001"));
 	hoff_sched *s = tu_sched(g, KV_STEPS);
 	plan x;
-	assert_true(make_plan(g, s, 1, &x));
+	make_plan(g, s, 1, &x);
 	hoff_xplan *p = &x.p;
 	int64_t pf_kv = HOFF_NONE;
 	for (int64_t i = 0; i < p->nxfers; i++)
@@ -480,7 +465,7 @@ static void test_check_hand(void **state)
 			pf_kv = p->nops + i;
 	int64_t w = wait_index(p, 2, pf_kv);
 	assert_true(w >= 0);
-	hoff_race r = check(p, w);
+	hoff_race r = race_of(p, w);
 	assert_int_equal(r.kind, HOFF_RACE_PAIR);
 	assert_int_equal(r.a, pf_kv);
 	assert_int_equal(r.b, 2);
@@ -494,7 +479,7 @@ static void test_check_hand(void **state)
 	assert_true(p->op[1].nwait >= 1);
 	int64_t saved = p->wait[p->op[1].wait_off];
 	p->wait[p->op[1].wait_off] = pf_kv - p->nops;
-	r = check(p, HOFF_NONE);
+	r = race_of(p, HOFF_NONE);
 	assert_int_equal(r.kind, HOFF_RACE_FORWARD);
 	assert_int_equal(r.a, pf_kv);
 	assert_int_equal(r.b, 1);

@@ -428,12 +428,7 @@ static int64_t xfer_at(const hoff_xplan *p, int64_t step)
 /* The race checker finds a race with wait `drop` left out. */
 static void assert_races(const hoff_xplan *p, int64_t drop)
 {
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.drop_wait = drop;
-	hoff_race r;
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_exec_check(p, &o, &r, &e), HOFF_OK);
-	assert_int_equal(r.kind, HOFF_RACE_PAIR);
+	assert_int_equal(race_of(p, drop).kind, HOFF_RACE_PAIR);
 }
 
 /* KV_STEPS' graph with 10 kB tensors on a 10 MB/s link and ops of 3 ms:
