@@ -269,16 +269,25 @@ EOF
 tool() { "$py" "$tmp/tool.py" "$@"; }
 
 # ---- binaries ----
+# The bundle's, through wrappers that give them (and only them) the
+# bundle's libraries; the compiler's runtimes only where the machine has
+# none.
+libs=
 if [ -x .gpu/bin/hoffopt ]; then
-	export LD_LIBRARY_PATH=$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	# The compiler's runtimes only where the machine has none.
-	if ldd .gpu/bin/hoffopt .gpu/bin/test_exec_cuda 2>/dev/null |
-		grep -q 'not found'; then
-		export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$root/.gpu/lib/sys
+	libs=$root/.gpu/lib
+	if LD_LIBRARY_PATH=$libs ldd .gpu/bin/hoffopt .gpu/bin/test_exec_cuda \
+		2>/dev/null | grep -q 'not found'; then
+		libs=$libs:$root/.gpu/lib/sys
 	fi
+	mkdir -p "$tmp/bin"
+	for b in hoffopt test_exec_cuda; do
+		printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
+			"$libs" "$root/.gpu/bin/$b" >"$tmp/bin/$b"
+		chmod +x "$tmp/bin/$b"
+	done
 fi
-hoffopt=${HOFFOPT:-$root/.gpu/bin/hoffopt}
-test_cuda=${TEST_EXEC_CUDA:-$root/.gpu/bin/test_exec_cuda}
+hoffopt=${HOFFOPT:-$tmp/bin/hoffopt}
+test_cuda=${TEST_EXEC_CUDA:-$tmp/bin/test_exec_cuda}
 sanitizer=${SANITIZER:-compute-sanitizer}
 command -v "$sanitizer" >/dev/null 2>&1 ||
 	{ [ -x /usr/local/cuda/bin/compute-sanitizer ] &&
@@ -294,9 +303,8 @@ t0=$(date +%s)
 	nvcc --version 2>&1 | tail -2
 	"$py" --version 2>&1
 	cat .gpu/MANIFEST 2>&1 | head -3
-	echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-	ldd "$hoffopt" 2>&1
-	ldd "$test_cuda" 2>&1
+	echo "bundle libraries: ${libs:-none}"
+	LD_LIBRARY_PATH=$libs ldd .gpu/bin/hoffopt .gpu/bin/test_exec_cuda 2>&1
 } >>"$log" 2>&1
 say "# hoffopt on a GPU ($(date -u +%Y-%m-%dT%H:%M:%SZ), $(cat .gpu/MANIFEST 2>/dev/null | head -1 || echo 'no bundle'))"
 say ""
@@ -305,8 +313,9 @@ if [ ! -x "$hoffopt" ]; then
 	step_row env "failed (no binary)" $(($(date +%s) - t0)) "no .gpu/bin/hoffopt"
 	exit 0
 fi
-if ldd "$hoffopt" 2>&1 | grep -q 'not found'; then
-	say "gpu_run: hoffopt misses libraries: $(ldd "$hoffopt" | grep 'not found' | tr -s ' \t' ' ' | tr '\n' ';')"
+if [ -n "$libs" ] && LD_LIBRARY_PATH=$libs ldd .gpu/bin/hoffopt 2>&1 |
+	grep -q 'not found'; then
+	say "gpu_run: hoffopt misses libraries: $(LD_LIBRARY_PATH=$libs ldd .gpu/bin/hoffopt | grep 'not found' | tr -s ' \t' ' ' | tr '\n' ';')"
 	step_row env "failed (libraries)" $(($(date +%s) - t0)) "see gpu_log.txt"
 	exit 1
 fi
@@ -512,6 +521,7 @@ if command -v "$sanitizer" >/dev/null 2>&1; then
 	# Timing is not asserted under the sanitizer (HOFF_SANITIZED).
 	export HOFF_SANITIZED=1
 	run_t 200 0 "$sanitizer" --tool memcheck --leak-check full \
+		--target-processes all \
 		--error-exitcode 9 "$test_cuda"
 	rc=$?
 	st=$(status_of $rc)
