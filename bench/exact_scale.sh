@@ -5,6 +5,9 @@
 # time limit, and prints ops, candidate tensors, intervals, binaries,
 # rows, status, gap and solve time as a markdown table, then the largest
 # graph solved to proven optimality within the limit.
+# With KEEP=DIR, the generated graphs and exact's JSON reports are kept in
+# DIR (gN.json, rN.json), so greedy can be compared later with the proven
+# optima without solving again (bench/greedy_vs_exact.sh).
 # Usage: bench/exact_scale.sh [-b hoffopt] [-t seconds] [-- exact options]
 # e.g.   bench/exact_scale.sh -t 60 -- --budget 90%
 set -euo pipefail
@@ -54,14 +57,19 @@ for c in "${cases[@]}"; do
 		> "$tmp/r$i.json" 2> "$tmp/r$i.err" || true
 	end=$(date +%s.%N)
 	echo "$name|$(echo "$end - $start" | bc)" > "$tmp/n$i"
+	if [ -n "${KEEP:-}" ]; then
+		mkdir -p "$KEEP"
+		cp "$tmp/g$i.json" "$tmp/r$i.json" "$KEEP/"
+		echo "$name" > "$KEEP/n$i"
+	fi
 	i=$((i + 1))
 done
 python3 - "$tmp" "$i" "$limit" "${extra[*]:-}" <<'PY'
 import json, os, sys
 tmp, n, limit, extra = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 print("Objective: %s; time limit %s s.\n" % (extra or "least peak within 1% of the lower bound", limit))
-print("| graph | ops | candidates | intervals | binaries | rows | status | gap | solve s | wall s |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| graph | ops | candidates | intervals | binaries | rows | status | exact | greedy | greedy vs exact | gap | solve s | wall s |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 best = None
 for i in range(n):
     name, wall = open(os.path.join(tmp, "n%d" % i)).read().strip().split("|")
@@ -69,14 +77,17 @@ for i in range(n):
         d = json.load(open(os.path.join(tmp, "r%d.json" % i)))
     except Exception:
         err = open(os.path.join(tmp, "r%d.err" % i)).read().strip().splitlines()
-        print("| %s | | | | | | error: %s | | | %.1f |" % (name, err[-1] if err else "?", float(wall)))
+        print("| %s | | | | | | error: %s | | | | | | %.1f |" % (name, err[-1] if err else "?", float(wall)))
         continue
     m = d["model"]
     gap = "-" if d["gap"] is None else "%.3f%%" % (100 * d["gap"])
-    print("| %s | %d | %d | %d | %d | %d | %s | %s | %.1f | %.1f |" % (
+    ex, gr = d.get("objective"), (d.get("greedy") or {}).get("objective")
+    vs = "%+.3f%%" % (100 * (gr / ex - 1)) if ex and gr else "-"
+    print("| %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %.1f | %.1f |" % (
         name, m["ops"], m["candidates"], m["intervals"], m["binaries"], m["rows"],
-        d["status"], gap, d["solve_s"], float(wall)))
-    if d["status"] == "optimal" and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
+        d["status"], "%.6g" % ex if ex is not None else "-", "%.6g" % gr if gr is not None else "-",
+        vs, gap, d["solve_s"], float(wall)))
+    if d["status"].startswith("optimal") and (best is None or (m["ops"], m["binaries"]) > (best[1]["ops"], best[1]["binaries"])):
         best = (name, m)
 if best:
     print("\nLargest solved to optimality within %s s: %s (%d ops, %d candidates, %d binaries)." % (

@@ -710,7 +710,7 @@ def compare(old, new, thr, solve_factor, solve_min, out=sys.stdout):
                             jid, f, va, vb, 100 * (vb / va - 1)))
         elif kind == "exact":
             xa, xb = a.get("exact") or {}, b.get("exact") or {}
-            if xa.get("status") == "optimal" and xb.get("status") == "optimal":
+            if str(xa.get("status")).startswith("optimal") and str(xb.get("status")).startswith("optimal"):
                 if worse(xa.get("objective"), xb.get("objective")):
                     reg.append("%s: optimal objective %.10g -> %.10g" % (
                         jid, xa["objective"], xb["objective"]))

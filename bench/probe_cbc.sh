@@ -58,7 +58,7 @@ for g in graphs:
     row = [name, d["status"], "%.9g B" % d["objective"], "%.9g B" % d["bound"],
            "%.3f%%" % (100 * d["gap"])]
     if d.get("probe_peak") is None:
-        row += ["none (%s)" % ("proven" if d["status"] == "optimal" else "no best"), "-", "-"]
+        row += ["none (%s)" % ("proven" if d["status"].startswith("optimal") else "no best"), "-", "-"]
     else:
         log = open(b + ".cbc").read()
         res = log.split("Result - ")[-1].splitlines()[0] if "Result - " in log else ""

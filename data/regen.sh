@@ -6,7 +6,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 hoff=${1:-$here/../build/hoffopt}
 [ -x "$hoff" ] || { echo "regen.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
-gen() { local out=$1; shift; "$hoff" gen "$@" -o "$here/$out"; echo "wrote data/$out"; }
+gen() { local out=$1; shift; "$hoff" gen "$@" -o "$here/$out"; }  # says what it wrote
 # Small graphs (at most ~150 ops): the exact solver proves optimality.
 gen llama3-8b-decode-2l.json   llama3-8b    --phase decode  --layers 2 --seq 8192
 gen llama3-8b-prefill-2l.json  llama3-8b    --phase prefill --layers 2 --seq 4096
@@ -18,3 +18,7 @@ gen llama3-8b-train.json       llama3-8b    --phase train   --seq 4096
 gen llama3-8b-prefill.json     llama3-8b    --phase prefill --seq 32768
 gen llama3-70b-decode.json     llama3-70b   --phase decode  --seq 32768 --batch 8
 gen mixtral-8x7b-decode.json   mixtral-8x7b --phase decode  --seq 32768 --batch 8
+# Shape options (issue 20); the file is named after the graph.
+gen llama3-8b-l2-train-in-backward.json llama3-8b --phase train --layers 2 --seq 4096 --optimizer-step in-backward
+gen llama3-8b-l2-decode-kv-host.json llama3-8b --phase decode --layers 2 --seq 8192 --kv host --weights host
+gen llama3-8b-decode-kv-host.json   llama3-8b   --phase decode  --seq 8192 --kv host --weights host

@@ -313,7 +313,7 @@ static hoff_status read_op(reader *r)
 			 &has_ba, &o.bytes_accessed)) != HOFF_OK ||
 	    (st = js_int(r->e, &w, &f[8], "workspace_bytes", false, 0, &has_ws,
 			 &o.workspace_bytes)) != HOFF_OK ||
-	    (st = js_int(r->e, &w, &f[9], "layer", false, INT64_MIN, &has_layer,
+	    (st = js_int(r->e, &w, &f[9], "layer", false, 0, &has_layer,
 			 &o.layer)) != HOFF_OK)
 		return st;
 	int32_t k = hoff_graph_add_op(r->g, id, r->e);
@@ -527,6 +527,8 @@ hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 		goto out;
 	assert(r.ops_ok);
 	st = hoff_graph_finish(r.g, file, e);
+	if (st == HOFF_OK)
+		st = hoff_graph_check_tiers(r.g, file, e);
 out:
 	free(r.tbuf);
 	free(r.obuf);

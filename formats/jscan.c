@@ -801,8 +801,11 @@ hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 
 /* ---- cJSON side ---- */
 
-/* First duplicate key in o or below (NULL when none); false on OOM. */
-static bool find_dup(jscan *s, const cJSON *o, const char **dup)
+/* First duplicate key in o or below (NULL when none), with in path
+ * (cap bytes, holding len) where the object that holds it sits below o:
+ * ".device", ".tiers[0]"; false on OOM. */
+static bool find_dup(jscan *s, const cJSON *o, const char **dup, char *path,
+		     size_t len, size_t cap)
 {
 	if (cJSON_IsObject(o)) {
 		size_t n = 0;
@@ -814,16 +817,28 @@ static bool find_dup(jscan *s, const cJSON *o, const char **dup)
 		size_t i = 0;
 		for (const cJSON *c = o->child; c; c = c->next)
 			s->ptrs[i++] = c->string;
-		if ((*dup = dup_of(s->ptrs, n)))
+		if ((*dup = dup_of(s->ptrs, n))) {
+			path[len < cap ? len : cap - 1] = '\0';
 			return true;
+		}
 	}
-	if (cJSON_IsObject(o) || cJSON_IsArray(o))
-		for (const cJSON *c = o->child; c; c = c->next) {
-			if (!find_dup(s, c, dup))
+	if (cJSON_IsObject(o) || cJSON_IsArray(o)) {
+		long long i = 0;
+		for (const cJSON *c = o->child; c; c = c->next, i++) {
+			int w = len >= cap - 1 ? 0
+				: cJSON_IsObject(o)
+					? snprintf(path + len, cap - len,
+						   ".%.40s", c->string)
+					: snprintf(path + len, cap - len,
+						   "[%lld]", i);
+			size_t l = len + (w > 0 ? (size_t)w : 0);
+			if (!find_dup(s, c, dup, path, l < cap ? l : cap - 1,
+				      cap))
 				return false;
 			if (*dup)
 				return true;
 		}
+	}
 	return true;
 }
 
@@ -842,12 +857,22 @@ hoff_status js_parse(jscan *s, size_t a, size_t b, const js_where *w,
 		return js_syntax(s, at, "cJSON cannot parse this value");
 	}
 	const char *dup = NULL;
-	if (!find_dup(s, j, &dup)) {
+	char path[128] = "";
+	if (!find_dup(s, j, &dup, path, 0, sizeof path)) {
 		cJSON_Delete(j);
 		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
 	}
 	if (dup) {
-		hoff_status st = js_fail(s->e, w, HOFF_EINPUT,
+		/* Name the object holding it: machine.device, not machine. */
+		char sect[160];
+		js_where at = *w;
+		if (path[0]) {
+			snprintf(sect, sizeof sect, "%s%s",
+				 w->sect ? w->sect : "",
+				 w->sect ? path : path + 1);
+			at.sect = sect;
+		}
+		hoff_status st = js_fail(s->e, &at, HOFF_EINPUT,
 					 "duplicate key \"%.100s\"", dup);
 		cJSON_Delete(j);
 		return st;

@@ -1,7 +1,9 @@
 /* outfile.c: write-then-rename output files, the whole-file slurp of the
  * readers, and the JSON string escaper of the writers.
- * Invariant: the target path holds either its old content or the complete
- * new one; a failed write leaves no temporary file behind. */
+ * Invariant: a regular target holds either its old content or the complete
+ * new one, with its mode kept; a failed write leaves no temporary file
+ * behind; a non-regular target (/dev/null, a FIFO, a terminal) is written
+ * in place and never replaced; a symlink is followed to its target. */
 #define _POSIX_C_SOURCE 200809L
 #include "outfile.h"
 
@@ -11,30 +13,137 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-hoff_status hoff_outfile_open(hoff_outfile *o, const char *path, hoff_err *e)
+/* The file a path names, following symlinks: a malloc'd path (caller
+ * frees), or NULL with errno set. A dangling link resolves to where it
+ * points, so the file is created there. */
+static char *resolve(const char *path)
+{
+	char *cur = hoff_strdup(path);
+	for (int hops = 0; cur && hops < 40; hops++) {
+		struct stat sb;
+		if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
+			return cur;
+		char link[4096];
+		ssize_t n = readlink(cur, link, sizeof link - 1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		link[n] = '\0';
+		char *next;
+		const char *slash = strrchr(cur, '/');
+		if (link[0] == '/' || !slash) {
+			next = hoff_strdup(link);
+		} else { /* relative to the link's directory */
+			size_t d = (size_t)(slash - cur) + 1;
+			next = malloc(d + (size_t)n + 1);
+			if (next) {
+				memcpy(next, cur, d);
+				memcpy(next + d, link, (size_t)n + 1);
+			}
+		}
+		free(cur);
+		cur = next;
+	}
+	if (cur) {
+		free(cur);
+		errno = ELOOP;
+	} else {
+		errno = ENOMEM;
+	}
+	return NULL;
+}
+
+/* Opens the way to o->path: a non-regular file directly; otherwise a
+ * fresh temporary file (mkstemp: O_EXCL, never a planted link) in the
+ * target's directory, short-named so that any name the directory takes
+ * works, with the target's mode (or what a new file would get). */
+static hoff_status open_target(hoff_outfile *o, const char *path, bool stream,
+			       hoff_err *e)
+{
+	struct stat sb;
+	bool exists = stat(o->path, &sb) == 0;
+	if (exists && !S_ISREG(sb.st_mode)) {
+		o->direct = true; /* a device, FIFO or tty: write into it */
+		if (stream && !(o->f = fopen(o->path, "w")))
+			return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s",
+					   path, strerror(errno));
+		return HOFF_OK;
+	}
+	const char *slash = strrchr(o->path, '/');
+	size_t d = slash ? (size_t)(slash - o->path) + 1 : 0;
+	static const char base[] = ".hoffopt-XXXXXX";
+	if (!(o->tmp = malloc(d + sizeof base)))
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	memcpy(o->tmp, o->path, d);
+	memcpy(o->tmp + d, base, sizeof base);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		int err = errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", path,
+				   strerror(err));
+	}
+	mode_t mode;
+	if (exists) {
+		mode = sb.st_mode & 07777;
+	} else {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) != 0 || (stream && !(o->f = fdopen(fd, "w")))) {
+		int err = errno;
+		close(fd);
+		return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", path,
+				   strerror(err));
+	}
+	if (!stream)
+		close(fd); /* the caller's writer opens it by name */
+	return HOFF_OK;
+}
+
+static hoff_status open_any(hoff_outfile *o, const char *path, bool stream,
+			    hoff_err *e)
 {
 	memset(o, 0, sizeof *o);
 	if (strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return HOFF_OK;
 	}
-	size_t n = strlen(path) + 32;
-	o->path = hoff_strdup(path);
-	o->tmp = malloc(n);
-	if (!o->path || !o->tmp) {
-		hoff_outfile_abort(o);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
-	snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	o->f = fopen(o->tmp, "w");
-	if (!o->f) {
-		hoff_status st = hoff_seterr(e, HOFF_EIO, "cannot write %s: %s",
-					     path, strerror(errno));
+	if (!(o->path = resolve(path))) {
+		hoff_status st = hoff_seterr(
+			e, errno == ENOMEM ? HOFF_ENOMEM : HOFF_EIO,
+			"cannot write %s: %s", path, strerror(errno));
 		hoff_outfile_abort(o);
 		return st;
 	}
-	setvbuf(o->f, NULL, _IOFBF, (size_t)1 << 20); /* big files, few calls */
+	hoff_status st = open_target(o, path, stream, e);
+	if (st != HOFF_OK) {
+		hoff_outfile_abort(o);
+		return st;
+	}
+	if (o->f)
+		setvbuf(o->f, NULL, _IOFBF, (size_t)1 << 20); /* few calls */
 	return HOFF_OK;
+}
+
+hoff_status hoff_outfile_open(hoff_outfile *o, const char *path, hoff_err *e)
+{
+	return open_any(o, path, true, e);
+}
+
+hoff_status hoff_outfile_open_name(hoff_outfile *o, const char *path,
+				   hoff_err *e)
+{
+	HOFF_REQUIRE(strcmp(path, "-") != 0);
+	return open_any(o, path, false, e);
+}
+
+const char *hoff_outfile_name(const hoff_outfile *o)
+{
+	return o->tmp ? o->tmp : o->path;
 }
 
 hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
@@ -42,25 +151,34 @@ hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
 	hoff_status st = HOFF_OK;
 	if (!o->path) {
 		if (fflush(o->f) != 0 || ferror(o->f))
-			st = hoff_seterr(e, HOFF_EIO, "cannot write <stdout>: %s",
-					 strerror(errno));
+			st = hoff_seterr(e, HOFF_EIO,
+					 "cannot write <stdout>: %s",
+					 strerror(errno ? errno : EIO));
 		o->f = NULL;
 		return st;
 	}
-	bool bad = ferror(o->f) != 0;
-	int err = errno;
-	if (fclose(o->f) != 0 && !bad) {
-		bad = true;
+	bool bad = false;
+	int err = 0;
+	if (o->f) {
+		bad = ferror(o->f) != 0;
 		err = errno;
+		if (fclose(o->f) != 0 && !bad) {
+			bad = true;
+			err = errno;
+		}
+		o->f = NULL;
 	}
-	o->f = NULL;
-	if (!bad && rename(o->tmp, o->path) != 0) {
+	if (!bad && o->tmp && rename(o->tmp, o->path) != 0) {
 		bad = true;
 		err = errno;
 	}
 	if (bad)
 		st = hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", o->path,
 				 strerror(err ? err : EIO));
+	else if (o->tmp) {
+		free(o->tmp); /* renamed: nothing to remove */
+		o->tmp = NULL;
+	}
 	hoff_outfile_abort(o);
 	return st;
 }
@@ -69,14 +187,29 @@ void hoff_outfile_abort(hoff_outfile *o)
 {
 	if (o->f && o->path)
 		fclose(o->f);
-	if (o->tmp && o->path)
-		remove(o->tmp); /* gone already after a rename */
+	if (o->tmp)
+		remove(o->tmp);
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof *o);
 }
 
+bool hoff_same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-"))
+		return false;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && S_ISREG(x.st_mode) &&
+	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 hoff_status hoff_slurp(const char *path, char **buf, size_t *len, hoff_err *e)
+{
+	return hoff_slurp_max(path, HOFF_MAX_INPUT_BYTES, buf, len, e);
+}
+
+hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
+			   size_t *len, hoff_err *e)
 {
 	bool std = strcmp(path, "-") == 0;
 	const char *name = std ? "<stdin>" : path;
@@ -90,25 +223,42 @@ hoff_status hoff_slurp(const char *path, char **buf, size_t *len, hoff_err *e)
 		return hoff_seterr(e, HOFF_EIO, "cannot read %s: %s", name,
 				   strerror(errno));
 	struct stat sb;
-	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0)
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_size > 0) {
+		if ((uint64_t)sb.st_size > max)
+			goto too_big;
 		cap = (size_t)sb.st_size + 2; /* one read, no regrowth */
+	}
 	for (;;) {
-		if (!hoff_grow((void **)&b, &cap, n + 2, 1)) {
-			st = hoff_seterr(e, HOFF_ENOMEM,
-					 "cannot read %s: out of memory", name);
-			goto out;
-		}
-		if (!b) { /* hoff_grow keeps a preset cap without allocating */
-			b = hoff_alloc(cap, 1);
-			if (!b) {
+		if (!b || cap - n < 2) {
+			/* Never past max + 2 bytes: a read that brings one byte
+			 * more than max is refused (a pipe, /dev/zero). */
+			size_t want = !b && cap ? cap : cap ? cap * 2 : 65536;
+			if (want > max + 2)
+				want = max + 2;
+			if (want < n + 2)
+				goto too_big;
+			if (!hoff_resize((void **)&b, want, 1)) {
 				st = hoff_seterr(e, HOFF_ENOMEM,
 						 "cannot read %s: out of memory",
 						 name);
 				goto out;
 			}
+			cap = want;
 		}
 		size_t got = fread(b + n, 1, cap - n - 1, f);
+		/* JSON text holds no NUL byte: /dev/zero or a binary file is
+		 * refused at its first block, not after the size limit */
+		const char *nul = memchr(b + n, '\0', got);
+		if (nul) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "%s: byte %zu is NUL: not JSON text",
+					 name, (size_t)(nul - b));
+			goto out;
+		}
 		n += got;
+		if (n > max)
+			goto too_big;
 		if (got == 0) {
 			if (ferror(f)) {
 				st = hoff_seterr(e, HOFF_EIO, "cannot read %s: %s",
@@ -122,6 +272,11 @@ hoff_status hoff_slurp(const char *path, char **buf, size_t *len, hoff_err *e)
 	*buf = b;
 	*len = n;
 	b = NULL;
+	goto out;
+too_big:
+	st = hoff_seterr(e, HOFF_EINPUT,
+			 "%s: input larger than %zu bytes (hoffopt's limit)",
+			 name, max);
 out:
 	free(b);
 	if (!std)

@@ -1,6 +1,8 @@
-/* outfile.h: output files that never appear half-written — write to a
- * temporary file beside the target, then rename; "-" means stdout. Also
- * the file slurp used by every reader. */
+/* outfile.h: output files that never appear half-written — a regular
+ * target is written to a fresh temporary file (mkstemp) in its directory,
+ * then renamed over it, keeping its mode; a non-regular one (/dev/null, a
+ * FIFO) is written in place; a symlink is followed; "-" means stdout.
+ * Also the file slurp used by every reader, bounded in size. */
 #ifndef HOFF_OUTFILE_H
 #define HOFF_OUTFILE_H
 
@@ -8,23 +10,41 @@
 
 #include "hoff.h"
 
+/* Largest input a reader takes: 4 GiB (a million-op graph is 0.3 GB). */
+#define HOFF_MAX_INPUT_BYTES ((size_t)1 << 32)
+
 typedef struct hoff_outfile {
-	FILE *f;
-	char *path; /* target; NULL for stdout */
-	char *tmp;  /* temporary path */
+	FILE *f;     /* NULL after hoff_outfile_open_name */
+	char *path;  /* target, symlinks resolved; NULL for stdout */
+	char *tmp;   /* temporary path; NULL when writing in place */
+	bool direct; /* the target is not a regular file */
 } hoff_outfile;
 
-/* Opens a temporary file for path ("-": stdout). HOFF_EIO on failure. */
+/* Opens the way to path ("-": stdout) as o->f. HOFF_EIO on failure. */
 hoff_status hoff_outfile_open(hoff_outfile *o, const char *path, hoff_err *e);
+/* As hoff_outfile_open, for a writer that opens files by name (GLPK):
+ * no stream; it writes to hoff_outfile_name(o). path is not "-". */
+hoff_status hoff_outfile_open_name(hoff_outfile *o, const char *path,
+				   hoff_err *e);
+/* The path to write to: the temporary file, or the target itself. */
+const char *hoff_outfile_name(const hoff_outfile *o);
 /* Flushes, closes and renames into place; on any write error removes the
  * temporary file and returns HOFF_EIO. */
 hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e);
 /* Closes and removes the temporary file (after a failure). */
 void hoff_outfile_abort(hoff_outfile *o);
 
+/* True when a and b name the same existing regular file (device and
+ * inode, after symlinks); false for "-". */
+bool hoff_same_file(const char *a, const char *b);
+
 /* Reads a whole file ("-": stdin) into *buf (caller frees, NUL-terminated),
- * its length in *len. HOFF_EIO naming path on failure. */
+ * its length in *len. HOFF_EIO naming path on failure; HOFF_EINPUT past
+ * HOFF_MAX_INPUT_BYTES. */
 hoff_status hoff_slurp(const char *path, char **buf, size_t *len, hoff_err *e);
+/* hoff_slurp with a limit of max bytes. */
+hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
+			   size_t *len, hoff_err *e);
 
 /* Writes s as a JSON string literal (quotes and escapes) to f. */
 void hoff_json_string(FILE *f, const char *s);

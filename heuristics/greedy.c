@@ -1282,7 +1282,7 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	}
 	rep->iterations = iters;
 	if (!best.s || !best.legal) {
-		st = hoff_seterr(e, HOFF_EINPUT,
+		st = hoff_seterr(e, HOFF_EINTERNAL,
 				 "greedy found no legal schedule (a bug)");
 		goto out;
 	}

@@ -40,6 +40,7 @@
 #include <glpk.h>
 
 #include "ilp_backend.h"
+#include "outfile.h"
 
 static double now_s(void)
 {
@@ -152,7 +153,7 @@ static hoff_status check_model(const hoff_ilp *m, hoff_err *e)
 		if (!isfinite(m->clb[j]) || isnan(m->cub[j]) ||
 		    m->clb[j] > m->cub[j] || !isfinite(m->cobj[j]) ||
 		    (m->cbin[j] == 1 && (m->clb[j] < 0 || m->cub[j] > 1)))
-			return hoff_seterr(e, HOFF_EINPUT,
+			return hoff_seterr(e, HOFF_EINTERNAL,
 					   "exact: column %d has bad bounds "
 					   "(a bug)",
 					   j);
@@ -174,8 +175,9 @@ static hoff_status check_model(const hoff_ilp *m, hoff_err *e)
 	return HOFF_OK;
 bad:
 	free(seen);
-	return hoff_seterr(e, HOFF_EINPUT, "exact: a model row is malformed "
-					   "(a bug)");
+	return hoff_seterr(e, HOFF_EINTERNAL,
+			   "exact: a model row is malformed "
+			   "(a bug)");
 }
 
 /* Copies m into a new GLPK problem. */
@@ -256,21 +258,27 @@ static hoff_status prepare(const hoff_ilp *m, triplets *t, hoff_err *e)
 	return HOFF_OK;
 }
 
-/* Writes P as CPLEX LP or free MPS to a temporary file beside path, then
- * renames it into place, so no half-written model is ever left. */
+/* Writes P as CPLEX LP or free MPS through formats/outfile.h: a regular
+ * target gets a fresh temporary file renamed into place, so no
+ * half-written model is ever left; /dev/null or a FIFO is written in
+ * place. */
 static bool write_whole(glp_prob *P, const char *path, bool mps)
 {
-	char tmp[4096];
-	int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof tmp)
+	hoff_outfile o;
+	if (strcmp(path, "-") == 0) { /* GLPK opens by name */
+		fflush(stdout);
+		path = "/dev/stdout";
+	}
+	if (hoff_outfile_open_name(&o, path, NULL) != HOFF_OK)
 		return false;
-	int rc = mps ? glp_write_mps(P, GLP_MPS_FILE, NULL, tmp)
-		     : glp_write_lp(P, NULL, tmp);
-	if (rc != 0 || rename(tmp, path) != 0) {
-		remove(tmp);
+	const char *to = hoff_outfile_name(&o);
+	int rc = mps ? glp_write_mps(P, GLP_MPS_FILE, NULL, to)
+		     : glp_write_lp(P, NULL, to);
+	if (rc != 0) {
+		hoff_outfile_abort(&o);
 		return false;
 	}
-	return true;
+	return hoff_outfile_commit(&o, NULL) == HOFF_OK;
 }
 
 hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
@@ -1079,7 +1087,9 @@ hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
 		return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK failed: %s",
 				   glpk_why(&g));
 	}
+	double t0 = now_s();
 	P = load(m, t.ia, t.ja, t.ar);
+	double t1 = now_s();
 	glp_smcp sp;
 	glp_init_smcp(&sp);
 	sp.msg_lev = GLP_MSG_OFF;
@@ -1091,11 +1101,19 @@ hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
 		 * (49,012 rows) 17 s where the projected steepest edge
 		 * takes 27 s; within 0.1 s on the other small data/ graphs */
 		sp.pricing = GLP_PT_STD;
+		double t2 = now_s();
 		int ret = glp_simplex(P, &sp);
 		if (ret == 0 && glp_get_status(P) == GLP_OPT) {
 			*obj = glp_get_obj_val(P);
 			*ok = true;
 		}
+		if (m->o.progress)
+			fprintf(stderr,
+				"hoffopt: exact: LP relaxation of %d rows, %zu "
+				"nonzeros: load %.1f s, scaling %.1f s, "
+				"simplex %.1f s\n",
+				m->nrows, m->nnz, t1 - t0, t2 - t1,
+				now_s() - t2);
 	}
 	glp_delete_prob(P);
 	hooks_off();

@@ -90,6 +90,7 @@
  * K-th boundary and keeps Q only there (a conservative credit) when the
  * binaries would be too many.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -112,6 +113,56 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* "[lo, hi]" of the peak search for progress lines; an upper end not
+ * known yet (no schedule within the bound) reads "none found". */
+static const char *peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
+{
+	if (hi == INT64_MAX)
+		snprintf(buf, n, "[%lld, none found yet]", (long long)lo);
+	else
+		snprintf(buf, n, "[%lld, %lld]", (long long)lo, (long long)hi);
+	return buf;
+}
+
+/* The command's deadline (hoff_ilp_opts.deadline) has passed. */
+static bool past(const hoff_ilp_opts *o)
+{
+	return o->deadline > 0 && now_s() > o->deadline;
+}
+
+/* GLPK's set-up of a model (load, scaling, presolve) cannot be stopped,
+ * so a model goes to it only when that is expected to end in the time
+ * left: at SETUP_NNZ_PER_S nonzeros (plus rows and columns) a second.
+ * Measured (the progress line of hoff_backend_lp) on a loaded 2-core
+ * machine: llama3-8b-train-2l's LP floor, 132,215 nonzeros, loaded and
+ * scaled in 1.4 s (94k a second); llama3-8b-train's, about 3 million
+ * rows, scaled for minutes. A margin of two for an idle machine. */
+#define SETUP_NNZ_PER_S 2.0e5
+
+/* Seconds GLPK's set-up of m is expected to take. */
+static double setup_s(const hoff_ilp *m)
+{
+	return ((double)m->nnz + (double)m->nrows + (double)m->ncols) /
+	       SETUP_NNZ_PER_S;
+}
+
+/* HOFF_ETIMEOUT, saying what did not fit, when m cannot be set up before
+ * the deadline; else HOFF_OK. */
+static hoff_status fits_time(const hoff_ilp *m, hoff_err *e)
+{
+	if (m->o.deadline <= 0)
+		return HOFF_OK;
+	double left = m->o.deadline - now_s();
+	if (setup_s(m) < left)
+		return HOFF_OK;
+	return hoff_seterr(e, HOFF_ETIMEOUT,
+			   "the model (%d columns, %d rows, %zu nonzeros) "
+			   "needs about %.0f s of solver set-up, more than "
+			   "the %.1f s left",
+			   m->ncols, m->nrows, m->nnz, setup_s(m),
+			   fmax(0, left));
+}
+
 const char *hoff_ilp_status_name(hoff_ilp_status st)
 {
 	switch (st) {
@@ -124,6 +175,34 @@ const char *hoff_ilp_status_name(hoff_ilp_status st)
 	default:
 		return "infeasible";
 	}
+}
+
+const char *hoff_exact_status_name(const hoff_exact_report *rep)
+{
+	return rep->status == HOFF_ILP_OPTIMAL
+		       ? "optimal_over_candidates"
+		       : hoff_ilp_status_name(rep->status);
+}
+
+/* rep->restriction: what the model m leaves out of the machine model. */
+static void restriction(const hoff_graph *g, const hoff_ilp_opts *o,
+			const hoff_ilp *m, hoff_exact_report *rep)
+{
+	char small[96] = "";
+	int64_t below = o->all_candidates ? 0 : hoff_small_below(g, NULL);
+	if (below > 0)
+		snprintf(small, sizeof small,
+			 "; tensors under %lld B only drop a clean copy after "
+			 "their last use",
+			 (long long)below);
+	snprintf(rep->restriction, sizeof rep->restriction,
+		 "over the model's candidates: %d of %d tensors may move "
+		 "(none alive for %d ops or fewer unless persistent, none "
+		 "with offload false)%s; evictions right after a use, "
+		 "prefetches at every %d-op boundary, transfers timed by the "
+		 "stage model (solver/README.md); a schedule outside them may "
+		 "be better",
+		 m->ncand, g->ntensors, HOFF_SHORT_LIVED_OPS, small, m->stride);
 }
 
 hoff_ilp_opts hoff_ilp_defaults(void)
@@ -178,8 +257,13 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
 		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
 		int32_t tier = homed ? x->home : best;
-		if (u0 == u1 || tier == HOFF_NONE)
-			continue; /* never used, or nowhere to go */
+		/* Never used, or nowhere to go. A result no op reads (a
+		 * persistent output) still gets its tail: stored after its
+		 * producer, it need not stay on the device to the end. */
+		if ((u0 == u1 && (x->producer == HOFF_NONE ||
+				  !hoff_tensor_persistent(x))) ||
+		    tier == HOFF_NONE)
+			continue;
 		bool small = x->bytes < small_below;
 		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
 				    .tier = (int16_t)tier};
@@ -1686,6 +1770,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	if ((st = hoff_ilp_intervals(g, o->all_candidates, &all, &nall, e)) !=
 	    HOFF_OK)
 		goto fail;
+	if (past(o))
+		goto late;
 	int64_t maxb = 1;
 	for (int32_t i = 0; i < nall; i++) {
 		if (all[i].bytes > maxb)
@@ -1751,6 +1837,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	if (bins < 0)
 		goto oom;
+	if (past(o))
+		goto late;
 	m->stride = K;
 	m->bin_limit = maxbin;
 	/* Keep the chosen intervals. */
@@ -1836,7 +1924,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		}
 		if (!interval_cols(m, i, P, nP, has_zs, has_zd, scratch))
 			goto oom_orig;
-
+		if (i % 64 == 63 && past(o)) {
+			free(orig);
+			goto late;
+		}
 	}
 	free(orig);
 	orig = NULL;
@@ -1850,10 +1941,15 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto oom;
 	for (int32_t j = 0; j <= m->ncols; j++)
 		r.pos[j] = -1;
-	for (int32_t i = 0; i < m->niv; i++)
+	for (int32_t i = 0; i < m->niv; i++) {
 		interval_rows(m, &r, i);
+		if (i % 64 == 63 && past(o))
+			goto late;
+	}
 	segment_rows(m, &r);
 	channel_rows(m, &r, &cp);
+	if (past(o))
+		goto late;
 	if (!store_fifo_rows(m, &r) || !memory_rows(m, &r) ||
 	    !count_rows(m, &r, xc, nxc))
 		goto oom;
@@ -1891,6 +1987,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 				 m->nnz);
 		goto fail;
 	}
+	if (past(o))
+		goto late;
 	m->build_s = now_s() - t0;
 	*out = m;
 	m = NULL;
@@ -1901,6 +1999,12 @@ oom_orig:
 oom:
 	st = hoff_seterr(e, HOFF_ENOMEM, "exact: out of memory building the "
 					 "model");
+	goto fail;
+late:
+	st = hoff_seterr(e, HOFF_ETIMEOUT,
+			 "the time limit ran out while building the model "
+			 "(after %.1f s)",
+			 now_s() - t0);
 fail:
 	hoff_ilp_free(m);
 	m = NULL;
@@ -3028,13 +3132,13 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 			ps->mu += 2 * (p - cap) + 1;
 		}
 	}
+	char rg[64];
 	if (m->o.progress)
 		fprintf(stderr,
 			"hoffopt: exact: probe %d, peak <= %lld B: %s "
-			"(%.1f s); the least peak is in [%lld, %lld]\n",
+			"(%.1f s); the least peak is in %s\n",
 			ps->probes, (long long)cap, what, now_s() - tp,
-			(long long)ps->lo,
-			ps->hi == INT64_MAX ? -1LL : (long long)ps->hi);
+			peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	free(sol.x);
 	hoff_ilp_free(pm);
 	return HOFF_OK;
@@ -3151,13 +3255,14 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 		if (ps->lo > ps->hi)
 			ps->lo = ps->hi;
 	}
+	char rg[64];
 	if (m->o.progress)
 		fprintf(stderr,
 			"hoffopt: exact: min-peak branch and bound%s (%.1f s, "
-			"%lld nodes): the least peak is in [%lld, %lld]\n",
+			"%lld nodes): the least peak is in %s\n",
 			no_mir ? " without MIR cuts" : "", now_s() - tb,
-			(long long)bs.nodes, (long long)ps->lo,
-			(long long)ps->hi);
+			(long long)bs.nodes,
+			peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	return HOFF_OK;
 }
 
@@ -3543,6 +3648,56 @@ out:
 	return st;
 }
 
+/* The time limit ran out before a model could be built or handed to the
+ * solver (why in e): greedy's schedule gs (or jg, once judged) is the
+ * answer, status time_limit, with no model objective or bound. */
+static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
+				 hoff_sched **gs, judged *jg,
+				 hoff_exact_report *rep, hoff_sched **out,
+				 hoff_err *e)
+{
+	char why[HOFF_ERRLEN];
+	snprintf(why, sizeof why, "%s", e->msg);
+	hoff_analysis an;
+	hoff_status st = hoff_analyze(g, &an, e);
+	if (st != HOFF_OK)
+		return st;
+	/* what judge() reads of a model */
+	hoff_ilp fk = {0};
+	fk.budget_mode = rep->budget_mode;
+	fk.cap_bytes = rep->budget_mode ? o->budget_bytes
+					: g->device.memory_bytes;
+	double bound =
+		floor((1.0 + o->max_overhead) * (double)an.lower_bound_ps);
+	fk.bound_ps = bound < (double)HOFF_PS_LIMIT ? (int64_t)bound
+						    : HOFF_PS_LIMIT;
+	if (!jg->s) {
+		if ((st = judge(&fk, g, *gs, jg, e)) != HOFF_OK)
+			return st;
+		*gs = NULL; /* owned by jg */
+	}
+	rep->status = HOFF_ILP_TIME_LIMIT;
+	rep->has_objective = rep->has_bound = rep->has_gap = false;
+	rep->has_decoded = false;
+	rep->lower_bound_ps = an.lower_bound_ps;
+	rep->bound_ps = fk.bound_ps;
+	rep->budget_bytes = fk.cap_bytes;
+	rep->greedy = rep->best = jg->sum;
+	rep->greedy_feasible = rep->feasible = jg->fits;
+	snprintf(rep->source, sizeof rep->source, "greedy");
+	snprintf(rep->note, sizeof rep->note,
+		 "--time-limit %.4g s: %.180s; greedy's schedule is returned",
+		 o->time_limit_s, why);
+	if (o->progress)
+		fprintf(stderr, "hoffopt: exact: %s\n", rep->note);
+	if (jg->legal) {
+		*out = jg->s;
+		jg->s = NULL;
+		hoff_sched_set_policy(*out, "exact");
+	}
+	return HOFF_OK;
+}
+
 hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			   hoff_sched **out, hoff_exact_report *rep,
 			   hoff_err *e)
@@ -3564,12 +3719,19 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	rep->budget_mode = o->budget_bytes != HOFF_NONE;
 	rep->nops = g->nops;
 	double t0 = now_s();
+	/* The limit bounds the whole run: builds stop at the deadline, and
+	 * no model goes to GLPK whose set-up cannot end before it. The
+	 * peak search keeps its own deadline (its probes are small). */
+	hoff_ilp_opts od = *o;
+	od.deadline = t0 + o->time_limit_s;
+	o = &od;
 	hoff_status st = hoff_policy_run(g, &po, &gs, &grep, e);
 	rep->greedy_s = now_s() - t0;
 	if (st != HOFF_OK)
 		goto out;
 	double tb = now_s();
-	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK)
+	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK ||
+	    (st = fits_time(m, e)) != HOFF_OK)
 		goto out;
 	if ((st = judge(m, g, gs, &jg, e)) != HOFF_OK)
 		goto out;
@@ -3593,11 +3755,17 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		double share = round == 0 ? LP_FLOOR_SHARE : 0.25;
 		hoff_ilp_opts of = o2;
 		of.floor_rows = true;
+		/* Out of time here, m stands unpruned: no floor is needed. */
 		hoff_ilp *mf = NULL;
-		if ((st = hoff_ilp_build(g, &of, &mf, e)) != HOFF_OK)
-			goto out;
-		st = hoff_ilp_lp_bound(mf, fmax(1, share * left), &lp, &ok, e);
+		if ((st = hoff_ilp_build(g, &of, &mf, e)) == HOFF_OK &&
+		    (st = fits_time(mf, e)) == HOFF_OK)
+			st = hoff_ilp_lp_bound(mf, fmax(1, share * left), &lp,
+					       &ok, e);
 		hoff_ilp_free(mf);
+		if (st == HOFF_ETIMEOUT) {
+			st = HOFF_OK;
+			break;
+		}
 		if (st != HOFF_OK)
 			goto out;
 		lp_ok = lp_ok || ok;
@@ -3606,8 +3774,14 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			break;
 		o2.peak_floor = (int64_t)fl;
 		hoff_ilp *m2 = NULL;
-		if ((st = hoff_ilp_build(g, &o2, &m2, e)) != HOFF_OK)
-			goto out;
+		if ((st = hoff_ilp_build(g, &o2, &m2, e)) != HOFF_OK ||
+		    (st = fits_time(m2, e)) != HOFF_OK) {
+			hoff_ilp_free(m2);
+			if (st != HOFF_ETIMEOUT)
+				goto out;
+			st = HOFF_OK; /* m, unpruned, stands */
+			break;
+		}
 		bool same = m2->nrows == m->nrows && m2->ncols == m->ncols;
 		hoff_ilp_free(m);
 		m = m2;
@@ -3615,6 +3789,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			break;
 	}
 	rep->prep_s = now_s() - tb;
+	restriction(g, o, m, rep);
 	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
 	rep->greedy = jg.sum;
 	rep->greedy_feasible = jg.fits;
@@ -3648,7 +3823,8 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (m->budget_mode) {
 		m->o.time_limit_s =
 			fmax(0.5, o->time_limit_s - (now_s() - t0) - span);
-		if ((st = hoff_ilp_solve(m, have_start ? start : NULL, &sol,
+		if ((st = fits_time(m, e)) != HOFF_OK ||
+		    (st = hoff_ilp_solve(m, have_start ? start : NULL, &sol,
 					 e)) != HOFF_OK)
 			goto out;
 		rep->incumbent_given = sol.incumbent_given;
@@ -3665,8 +3841,15 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp_opts so = *o;
 		if (!lp_ok)
 			so.bound_share = 0;
-		if ((st = search_peak(g, &so, m, have_start ? start : NULL,
-				      deadline, &ps, e)) != HOFF_OK)
+		st = search_peak(g, &so, m, have_start ? start : NULL, deadline,
+				 &ps, e);
+		if (st == HOFF_ETIMEOUT) { /* a probe past the deadline: what
+					    * the search proved stands */
+			if (m->o.progress)
+				fprintf(stderr, "hoffopt: exact: %s\n", e->msg);
+			st = HOFF_OK;
+		}
+		if (st != HOFF_OK)
 			goto out;
 		if (o->write_probe &&
 		    (st = write_probe(g, o, m, &ps, &rep->probe_peak, e)) !=
@@ -3783,6 +3966,9 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_sched_set_policy(*out, "exact");
 	}
 out:
+	if (st == HOFF_ETIMEOUT && (gs || jg.s)) {
+		st = greedy_answer(g, o, &gs, &jg, rep, out, e);
+	}
 	hoff_sched_free(jg.s);
 	hoff_sched_free(jd.s);
 	hoff_sched_free(gs);

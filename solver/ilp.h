@@ -84,6 +84,12 @@ typedef struct hoff_ilp_opts {
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
 				  0.45; 0: none) */
+	double deadline;       /* CLOCK_MONOTONIC seconds by which the
+				  command must end (0: none): a build past
+				  it stops with HOFF_ETIMEOUT, and a model
+				  whose solver set-up cannot end before it
+				  is not handed over (hoff_exact_run sets
+				  it from time_limit_s) */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
 	const char *write_probe; /* overhead mode: the probe that would close
@@ -286,7 +292,16 @@ typedef struct hoff_exact_report {
 	int64_t probe_peak;     /* --write-probe: the peak the written probe
 				   asks about (0: none written) */
 	char note[256];
+	char restriction[512]; /* what the model leaves out, so what its
+				  status and bound are over (never empty
+				  once the model is built) */
 } hoff_exact_report;
+
+/* The status as the commands print it: "optimal_over_candidates" for a
+ * proven optimum (it is optimal over the model's candidates and stages,
+ * rep->restriction, not over every schedule of the machine model), else
+ * hoff_ilp_status_name(). */
+const char *hoff_exact_status_name(const hoff_exact_report *rep);
 
 /* Runs the pipeline on g (caller frees *out; NULL when nothing meets the
  * budget). HOFF_ENOMEM, HOFF_EINPUT, HOFF_EIO (--write-lp/--write-mps). */

@@ -8,6 +8,91 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "outfile.h"
+
+int hoff_cli_exit(hoff_status st)
+{
+	switch (st) {
+	case HOFF_OK:
+		return 0;
+	case HOFF_EINVALID:
+		return HOFF_EXIT_INVALID;
+	case HOFF_EINTERNAL:
+		return HOFF_EXIT_INTERNAL;
+	default:
+		return HOFF_EXIT_BAD;
+	}
+}
+
+const char *hoff_cli_safe(const char *s, char *buf, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && *p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p || n == 0)
+		return s;
+	size_t w = 0;
+	for (p = (const unsigned char *)s; *p && w + 5 < n; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			w += (size_t)snprintf(buf + w, n - w, "\\x%02x", *p);
+		else
+			buf[w++] = (char)*p;
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+int hoff_cli_fail(hoff_status st, const hoff_err *e)
+{
+	char buf[4 * HOFF_ERRLEN + 1];
+	fprintf(stderr, "hoffopt: %s\n",
+		hoff_cli_safe(e->msg, buf, sizeof buf));
+	return hoff_cli_exit(st);
+}
+
+int hoff_cli_clobbers(const char *const *outs, int nouts,
+		      const char *const *ins, int nins)
+{
+	for (int i = 0; i < nouts; i++) {
+		for (int j = 0; outs[i] && j < nins; j++)
+			if (hoff_same_file(outs[i], ins[j])) {
+				char a[1024], b[1024];
+				fprintf(stderr,
+					"hoffopt: output %s is the input %s: "
+					"refusing to overwrite it\n",
+					hoff_cli_safe(outs[i], a, sizeof a),
+					hoff_cli_safe(ins[j], b, sizeof b));
+				return HOFF_EXIT_BAD;
+			}
+		for (int j = 0; outs[i] && j < i; j++)
+			if (outs[j] && (hoff_same_file(outs[i], outs[j]) ||
+					(strcmp(outs[i], "-") != 0 &&
+					 strcmp(outs[i], outs[j]) == 0))) {
+				char a[1024];
+				fprintf(stderr,
+					"hoffopt: %s is named as two outputs\n",
+					hoff_cli_safe(outs[i], a, sizeof a));
+				return HOFF_EXIT_BAD;
+			}
+	}
+	return 0;
+}
+
+int hoff_cli_close_stdout(int rc)
+{
+	/* Report the first error: what is buffered is written by fflush. */
+	bool bad = fflush(stdout) != 0 || ferror(stdout);
+	int err = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		err = errno;
+	}
+	if (!bad || (rc != 0 && rc != HOFF_EXIT_INVALID))
+		return rc; /* a failed command said why already */
+	fprintf(stderr, "hoffopt: cannot write <stdout>: %s\n",
+		strerror(err ? err : EIO));
+	return HOFF_EXIT_BAD;
+}
 
 int hoff_cli_bad(const char *fmt, const char *arg)
 {

@@ -11,8 +11,36 @@
 #include "graph.h"
 #include "sim.h"
 
-/* Exit code of bad input or usage, common to every command. */
+/* Exit codes common to every command: an invalid schedule or a budget
+ * (device memory) that cannot be met, bad input or usage (or an output
+ * that cannot be written), a bug of hoffopt's own. */
+#define HOFF_EXIT_INVALID  1
 #define HOFF_EXIT_BAD 2
+#define HOFF_EXIT_INTERNAL 3
+
+/* The exit code of a status: 0, 1 (HOFF_EINVALID), 3 (HOFF_EINTERNAL),
+ * else 2. */
+int hoff_cli_exit(hoff_status st);
+
+/* s as it may be shown on a terminal: s itself when it holds no control
+ * character, else a copy in buf (n bytes) with each one as \xNN. */
+const char *hoff_cli_safe(const char *s, char *buf, size_t n);
+
+/* Prints "hoffopt: " msg (control characters escaped) on stderr and
+ * returns hoff_cli_exit(st). */
+int hoff_cli_fail(hoff_status st, const hoff_err *e);
+
+/* Refuses (HOFF_EXIT_BAD, one line on stderr) when an output file names
+ * the same file as an input (device and inode) or as another output: the
+ * write would destroy it. NULL entries are skipped. 0 when all differ. */
+int hoff_cli_clobbers(const char *const *outs, int nouts,
+		      const char *const *ins, int nins);
+
+/* Flushes and closes stdout; a failed write (a full disk, /dev/full)
+ * turns an exit code of 0 or 1 into HOFF_EXIT_BAD, saying so on stderr
+ * (other codes stand: their command has printed its error).
+ * Returns the exit code. */
+int hoff_cli_close_stdout(int rc);
 
 /* Prints "hoffopt: " fmt (one %s, arg) on stderr; returns HOFF_EXIT_BAD. */
 int hoff_cli_bad(const char *fmt, const char *arg);

@@ -1,8 +1,8 @@
 /* cmd_exact.c: `hoffopt --exact` and `hoffopt compare` — read the graph,
  * run the exact pipeline (solver/ilp.h), simulate what it returns, write
  * the schedule and report. Mirrors main.c's cmd_plan: same options, same
- * budget syntax, same output style and exit codes (0 ok, 1 infeasible,
- * 2 bad input or usage). */
+ * budget syntax, same output style and exit codes (0 ok, 1 infeasible or
+ * over the device, 2 bad input or usage, 3 internal error). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,8 +20,9 @@
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INFEASIBLE 1
+#define EXIT_INFEASIBLE HOFF_EXIT_INVALID
 #define EXIT_BAD	HOFF_EXIT_BAD
+#define EXIT_INTERNAL	HOFF_EXIT_INTERNAL
 
 const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
@@ -61,8 +62,8 @@ const char *const hoff_usage_exact =
 	"  --quiet            no progress lines on stderr\n"
 	"  --verbose          GLPK's own log on stderr\n"
 	"\n"
-	"Exit codes: 0 ok, 1 infeasible (nothing is written), 2 bad input or\n"
-	"usage.\n";
+	"Exit codes: 0 ok, 1 infeasible or over the device's memory_bytes\n"
+	"(nothing is written), 2 bad input or usage, 3 internal error (a bug).\n";
 
 const char *const hoff_usage_compare =
 	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
@@ -143,9 +144,11 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 	return 0;
 }
 
-static int exit_for(hoff_status st)
+/* Refuses outputs that would overwrite the graph or one another. */
+static int clobbers(const xopts *x)
 {
-	return st == HOFF_OK ? 0 : EXIT_BAD;
+	const char *outs[] = {x->out, x->trace, x->lp, x->mps, x->probe};
+	return hoff_cli_clobbers(outs, 5, &x->graph, 1);
 }
 
 static void json_num(FILE *f, const char *key, bool has, double v)
@@ -239,7 +242,7 @@ int hoff_cmd_exact(int argc, char **argv)
 			  "needs one GRAPH (see hoffopt --exact --help)"))
 		return rc;
 	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)))
+	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -253,35 +256,44 @@ int hoff_cmd_exact(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st == HOFF_OK && !s)
-		st = hoff_seterr(&e, HOFF_EINPUT,
+		st = hoff_seterr(&e, HOFF_EINTERNAL,
 				 "exact: no legal schedule found (a bug)");
 	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = io.budget_bytes != HOFF_NONE ? io.budget_bytes
-						       : INT64_MAX;
+	so.budget_bytes = INT64_MAX; /* measured; judged against the budget
+				      * below, so rule 8 is a tier's here */
 	so.timeline = x.trace != NULL;
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	bool budget_ok = io.budget_bytes == HOFF_NONE ||
-			 r.summary.peak_bytes <= io.budget_bytes;
-	if (!r.valid && budget_ok) {
-		char line[HOFF_ERRLEN];
+	/* --budget, else the device's memory (FORMAT.md rule 8). */
+	const int64_t budget = io.budget_bytes != HOFF_NONE
+				       ? io.budget_bytes
+				       : g->device.memory_bytes;
+	bool budget_ok = r.summary.peak_bytes <= budget;
+	if (!r.valid) {
+		char line[HOFF_ERRLEN], sa[4 * HOFF_ERRLEN];
 		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
 		fprintf(stderr,
 			"hoffopt: internal error: exact planned an invalid "
 			"schedule: %s\n",
-			line);
-		rc = EXIT_BAD;
+			hoff_cli_safe(line, sa, sizeof sa));
+		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	s->summary = r.summary;
 	s->has_summary = true;
-	s->budget_bytes = io.budget_bytes;
-	if (!rep.feasible) {
+	s->budget_bytes = budget;
+	if (rep.feasible && !budget_ok) {
+		fprintf(stderr,
+			"hoffopt: exact's schedule peaks at %" PRId64
+			" B, over the device's %" PRId64
+			" B (machine.device.memory_bytes); nothing written\n",
+			r.summary.peak_bytes, budget);
+		rc = EXIT_INFEASIBLE;
+	} else if (!rep.feasible) {
 		if (rep.budget_mode)
 			fprintf(stderr,
 				"hoffopt: budget %" PRId64 " B cannot be met: "
@@ -307,8 +319,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		if (st == HOFF_OK && x.trace)
 			st = hoff_trace_write(g, &r.tl, x.trace, &e);
 		if (st != HOFF_OK) {
-			fprintf(stderr, "hoffopt: %s\n", e.msg);
-			rc = exit_for(st);
+			rc = hoff_cli_fail(st, &e);
 			goto out;
 		}
 	}
@@ -320,7 +331,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		fputs("{\"policy\": \"exact\", \"graph\": ", f);
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"status\": \"%s\", \"objective_kind\": \"%s\", ",
-			hoff_ilp_status_name(rep.status), okind);
+			hoff_exact_status_name(&rep), okind);
 		json_num(f, "objective", rep.has_objective, rep.objective);
 		fputs(", ", f);
 		json_num(f, "bound", rep.has_bound, rep.bound);
@@ -388,10 +399,12 @@ int hoff_cmd_exact(int argc, char **argv)
 			 (double)rep.probe_peak);
 		fputs(", \"note\": ", f);
 		hoff_json_string(f, rep.note);
+		fputs(", \"restriction\": ", f);
+		hoff_json_string(f, rep.restriction);
 		fputs("}\n", f);
 		goto out;
 	}
-	fprintf(f, "%-8s %-11s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
+	fprintf(f, "%-8s %-23s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
 		"status", "peak_bytes", "makespan_s", "stall_s", "overhead",
 		"h2d_bytes", "d2h_bytes", "solve_s");
 	double ovh = r.summary.compute_ps
@@ -400,19 +413,19 @@ int hoff_cmd_exact(int argc, char **argv)
 				       1.0
 			     : 0;
 	fprintf(f,
-		"%-8s %-11s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
+		"%-8s %-23s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
 		" %14" PRId64 " %9.3f\n",
-		"exact", hoff_ilp_status_name(rep.status),
-		r.summary.peak_bytes, hoff_s(r.summary.makespan_ps),
-		hoff_s(r.summary.stall_ps), 100 * ovh, r.summary.h2d_bytes,
-		r.summary.d2h_bytes, rep.solve_s);
+		"exact", hoff_exact_status_name(&rep), r.summary.peak_bytes,
+		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.stall_ps),
+		100 * ovh, r.summary.h2d_bytes, r.summary.d2h_bytes,
+		rep.solve_s);
 	fprintf(f, "objective (%s): ", okind);
 	if (rep.has_objective)
 		fprintf(f, "model %.9g", rep.objective);
 	else
 		fputs("model none", f);
 	if (rep.has_bound)
-		fprintf(f, ", bound %.9g", rep.bound);
+		fprintf(f, ", bound over candidates %.9g", rep.bound);
 	if (rep.has_gap)
 		fprintf(f, ", gap %.4f%%", 100 * rep.gap);
 	fprintf(f, "; simulated %.9g (%s's schedule)\n", sim_obj, rep.source);
@@ -436,7 +449,8 @@ int hoff_cmd_exact(int argc, char **argv)
 		hoff_exact_objective(rep.budget_mode, &rep.greedy),
 		rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps));
 	if (rep.has_bound)
-		fprintf(f, ", gap to the bound %.4f%%", 100 * greedy_gap(&rep));
+		fprintf(f, ", gap to the model's bound %.4f%%",
+			100 * greedy_gap(&rep));
 	fputc('\n', f);
 	print_model_line(f, &rep);
 	if (x.probe && rep.probe_peak)
@@ -452,6 +466,8 @@ int hoff_cmd_exact(int argc, char **argv)
 				: "no schedule within the bound is known");
 	if (rep.note[0])
 		fprintf(f, "note: %s\n", rep.note);
+	if (rep.restriction[0])
+		fprintf(f, "status and bound are %s\n", rep.restriction);
 	fflush(f);
 out:
 	hoff_sim_result_free(&r);
@@ -469,7 +485,7 @@ int hoff_cmd_compare(int argc, char **argv)
 		    "compare needs one GRAPH (see hoffopt compare --help)"))
 		return rc;
 	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)))
+	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -482,11 +498,13 @@ int hoff_cmd_compare(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	rc = rep.feasible ? 0 : EXIT_INFEASIBLE;
+	rc = rep.feasible && (rep.budget_mode ||
+			      rep.best.peak_bytes <= g->device.memory_bytes)
+		     ? 0
+		     : EXIT_INFEASIBLE;
 	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
 	double gobj = hoff_exact_objective(rep.budget_mode, &rep.greedy);
 	double xobj = hoff_exact_objective(rep.budget_mode, &rep.best);
@@ -502,9 +520,10 @@ int hoff_cmd_compare(int argc, char **argv)
 		fprintf(f, ", \"feasible\": %s, ",
 			rep.greedy_feasible ? "true" : "false");
 		hoff_json_summary(f, &rep.greedy);
-		fprintf(f, ", \"solve_s\": %.6f}, \"exact\": {\"status\": "
-			   "\"%s\", ",
-			rep.greedy_s, hoff_ilp_status_name(rep.status));
+		fprintf(f,
+			", \"solve_s\": %.6f}, \"exact\": {\"status\": "
+			"\"%s\", ",
+			rep.greedy_s, hoff_exact_status_name(&rep));
 		json_num(f, "objective", rep.has_objective, rep.objective);
 		fprintf(f, ", \"simulated_objective\": %.17g, ", xobj);
 		json_num(f, "bound", rep.has_bound, rep.bound);
@@ -518,22 +537,26 @@ int hoff_cmd_compare(int argc, char **argv)
 			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
 			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
 			"\"nodes\": %" PRId64 ", \"probes\": %d, "
-			"\"probes_cut\": %d}}}\n",
+			"\"probes_cut\": %d}}, \"restriction\": ",
 			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
 			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes,
 			rep.probes, rep.probes_cut);
+		hoff_json_string(f, rep.restriction);
+		fputs("}\n", f);
 		goto out;
 	}
-	fprintf(f, "graph %s: %d ops; objective %s", g->name ? g->name : "?",
-		rep.nops, okind);
+	char sa[1024];
+	fprintf(f, "graph %s: %d ops; objective %s",
+		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "?", rep.nops,
+		okind);
 	if (rep.budget_mode)
 		fprintf(f, " under a budget of %" PRId64 " B\n",
 			rep.budget_bytes);
 	else
 		fprintf(f, " with makespan at most %.6g s\n",
 			hoff_s(rep.bound_ps));
-	fprintf(f, "%-8s %-11s %14s %14s %9s %14s %12s %9s\n", "policy",
-		"status", "objective", "bound", "gap", "peak_bytes",
+	fprintf(f, "%-8s %-23s %14s %14s %9s %14s %12s %9s\n", "policy",
+		"status", "objective", "cand_bound", "gap", "peak_bytes",
 		"makespan_s", "solve_s");
 	char bnd[32] = "-", gg[32] = "-", xg[32] = "-";
 	if (rep.has_bound) {
@@ -543,17 +566,20 @@ int hoff_cmd_compare(int argc, char **argv)
 		snprintf(xg, sizeof xg, "%.3f%%",
 			 xobj > 0 ? 100 * fmax(0, d) / xobj : 0.0);
 	}
-	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"greedy", rep.greedy_feasible ? "feasible" : "infeasible",
-		gobj, bnd, gg, rep.greedy.peak_bytes,
-		hoff_s(rep.greedy.makespan_ps), rep.greedy_s);
-	fprintf(f, "%-8s %-11s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"exact", hoff_ilp_status_name(rep.status), xobj, bnd, xg,
+	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"greedy", rep.greedy_feasible ? "feasible" : "infeasible", gobj,
+		bnd, gg, rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps),
+		rep.greedy_s);
+	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
+		"exact", hoff_exact_status_name(&rep), xobj, bnd, xg,
 		rep.best.peak_bytes, hoff_s(rep.best.makespan_ps),
 		rep.solve_s + rep.build_s);
 	print_model_line(f, &rep);
 	if (rep.note[0])
 		fprintf(f, "note: %s\n", rep.note);
+	if (rep.restriction[0])
+		fprintf(f, "status, cand_bound and gaps are %s\n",
+			rep.restriction);
 out:
 	hoff_sched_free(s);
 	hoff_graph_free(g);

@@ -527,6 +527,17 @@ int hoff_cmd_run(int argc, char **argv)
 		rc = exit_for(st);
 		goto out;
 	}
+	if (o.corrupt != HOFF_NONE &&
+	    (o.corrupt >= s->nsteps ||
+	     (s->step[o.corrupt].kind != HOFF_STEP_PREFETCH &&
+	      s->step[o.corrupt].kind != HOFF_STEP_STORE))) {
+		fprintf(stderr,
+			"hoffopt: --corrupt-step %lld: %s\n", (long long)o.corrupt,
+			o.corrupt >= s->nsteps ? "past the schedule's last step"
+					       : "not a prefetch or a store");
+		rc = HOFF_EXIT_BAD;
+		goto out;
+	}
 	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
 		goto out;
 	/* The prediction is the scaled graph's simulation; the budget and

@@ -1,7 +1,9 @@
 /* graph.c: building, validating and deriving the IR of graph.h.
  * hoff_graph_finish() is the one place that checks the cross-references of
  * FORMAT.md (producers, order of use, op times) and derives the use lists;
- * it runs in O(ops + tensors + list entries). */
+ * hoff_graph_check_tiers() checks what the final homes put on each tier.
+ * They, and building the lists (repeats dropped by a per-tensor mark), run
+ * in O(ops + tensors + list entries) times tiers. */
 #include "graph.h"
 
 #include <math.h>
@@ -58,6 +60,7 @@ void hoff_graph_free(hoff_graph *g)
 	free(g->out);
 	free(g->use_off);
 	free(g->use);
+	free(g->mark);
 	hoff_strmap_free(&g->tensor_ids);
 	hoff_strmap_free(&g->op_ids);
 	hoff_strmap_free(&g->tier_ids);
@@ -187,13 +190,21 @@ hoff_status hoff_graph_op_use(hoff_graph *g, hoff_use use, int32_t t,
 		      : use == HOFF_USE_UPD ? &g->upd_cap
 					    : &g->out_cap;
 	int32_t k = g->nops - 1;
-	for (int64_t i = off[k]; i < off[k + 1]; i++)
-		if ((*list)[i] == t)
-			return HOFF_OK; /* repeated names count once */
+	size_t slot = 3 * (size_t)t + (size_t)use;
+	if (slot >= g->mark_cap) {
+		size_t old = g->mark_cap;
+		if (!hoff_grow((void **)&g->mark, &g->mark_cap,
+			       3 * (size_t)g->ntensors, sizeof *g->mark))
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		memset(g->mark + old, 0, (g->mark_cap - old) * sizeof *g->mark);
+	}
+	if (g->mark[slot] == k + 1)
+		return HOFF_OK; /* repeated names count once */
 	if (!hoff_grow((void **)list, cap, (size_t)off[k + 1] + 1,
 		       sizeof **list))
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	(*list)[off[k + 1]++] = t;
+	g->mark[slot] = k + 1;
 	return HOFF_OK;
 }
 
@@ -274,29 +285,37 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					   "latency_s must be below 2^62 ps",
 					   file, i, t->name);
 	}
-	/* Producers; outputs may not also be updates of one op. */
+	/* Producers; outputs may not also be updates of one op (upd_by[t]:
+	 * 1 + the op being checked when t is among its updates). */
+	int32_t *upd_by = hoff_zalloc((size_t)g->ntensors + 1, sizeof *upd_by);
+	if (!upd_by)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (int32_t k = 0; k < g->nops; k++) {
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+			upd_by[g->upd[j]] = k + 1;
 		for (int64_t i = g->out_off[k]; i < g->out_off[k + 1]; i++) {
 			hoff_tensor *t = &g->tensor[g->out[i]];
-			if (t->producer != HOFF_NONE)
+			if (t->producer != HOFF_NONE) {
+				free(upd_by);
 				return hoff_seterr(
 					e, HOFF_EINPUT,
 					"%s: ops[%d] \"%s\": outputs: tensor "
 					"\"%s\" already produced by op \"%s\"",
 					file, k, g->op[k].id, t->id,
 					g->op[t->producer].id);
+			}
 			t->producer = k;
-			for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1];
-			     j++)
-				if (g->upd[j] == g->out[i])
-					return hoff_seterr(
-						e, HOFF_EINPUT,
-						"%s: ops[%d] \"%s\": tensor "
-						"\"%s\" is both an output and "
-						"an update",
-						file, k, g->op[k].id, t->id);
+			if (upd_by[g->out[i]] == k + 1) {
+				free(upd_by);
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: ops[%d] \"%s\": tensor \"%s\" is "
+					"both an output and an update",
+					file, k, g->op[k].id, t->id);
+			}
 		}
 	}
+	free(upd_by);
 	/* Uses: counts, then a stable fill in op order (ascending). */
 	free(g->use_off);
 	free(g->use);
@@ -414,6 +433,52 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					   "%s: ops[%d] \"%s\": workspace_bytes "
 					   "too large",
 					   file, k, g->op[k].id);
+	}
+	return HOFF_OK;
+}
+
+hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
+				   hoff_err *e)
+{
+	/* Per tier: the tensors homed there fit its capacity (rule 8 counts
+	 * them from time 0, so no schedule could be valid otherwise), and
+	 * one fetch of each plus all compute stays an instant below 2^62 ps
+	 * (lower_bound_s; the no-offload schedule's makespan). Sums stay
+	 * below 2^62: hoff_graph_finish bounds the bytes and op times. */
+	int64_t total = 0;
+	for (int32_t k = 0; k < g->nops; k++)
+		total += g->op[k].time_ps;
+	for (int32_t r = 0; r < g->ntiers; r++) {
+		const hoff_tier *tr = &g->tier[r];
+		int64_t homed = 0, fetch_ps = total;
+		for (int32_t i = 0; i < g->ntensors; i++) {
+			const hoff_tensor *t = &g->tensor[i];
+			if (t->producer != HOFF_NONE || t->home != r)
+				continue;
+			homed += t->bytes;
+			if (t->first_use == HOFF_NONE)
+				continue;
+			int64_t x = hoff_xfer_ps(g, r, t->bytes, true);
+			if (x >= HOFF_PS_LIMIT - fetch_ps)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: machine.tiers[%d] \"%s\": h2d_Bps: "
+					"one fetch of each tensor homed there "
+					"plus the compute reaches 2^62 ps "
+					"(at tensors[%d] \"%s\")",
+					file, r, tr->name, i, t->id);
+			fetch_ps += x;
+		}
+		if (tr->capacity_bytes != HOFF_UNLIMITED &&
+		    homed > tr->capacity_bytes)
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: machine.tiers[%d] \"%s\": capacity_bytes "
+				"%lld is less than the %lld bytes of the tensors "
+				"homed there",
+				file, r, tr->name,
+				(long long)tr->capacity_bytes,
+				(long long)homed);
 	}
 	return HOFF_OK;
 }

@@ -114,6 +114,10 @@ typedef struct hoff_graph {
 	hoff_strpool pool;
 	/* Scratch used by hoff_graph_add_* while building. */
 	size_t tensor_cap, op_cap, tier_cap, in_cap, upd_cap, out_cap;
+	/* (mark_cap) 3 per tensor, one per hoff_use: 1 + the last op whose
+	 * list holds it, so a repeat is found in O(1) (hoff_graph_op_use). */
+	int32_t *mark;
+	size_t mark_cap;
 } hoff_graph;
 
 /* Returns an empty graph (caller frees with hoff_graph_free), NULL on OOM. */
@@ -164,6 +168,11 @@ void hoff_tensor_defaults(hoff_tensor *t);
  * first/last use and op times. `file` names the graph in messages.
  * HOFF_EINPUT with "file: field "id": reason" in e. */
 hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e);
+/* After hoff_graph_finish, once homes are final: the tensors homed on each
+ * tier fit its capacity, and one fetch of each plus all compute stays
+ * below 2^62 ps. HOFF_EINPUT naming the file, the tier and both counts. */
+hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
+				   hoff_err *e);
 
 /* Lookups by name; HOFF_NONE when unknown. Tier "device" is HOFF_DEVICE
  * for hoff_graph_place(). */

@@ -13,11 +13,14 @@
 
 typedef enum hoff_status {
 	HOFF_OK = 0,
-	HOFF_EINPUT,    /* malformed input: bad JSON, unknown id, rejected value */
-	HOFF_ENOMEM,    /* allocation failed or size overflowed */
-	HOFF_EIO,       /* a file could not be read or written */
-	HOFF_EINVALID,  /* a schedule breaks a rule of the machine model */
-	HOFF_EUSAGE,    /* bad command-line arguments */
+	HOFF_EINPUT, /* malformed input: bad JSON, unknown id, rejected value */
+	HOFF_ENOMEM, /* allocation failed or size overflowed */
+	HOFF_EIO,    /* a file could not be read or written */
+	HOFF_EINVALID,	/* a schedule breaks a rule of the machine model */
+	HOFF_EUSAGE,	/* bad command-line arguments */
+	HOFF_EINTERNAL, /* a broken invariant of hoffopt itself (a bug) */
+	HOFF_ETIMEOUT,	/* a time limit ran out before a result (caught by
+			   the pipeline that set it; never a command's) */
 } hoff_status;
 
 #define HOFF_ERRLEN 512

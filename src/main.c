@@ -1,7 +1,10 @@
 /* main.c: the hoffopt command line — parses arguments, runs the pipeline
  * (read → analyse → [plan] → simulate → write) and maps statuses to exit
- * codes: 0 ok, 1 invalid schedule or infeasible budget, 2 bad input or
- * usage. The only file that calls exit() or prints for the user. */
+ * codes: 0 ok, 1 invalid schedule or a budget (the device's memory unless
+ * --budget) that cannot be met, 2 bad input, usage or an output that
+ * cannot be written, 3 internal error (a bug). The only file that calls
+ * exit() or prints for the user. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <errno.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -24,8 +27,9 @@
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INVALID 1
-#define EXIT_BAD     HOFF_EXIT_BAD
+#define EXIT_INVALID  HOFF_EXIT_INVALID
+#define EXIT_BAD      HOFF_EXIT_BAD
+#define EXIT_INTERNAL HOFF_EXIT_INTERNAL
 
 static const char *usage_main =
 	"usage: hoffopt <command> [options]\n"
@@ -54,7 +58,9 @@ static const char *usage_main =
 	"        measure a backend's machine as a graph.json machine object\n"
 	"\n"
 	"Run 'hoffopt <command> --help' for a command's options.\n"
-	"Exit codes: 0 ok, 1 invalid schedule, 2 bad input or usage.\n";
+	"Exit codes: 0 ok, 1 invalid schedule or a plan that does not fit the\n"
+	"device (or --budget), 2 bad input, usage or an output that cannot be\n"
+	"written, 3 internal error (a bug).\n";
 
 static const char *usage_analyze =
 	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
@@ -86,6 +92,11 @@ static const char *usage_simulate =
 	"\n"
 	"Exit codes: 0 valid, 1 invalid, 2 bad input or usage.\n";
 
+/* Options of parse_opts that take a value. */
+static const char *const value_opts[] = {
+	"--budget", "--trace", "-o", "--max-overhead", "--policy", "--top",
+};
+
 static const char *usage_plan =
 	"usage: hoffopt --greedy GRAPH [-o SCHEDULE] [--budget B | "
 	"--max-overhead X]\n"
@@ -110,8 +121,10 @@ static const char *usage_plan =
 	"  --json             one JSON object on stdout\n"
 	"  --progress         progress lines on stderr\n"
 	"\n"
-	"Exit codes: 0 ok, 1 the budget cannot be met (nothing is written;\n"
-	"the smallest peak found is reported), 2 bad input or usage.\n";
+	"Exit codes: 0 ok, 1 the budget (--budget, else the device's\n"
+	"memory_bytes) cannot be met, or a baseline's plan breaks a tier's\n"
+	"capacity (nothing is written; the smallest peak found is reported),\n"
+	"2 bad input or usage, 3 internal error (a bug).\n";
 
 typedef struct opts {
 	const char *pos[4];
@@ -162,11 +175,13 @@ static int parse_opts(int argc, char **argv, opts *o, int maxpos, int from)
 		} else if (!strcmp(a, "--greedy")) {
 			o->policy = "greedy";
 		} else if (a[0] == '-' && a[1] != '\0') {
-			return hoff_cli_bad(
-				more || strncmp(a, "--", 2)
-					? "unknown option '%s'"
-					: "option '%s' needs a value",
-				a);
+			bool known = false;
+			for (size_t j = 0;
+			     j < sizeof value_opts / sizeof *value_opts; j++)
+				known |= !strcmp(a, value_opts[j]);
+			return hoff_cli_bad(known ? "option '%s' needs a value"
+						  : "unknown option '%s'",
+					    a);
 		} else if (o->npos < maxpos) {
 			o->pos[o->npos++] = a;
 		} else {
@@ -207,7 +222,7 @@ static void json_overhead(FILE *f, const hoff_summary *s)
 
 static int exit_for(hoff_status st)
 {
-	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
+	return hoff_cli_exit(st);
 }
 
 /* Sorts tensor ids by bytes descending, then id ascending. */
@@ -238,8 +253,7 @@ static int cmd_analyze(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_cli_noffload(g, o.top > 0, &r, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
 	sort_graph = g;
@@ -299,15 +313,18 @@ static int cmd_analyze(int argc, char **argv)
 		fputs("}\n", f);
 		goto out;
 	}
+	char sa[1024], sb[1024]; /* ids as shown: control characters escaped */
 	fprintf(f, "graph %s: %d ops, %d tensors, %d tiers\n",
-		g->name ? g->name : "(unnamed)", g->nops, g->ntensors,
-		g->ntiers);
+		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "(unnamed)",
+		g->nops, g->ntensors, g->ntiers);
 	fprintf(f, "compute       %.9g s\n", hoff_s(a.compute_ps));
 	fprintf(f, "lower bound   %.9g s", hoff_s(a.lower_bound_ps));
 	if (a.lb_op != HOFF_NONE)
-		fprintf(f, " (transfers from %s needed by op \"%s\", then the "
-			   "rest of compute)",
-			g->tier[a.lb_tier].name, g->op[a.lb_op].id);
+		fprintf(f,
+			" (transfers from %s needed by op \"%s\", then the "
+			"rest of compute)",
+			hoff_cli_safe(g->tier[a.lb_tier].name, sa, sizeof sa),
+			hoff_cli_safe(g->op[a.lb_op].id, sb, sizeof sb));
 	fputs("\nno-offload    peak ", f);
 	print_bytes(f, r.summary.peak_bytes);
 	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",
@@ -324,7 +341,8 @@ static int cmd_analyze(int argc, char **argv)
 		fputs("; largest:\n", f);
 		for (int64_t i = 0; i < ntop; i++) {
 			const hoff_tensor *t = &g->tensor[r.snap[i]];
-			fprintf(f, "  %-24s %-10s ", t->id,
+			fprintf(f, "  %-24s %-10s ",
+				hoff_cli_safe(t->id, sa, sizeof sa),
 				hoff_kind_name(t->kind));
 			print_bytes(f, t->bytes);
 			fputc('\n', f);
@@ -358,6 +376,8 @@ static int cmd_simulate(int argc, char **argv)
 	hoff_sim_result r = {0};
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.timeline = o.trace != NULL;
+	if ((rc = hoff_cli_clobbers((const char *[]){o.trace}, 1, o.pos, 2)))
+		return rc;
 	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
 	if (st == HOFF_OK)
 		st = hoff_sched_read(o.pos[1], g, &s, &e);
@@ -370,15 +390,17 @@ static int cmd_simulate(int argc, char **argv)
 	if (st == HOFF_OK && o.trace)
 		st = hoff_trace_write(g, &r.tl, o.trace, &e);
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
+	char sa[1024], sb[1024], sc[1024];
 	if (s->graph && g->name && strcmp(s->graph, g->name) != 0)
 		fprintf(stderr,
 			"hoffopt: warning: %s: graph \"%s\" does not match the "
 			"graph's name \"%s\"\n",
-			o.pos[1], s->graph, g->name);
+			hoff_cli_safe(o.pos[1], sa, sizeof sa),
+			hoff_cli_safe(s->graph, sb, sizeof sb),
+			hoff_cli_safe(g->name, sc, sizeof sc));
 	if (s->has_summary && r.valid) {
 		const hoff_summary *w = &s->summary, *m = &r.summary;
 		double tol = 1e-9 * fmax(1.0, hoff_s(m->makespan_ps)) * 1e12;
@@ -429,13 +451,16 @@ static int cmd_simulate(int argc, char **argv)
 	}
 	for (int64_t i = 0; i < shown && i < 20; i++) {
 		hoff_violation_format(g, s, &r.viol[i], line, sizeof line);
-		fprintf(stderr, "%s: %s\n", o.pos[1], line);
+		fprintf(stderr, "%s: %s\n",
+			hoff_cli_safe(o.pos[1], sa, sizeof sa),
+			hoff_cli_safe(line, sb, sizeof sb));
 	}
 	if (r.nviol > 20)
 		fprintf(stderr, "%s: ... %" PRId64 " violations in all\n",
 			o.pos[1], r.nviol);
 	fprintf(f, "schedule %s (policy %s, budget ",
-		r.valid ? "valid" : "INVALID", s->policy ? s->policy : "?");
+		r.valid ? "valid" : "INVALID",
+		s->policy ? hoff_cli_safe(s->policy, sa, sizeof sa) : "?");
 	print_bytes(f, r.budget_bytes);
 	fputs(")\npeak          ", f);
 	print_bytes(f, r.summary.peak_bytes);
@@ -488,11 +513,15 @@ static int cmd_plan(int argc, char **argv)
 			"--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
 			o.overhead);
 	po.progress = o.progress;
+	if ((rc = hoff_cli_clobbers((const char *[]){o.out, o.trace}, 2, o.pos,
+				    1)))
+		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_sched *s = NULL, *none = NULL;
 	hoff_sim_result r = {0}, rn = {0};
 	hoff_policy_report rep;
+	double lbo = 0; /* the schedule's overhead over the lower bound */
 	char name[32];
 	hoff_policy_name(&po, name, sizeof name);
 	double t0 = now_s();
@@ -505,8 +534,8 @@ static int cmd_plan(int argc, char **argv)
 	double solve_s = now_s() - t1;
 	/* The plan as written: simulated under the budget it claims. */
 	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = po.budget_bytes != HOFF_NONE ? po.budget_bytes
-						       : INT64_MAX;
+	so.budget_bytes = INT64_MAX; /* measured; judged against the budget
+				      * below, so rule 8 is a tier's here */
 	so.timeline = o.trace != NULL;
 	if (st == HOFF_OK)
 		st = hoff_sim_run(g, s, &so, &r, &e);
@@ -524,25 +553,44 @@ static int cmd_plan(int argc, char **argv)
 		np = rn.summary.peak_bytes;
 	}
 	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	bool budget_ok = po.budget_bytes == HOFF_NONE ||
-			 r.summary.peak_bytes <= po.budget_bytes;
-	if (!r.valid && budget_ok) {
-		/* A bug, never a user error: say so rather than write it. */
-		char line[HOFF_ERRLEN];
+	/* The budget the plan must meet: --budget, else the device's memory
+	 * (FORMAT.md rule 8), for greedy and the baselines alike. */
+	const bool given = po.budget_bytes != HOFF_NONE;
+	const int64_t budget = given ? po.budget_bytes : g->device.memory_bytes;
+	bool budget_ok = r.summary.peak_bytes <= budget;
+	bool baseline = po.kind != HOFF_POLICY_GREEDY;
+	if (!r.valid) {
+		char line[HOFF_ERRLEN], sa[4 * HOFF_ERRLEN];
 		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
-		fprintf(stderr, "hoffopt: internal error: %s planned an invalid "
-				"schedule: %s\n", name, line);
-		rc = EXIT_BAD;
+		hoff_cli_safe(line, sa, sizeof sa);
+		if (baseline && r.viol[0].rule == 8) {
+			/* The baselines plan without the tiers' capacities
+			 * (simulated with no device budget, rule 8 here is a
+			 * tier's): a limit of theirs, not a bug. */
+			fprintf(stderr,
+				"hoffopt: policy %s cannot plan within the "
+				"tiers' capacities (a baseline does not track "
+				"them): %s; nothing written\n",
+				name, hoff_cli_safe(line, sa, sizeof sa));
+			rc = EXIT_INVALID;
+			budget_ok = false;
+			goto report;
+		}
+		/* A bug, never a user error: say so rather than write it. */
+		fprintf(stderr,
+			"hoffopt: internal error: %s planned an invalid "
+			"schedule: %s\n",
+			name, hoff_cli_safe(line, sa, sizeof sa));
+		rc = EXIT_INTERNAL;
 		goto out;
 	}
 	s->summary = r.summary;
 	s->has_summary = true;
-	s->budget_bytes = po.budget_bytes;
-	if (!budget_ok) {
+	s->budget_bytes = budget;
+	if (!budget_ok && given) {
 		fprintf(stderr,
 			"hoffopt: budget %lld B cannot be met by %s: the "
 			"smallest peak found is %lld B (try --budget %lld)\n",
@@ -550,28 +598,37 @@ static int cmd_plan(int argc, char **argv)
 			(long long)r.summary.peak_bytes,
 			(long long)r.summary.peak_bytes);
 		rc = EXIT_INVALID;
+	} else if (!budget_ok) {
+		fprintf(stderr,
+			"hoffopt: %s's schedule peaks at %lld B, over the "
+			"device's %lld B (machine.device.memory_bytes)%s; "
+			"nothing written\n",
+			name, (long long)r.summary.peak_bytes,
+			(long long)budget,
+			baseline ? ": this baseline does not fit the device"
+				 : ": no schedule found fits the device");
+		rc = EXIT_INVALID;
 	} else {
 		if (o.out)
 			st = hoff_sched_write(s, g, o.out, &e);
 		if (st == HOFF_OK && o.trace)
 			st = hoff_trace_write(g, &r.tl, o.trace, &e);
 		if (st != HOFF_OK) {
-			fprintf(stderr, "hoffopt: %s\n", e.msg);
-			rc = exit_for(st);
+			rc = hoff_cli_fail(st, &e);
 			goto out;
 		}
 	}
+report:;
 	double red = np ? 1.0 - (double)r.summary.peak_bytes / (double)np : 0;
 	double ovh = r.summary.compute_ps
 			     ? (double)r.summary.makespan_ps /
 					       (double)r.summary.compute_ps -
 				       1.0
 			     : 0;
-	double lbo = rep.lower_bound_ps
-			     ? (double)r.summary.makespan_ps /
-					       (double)rep.lower_bound_ps -
-				       1.0
-			     : 0;
+	lbo = rep.lower_bound_ps ? (double)r.summary.makespan_ps /
+						   (double)rep.lower_bound_ps -
+					   1.0
+				 : 0;
 	FILE *f = (o.out && !strcmp(o.out, "-")) ? stderr : stdout;
 	if (o.json) {
 		fprintf(f, "{\"policy\": \"%s\", \"graph\": ", name);
@@ -636,19 +693,67 @@ out:
 static const char *usage_gen =
 	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"
 	"                  [--batch N] [--layers N] [--machine NAME] [--seed S]\n"
-	"                  [--kv-block N] [--weights auto|device|host] [-o GRAPH]\n"
+	"                  [--kv-block N] [--weights auto|device|host]\n"
+	"                  [--kv auto|device|host]\n"
+	"                  [--optimizer-step end|in-backward]\n"
+	"                  [--optimizer-home host|device] [-o GRAPH]\n"
 	"       hoffopt gen --list\n"
 	"\n"
 	"Writes graph.json for a public model at its real dimensions (bf16),\n"
-	"op times by the roofline of the machine preset. Defaults: decode,\n"
-	"seq 4096, batch 1, full depth, h100-pcie5, seed 1, -o - (stdout).\n";
+	"op times by the roofline of the machine preset, and says on stderr\n"
+	"what it wrote. Defaults: decode, seq 4096, batch 1, full depth,\n"
+	"h100-pcie5, seed 1, -o - (stdout).\n"
+	"\n"
+	"  --list            models (parameters, bytes), machine presets\n"
+	"                    (memory, FLOP/s, link rates)\n"
+	"  --weights W       weights' home; auto: the device when the inputs\n"
+	"                    fit in 3/4 of it, else the host\n"
+	"  --kv K            prefill and decode: the KV cache's home. auto\n"
+	"                    (default): blocks of --kv-block tokens (2048) on\n"
+	"                    the device, moved to the host when they do not\n"
+	"                    fit; device: blocks kept on the device; host: one\n"
+	"                    block a layer homed on the host, updated in place\n"
+	"                    whole by the layer's attention (a decode step\n"
+	"                    writes its layer's cache)\n"
+	"  --optimizer-step  train: end (default): every Adam op after the\n"
+	"                    whole backward; in-backward: each layer's Adam op\n"
+	"                    right after the backward op that finalises its\n"
+	"                    last gradient\n"
+	"  --optimizer-home  train: where the Adam moments (8 bytes a\n"
+	"                    parameter) start; host (default) or device\n";
 
-static void print_list(const char *what, const char *const *names)
+/* gen --list: the names the options take, with each model's size and
+ * each machine preset's figures. */
+static void print_gen_list(void)
 {
-	printf("%-9s", what);
-	for (; *names; names++)
-		printf(" %s", *names);
-	putchar('\n');
+	const char *const *m = hoff_model_names();
+	printf("models (bf16, full depth):\n");
+	for (; *m; m++) {
+		int64_t p = hoff_model_param_count(*m);
+		printf("  %-13s %3d layers  %7.2fB params  %8.2f GB\n", *m,
+		       (int)hoff_model_depth(*m), (double)p / 1e9,
+		       2.0 * (double)p / 1e9);
+	}
+	printf("phases:");
+	for (const char *const *ph = hoff_model_phases(); *ph; ph++)
+		printf(" %s", *ph);
+	printf("\nmachines:\n");
+	for (const char *const *n = hoff_machine_names(); *n; n++) {
+		hoff_machine_info x;
+		if (!hoff_machine_preset(*n, &x))
+			continue;
+		printf("  %-11s %-15s %4.0f GB  %4.0f TFLOP/s bf16  HBM %.1f "
+		       "TB/s\n",
+		       *n, x.device, (double)x.memory_bytes / 1e9,
+		       x.flops_per_s / 1e12, x.mem_bandwidth_Bps / 1e12);
+		for (int i = 0; i < x.ntiers; i++)
+			printf("  %-11s   %-6s %6.0f GB  h2d %3.0f GB/s  d2h %3.0f "
+			       "GB/s  latency %2.0f us\n",
+			       "", x.tier[i].name,
+			       (double)x.tier[i].capacity_bytes / 1e9,
+			       x.tier[i].h2d_Bps / 1e9, x.tier[i].d2h_Bps / 1e9,
+			       x.tier[i].latency_s * 1e6);
+	}
 }
 
 /* Parses a whole decimal number in [lo, hi]; false otherwise. */
@@ -664,11 +769,30 @@ static bool parse_int(const char *s, long long lo, long long hi,
 	return true;
 }
 
+/* The line gen prints on stderr once it has written g to out. */
+static void gen_summary(const hoff_graph *g, const char *out)
+{
+	hoff_analysis a;
+	hoff_err e = {{0}};
+	if (hoff_analyze(g, &a, &e) != HOFF_OK)
+		return;
+	const double gib = 1024.0 * 1024 * 1024;
+	fprintf(stderr,
+		"hoffopt: gen: wrote %s: %s, %d ops, %d tensors; compute %.6g "
+		"s, lower bound %.6g s; no-offload peak %.2f GiB on a %.2f GiB "
+		"device, %.2f GiB homed on tiers\n",
+		strcmp(out, "-") ? out : "stdout", g->name, g->nops,
+		g->ntensors, hoff_s(a.compute_ps), hoff_s(a.lower_bound_ps),
+		(double)a.closed_peak_bytes / gib,
+		(double)g->device.memory_bytes / gib,
+		(double)a.tier_homed_bytes / gib);
+}
+
 static int cmd_gen(int argc, char **argv)
 {
 	hoff_model_opts mo = hoff_model_defaults();
 	const char *out = "-";
-	bool have_model = false;
+	bool have_model = false, have_block = false;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -677,9 +801,7 @@ static int cmd_gen(int argc, char **argv)
 			fputs(usage_gen, stdout);
 			return 0;
 		} else if (!strcmp(a, "--list")) {
-			print_list("models:", hoff_model_names());
-			print_list("phases:", hoff_model_phases());
-			print_list("machines:", hoff_machine_names());
+			print_gen_list();
 			return 0;
 		} else if (a[0] != '-') {
 			if (have_model)
@@ -696,9 +818,16 @@ static int cmd_gen(int argc, char **argv)
 			mo.machine = v;
 		} else if (!strcmp(a, "--weights")) {
 			mo.weights = v;
+		} else if (!strcmp(a, "--kv")) {
+			mo.kv = v;
+		} else if (!strcmp(a, "--optimizer-step")) {
+			mo.optimizer_step = v;
+		} else if (!strcmp(a, "--optimizer-home")) {
+			mo.optimizer_home = v;
 		} else if (!strcmp(a, "-o")) {
 			out = v;
-		} else if (!strcmp(a, "--seq") && parse_int(v, 1, 1 << 24, &x)) {
+		} else if (!strcmp(a, "--seq") &&
+			   parse_int(v, 1, 1 << 24, &x)) {
 			mo.seq = x;
 		} else if (!strcmp(a, "--batch") &&
 			   parse_int(v, 1, 1 << 16, &x)) {
@@ -709,6 +838,7 @@ static int cmd_gen(int argc, char **argv)
 		} else if (!strcmp(a, "--kv-block") &&
 			   parse_int(v, 1, 1 << 24, &x)) {
 			mo.kv_block_tokens = x;
+			have_block = true;
 		} else if (!strcmp(a, "--seed") &&
 			   parse_int(v, 0, LLONG_MAX, &x)) {
 			mo.seed = (uint64_t)x;
@@ -722,11 +852,17 @@ static int cmd_gen(int argc, char **argv)
 	if (!have_model)
 		return hoff_cli_bad("%s",
 				    "gen needs a MODEL (hoffopt gen --list)");
+	if (have_block && mo.kv && !strcmp(mo.kv, "host"))
+		return hoff_cli_bad("%s", "gen: --kv host keeps one block a "
+					  "layer; --kv-block applies to --kv "
+					  "auto|device");
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
 	hoff_status st = hoff_model_build(&mo, &g, &e);
 	if (st == HOFF_OK)
 		st = hoff_graph_write(g, out, &e);
+	if (st == HOFF_OK)
+		gen_summary(g, out);
 	hoff_graph_free(g);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: gen: %s\n", e.msg);
@@ -735,9 +871,8 @@ static int cmd_gen(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-	hoff_tune_malloc();
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return EXIT_BAD;
@@ -780,4 +915,12 @@ int main(int argc, char **argv)
 	fprintf(stderr, "hoffopt: unknown command '%s' (see hoffopt --help)\n",
 		cmd);
 	return EXIT_BAD;
+}
+
+int main(int argc, char **argv)
+{
+	hoff_tune_malloc();
+	/* Every report ends on stdout: a write that failed there (a full
+	 * disk, /dev/full) is an error, not a silent exit 0. */
+	return hoff_cli_close_stdout(dispatch(argc, argv));
 }

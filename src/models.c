@@ -22,6 +22,13 @@
  *   gradient; one accumulating tensor a contribution), then one Adam op a
  *   layer that reads each weight's gradient and updates the weight and its
  *   moments (kind optimizer, 8 bytes a parameter, homed on a tier).
+ * Shape options: kv "host" makes the cache of a layer one block (all its
+ *   cached tokens, new token included) homed on a tier and updated whole by
+ *   the layer's attention core, as a decode step writes its layer's cache
+ *   in place; optimizer_step "in-backward" moves each group's Adam op to
+ *   right after the backward op that makes the group's last gradient (the
+ *   earliest taped op reading one of its weights); optimizer_home "device"
+ *   homes the moments on the device. Same ops and op times either way.
  * MoE routing is per layer, not per token (as the issue asks): a seeded
  *   draw picks top-k distinct experts of the layer and each processes all
  *   the step's tokens, so the FLOPs equal those of per-token top-k routing,
@@ -208,6 +215,10 @@ typedef struct bld {
 	int64_t ctx;    /* decode: tokens attended, cache + new */
 	int64_t nblk;   /* KV blocks a layer */
 	int64_t kvtok;  /* KV bytes a token a layer */
+	int64_t blk_tokens; /* tokens a KV block */
+	bool kv_host;	    /* one KV block a layer, homed on the first tier */
+	bool kv_device;	    /* KV blocks stay on the device */
+	bool opt_in_backward, opt_device; /* the optimizer's step and home */
 	const char *kind[NK], *bkind[NK]; /* interned op kinds */
 	bool taping;    /* the current op is on the tape */
 	entry *ent;
@@ -580,10 +591,17 @@ static int32_t proj(bld *b, int32_t l, const char *suffix, int32_t x,
 	return y;
 }
 
-/* The KV blocks of layer l, graph inputs homed on the device. */
+/* The KV blocks of layer l, graph inputs: "layers.<l>.kv.<j>" homed on
+ * the device, or with the cache on the host one block "layers.<l>.kv" of
+ * the whole layer's cache homed on a tier. */
 static void kv_blocks(bld *b, int32_t l, int32_t *blk)
 {
-	int64_t bytes = b->o->batch * b->o->kv_block_tokens * b->kvtok;
+	int64_t bytes = b->o->batch * b->blk_tokens * b->kvtok;
+	if (b->kv_host) {
+		blk[0] = tensor(b, bytes, HOFF_KIND_KV, H_TIER, "layers.%d.kv",
+				(int)l);
+		return;
+	}
 	for (int64_t j = 0; j < b->nblk; j++)
 		blk[j] = tensor(b, bytes, HOFF_KIND_KV, H_DEVICE,
 				"layers.%d.kv.%lld", (int)l, (long long)j);
@@ -591,7 +609,8 @@ static void kv_blocks(bld *b, int32_t l, int32_t *blk)
 
 /* The attention core: reads q and the current keys and values (acts),
  * and at inference the layer's KV blocks: prefill updates them all, decode
- * reads them all and updates the last. */
+ * reads them all and updates the last (with the cache on the host, the one
+ * block of the layer: a decode step writes the layer's cache in place). */
 static int32_t attn_core(bld *b, int32_t l, const int32_t *acts, int nacts,
 			 const int32_t *blk, const int32_t *extra_w, int nw,
 			 double flops, double bytes)
@@ -796,99 +815,160 @@ static int32_t new_grad(bld *b, int32_t t)
 		      id, (int)b->ngrad[t] - 1);
 }
 
-/* The backward of every taped op, last first. Each reads the gradients of
- * its outputs, the values its forward saved and the previous partial
- * gradient of each input it accumulates into. */
-static void backward(bld *b)
+/* The backward of tape entry e: reads the gradients of its outputs, the
+ * values its forward saved and the previous partial gradient of each input
+ * it accumulates into. Nothing when nothing downstream of it is
+ * differentiated. */
+static void backward_op(bld *b, size_t e)
 {
 	hoff_graph *g = b->g;
-	for (size_t e = b->nent; e-- > 0 && b->st == HOFF_OK;) {
-		const entry *en = &b->ent[e];
-		const item *it = &b->it[en->first];
-		bool any = false;
-		for (size_t i = 0; i < en->n; i++)
-			any |= (it[i].f & (F_OUT | F_DIFF)) ==
-				       (F_OUT | F_DIFF) &&
-			       b->grad[it[i].t] != HOFF_NONE;
-		if (!any)
-			continue; /* nothing downstream of it is differentiated */
-		const hoff_op *fo = &g->op[en->op];
-		char id[sizeof b->cur];
-		snprintf(id, sizeof id, "%s.bwd", fo->id);
-		int64_t layer = fo->layer;
-		int32_t k = hoff_graph_add_op(g, id, b->e);
-		if (k == HOFF_NONE) {
-			b->st = HOFF_ENOMEM;
-			return;
-		}
-		hoff_op *o = &g->op[k];
-		o->kind = b->bkind[en->kind];
-		o->layer = layer;
-		o->flags |= HOFF_O_HAS_LAYER;
-		b->taping = false;
-		snprintf(b->cur, sizeof b->cur, "%s", id);
-		for (size_t i = 0; i < en->n; i++)
-			if ((it[i].f & (F_OUT | F_DIFF)) == (F_OUT | F_DIFF))
-				in(b, b->grad[it[i].t], 0);
-		for (size_t i = 0; i < en->n; i++)
-			if (it[i].f & F_SAVE)
-				in(b, it[i].t, 0);
-		for (size_t i = 0; i < en->n; i++) {
-			int32_t t = it[i].t;
-			if ((it[i].f & F_OUT) || !(it[i].f & (F_DIFF | F_W)))
-				continue;
-			assert(!(it[i].f & F_W) || b->grad[t] == HOFF_NONE);
-			in(b, b->grad[t], 0); /* accumulate into it */
-			int32_t gt = new_grad(b, t);
-			use(b, HOFF_USE_OUT, gt, 0);
-			b->grad[t] = gt;
-		}
-		cost(b, en->factor * en->flops, -1);
-		workspace(b, en->bws, 0);
+	const entry *en = &b->ent[e];
+	const item *it = &b->it[en->first];
+	bool any = false;
+	for (size_t i = 0; i < en->n; i++)
+		any |= (it[i].f & (F_OUT | F_DIFF)) == (F_OUT | F_DIFF) &&
+		       b->grad[it[i].t] != HOFF_NONE;
+	if (!any)
+		return;
+	const hoff_op *fo = &g->op[en->op];
+	char id[sizeof b->cur];
+	snprintf(id, sizeof id, "%s.bwd", fo->id);
+	int64_t layer = fo->layer;
+	int32_t k = hoff_graph_add_op(g, id, b->e);
+	if (k == HOFF_NONE) {
+		b->st = HOFF_ENOMEM;
+		return;
 	}
+	hoff_op *o = &g->op[k];
+	o->kind = b->bkind[en->kind];
+	o->layer = layer;
+	o->flags |= HOFF_O_HAS_LAYER;
+	b->taping = false;
+	snprintf(b->cur, sizeof b->cur, "%s", id);
+	for (size_t i = 0; i < en->n; i++)
+		if ((it[i].f & (F_OUT | F_DIFF)) == (F_OUT | F_DIFF))
+			in(b, b->grad[it[i].t], 0);
+	for (size_t i = 0; i < en->n; i++)
+		if (it[i].f & F_SAVE)
+			in(b, it[i].t, 0);
+	for (size_t i = 0; i < en->n; i++) {
+		int32_t t = it[i].t;
+		if ((it[i].f & F_OUT) || !(it[i].f & (F_DIFF | F_W)))
+			continue;
+		assert(!(it[i].f & F_W) || b->grad[t] == HOFF_NONE);
+		in(b, b->grad[t], 0); /* accumulate into it */
+		int32_t gt = new_grad(b, t);
+		use(b, HOFF_USE_OUT, gt, 0);
+		b->grad[t] = gt;
+	}
+	cost(b, en->factor * en->flops, -1);
+	workspace(b, en->bws, 0);
 }
 
-/* One Adam step a group (embedding, each layer, final norm and head), in
- * model order: reads each weight's gradient, updates the weight and its
- * moments (8 bytes a parameter, homed on a tier). */
-static void optimizer(bld *b)
+/* One Adam step for optimizer group grp (0 the embedding, 1 + l layer l,
+ * L + 1 the final norm and the head), whose weights are b->w[lo .. hi):
+ * reads each weight's gradient, updates the weight and its moments (8
+ * bytes a parameter). Nothing when no weight of the group has a gradient. */
+static void adam(bld *b, int32_t grp, size_t lo, size_t hi)
 {
-	size_t i = 0;
-	while (i < b->nw && b->st == HOFF_OK) {
-		int32_t grp = b->wgrp[i];
-		size_t j = i;
-		while (j < b->nw && b->wgrp[j] == grp)
-			j++;
-		bool any = false;
-		for (size_t x = i; x < j; x++)
-			any |= b->grad[b->w[x]] != HOFF_NONE;
-		if (any) {
-			bool ok = grp == 0 ? op(b, K_OPT, -1, 0, "embed.adam")
-				  : grp > b->L
-					  ? op(b, K_OPT, b->L, 0, "head.adam")
-					  : op(b, K_OPT, grp - 1, 0, "adam");
-			if (!ok)
-				return;
-			double params = 0;
-			for (size_t x = i; x < j; x++) {
-				int32_t w = b->w[x];
-				if (b->grad[w] == HOFF_NONE)
-					continue; /* an expert no op used */
-				const hoff_tensor *t = &b->g->tensor[w];
-				int64_t p = t->bytes / DT;
-				int32_t m = tensor(b, p * ADAM_BYTES,
-						   HOFF_KIND_OPTIMIZER, H_TIER,
-						   "%s.adam", t->id);
-				in(b, b->grad[w], 0);
-				use(b, HOFF_USE_UPD, w, 0);
-				use(b, HOFF_USE_UPD, m, 0);
-				params += (double)p;
-			}
-			/* About a dozen flops a parameter; memory bound. */
-			cost(b, 12.0 * params, -1);
-		}
-		i = j;
+	bool any = false;
+	for (size_t x = lo; x < hi; x++)
+		any |= b->grad[b->w[x]] != HOFF_NONE;
+	if (!any || b->st != HOFF_OK)
+		return;
+	bool ok = grp == 0     ? op(b, K_OPT, -1, 0, "embed.adam")
+		  : grp > b->L ? op(b, K_OPT, b->L, 0, "head.adam")
+			       : op(b, K_OPT, grp - 1, 0, "adam");
+	if (!ok)
+		return;
+	int home = b->opt_device ? H_DEVICE : H_TIER;
+	double params = 0;
+	for (size_t x = lo; x < hi; x++) {
+		int32_t w = b->w[x];
+		if (b->grad[w] == HOFF_NONE)
+			continue; /* an expert no op used */
+		const hoff_tensor *t = &b->g->tensor[w];
+		int64_t p = t->bytes / DT;
+		int32_t m = tensor(b, p * ADAM_BYTES, HOFF_KIND_OPTIMIZER, home,
+				   "%s.adam", t->id);
+		in(b, b->grad[w], 0);
+		use(b, HOFF_USE_UPD, w, 0);
+		use(b, HOFF_USE_UPD, m, 0);
+		params += (double)p;
 	}
+	/* About a dozen flops a parameter; memory bound. */
+	cost(b, 12.0 * params, -1);
+}
+
+/* The backward of every taped op, last first, and the optimizer. With the
+ * step at the end, one Adam op a group in model order after the whole
+ * backward. In the backward, a group's Adam op comes right after the
+ * backward op of the group's earliest taped weight use (the tape runs
+ * backwards, so that op makes the group's last gradient); a group no taped
+ * op reads (gradients from the fused head only) goes first. Weights are
+ * created group by group, so a group is a range of b->w. */
+static void backward(bld *b)
+{
+	const int32_t ng = b->L + 2;
+	size_t *lo = hoff_alloc((size_t)ng + 1, sizeof *lo);
+	int64_t *fin = hoff_alloc((size_t)ng, sizeof *fin);
+	int32_t *grp = hoff_alloc((size_t)b->g->ntensors, sizeof *grp);
+	int32_t *order = hoff_alloc((size_t)ng, sizeof *order);
+	if (!lo || !fin || !grp || !order) {
+		oom(b);
+		goto out;
+	}
+	for (int32_t t = 0; t < b->g->ntensors; t++)
+		grp[t] = -1;
+	for (int32_t x = 0, i = 0; x <= ng; x++) {
+		while ((size_t)i < b->nw && b->wgrp[i] < x)
+			i++;
+		lo[x] = (size_t)i; /* group x is b->w[lo[x] .. lo[x + 1]) */
+	}
+	for (size_t i = 0; i < b->nw; i++) {
+		assert(i == 0 || b->wgrp[i - 1] <= b->wgrp[i]);
+		grp[b->w[i]] = b->wgrp[i];
+	}
+	for (int32_t x = 0; x < ng; x++)
+		fin[x] = (int64_t)b->nent; /* before the first backward op */
+	for (size_t e = b->nent; e-- > 0;)
+		for (size_t i = 0; i < b->ent[e].n; i++) {
+			const item *it = &b->it[b->ent[e].first + i];
+			if ((it->f & F_W) && grp[it->t] >= 0)
+				fin[grp[it->t]] = (int64_t)e;
+		}
+	/* Groups by when they finish, latest entry first; ties in reverse
+	 * model order, as the backward runs. */
+	int32_t n = 0;
+	for (int32_t x = ng; x-- > 0;) {
+		int32_t j = n++;
+		for (; j > 0 && fin[order[j - 1]] < fin[x]; j--)
+			order[j] = order[j - 1];
+		order[j] = x;
+	}
+	int32_t next = 0;
+	if (b->opt_in_backward)
+		for (; next < ng && fin[order[next]] == (int64_t)b->nent;
+		     next++)
+			adam(b, order[next], lo[order[next]],
+			     lo[order[next] + 1]);
+	for (size_t e = b->nent; e-- > 0 && b->st == HOFF_OK;) {
+		backward_op(b, e);
+		if (b->opt_in_backward)
+			for (; next < ng && fin[order[next]] == (int64_t)e;
+			     next++)
+				adam(b, order[next], lo[order[next]],
+				     lo[order[next] + 1]);
+	}
+	if (!b->opt_in_backward)
+		for (int32_t x = 0; x < ng; x++)
+			adam(b, x, lo[x], lo[x + 1]);
+	assert(b->st != HOFF_OK || !b->opt_in_backward || next == ng);
+out:
+	free(lo);
+	free(fin);
+	free(grp);
+	free(order);
 }
 
 /* ---- whole graph --------------------------------------------------------- */
@@ -983,12 +1063,18 @@ static void build(bld *b)
 	if (b->st == HOFF_OK)
 		cur(b)->bytes_accessed += 2.0 * (double)logits;
 	backward(b);
-	optimizer(b);
 out:
 	free(perm);
 	free(pick);
 	free(ew);
 	free(blk);
+}
+
+/* s is NULL or one of the names a, b, c (c may be NULL). */
+static bool one_of(const char *s, const char *a, const char *b, const char *c)
+{
+	return !s || strcmp(s, a) == 0 || strcmp(s, b) == 0 ||
+	       (c && strcmp(s, c) == 0);
 }
 
 /* Checks the options and fills the derived sizes of b. */
@@ -1022,6 +1108,35 @@ static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 				   "model: weights must be auto, device or "
 				   "host, not \"%s\"",
 				   o->weights);
+	if (!one_of(o->kv, "auto", "device", "host"))
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: kv must be auto, device or host, "
+				   "not \"%s\"",
+				   o->kv);
+	if (!one_of(o->optimizer_step, "end", "in-backward", NULL))
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: optimizer_step must be end or "
+				   "in-backward, not \"%s\"",
+				   o->optimizer_step);
+	if (!one_of(o->optimizer_home, "host", "device", NULL))
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: optimizer_home must be host or "
+				   "device, not \"%s\"",
+				   o->optimizer_home);
+	if (o->kv && b->phase == P_TRAIN)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: kv applies to prefill and decode "
+				   "(train has no KV cache)");
+	if ((o->optimizer_step || o->optimizer_home) && b->phase != P_TRAIN)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: optimizer_%s applies to train only",
+				   o->optimizer_step ? "step" : "home");
+	b->kv_host = o->kv && strcmp(o->kv, "host") == 0;
+	b->kv_device = o->kv && strcmp(o->kv, "device") == 0;
+	b->opt_in_backward = o->optimizer_step &&
+			     strcmp(o->optimizer_step, "in-backward") == 0;
+	b->opt_device = o->optimizer_home &&
+			strcmp(o->optimizer_home, "device") == 0;
 	if (o->seq < 1 || o->seq > MAX_SEQ)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "model: seq must be 1 .. %lld, not %lld",
@@ -1050,9 +1165,10 @@ static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 	b->Th = b->phase == P_TRAIN ? b->T : o->batch;
 	b->ctx = o->seq + 1;
 	int64_t cached = b->phase == P_DECODE ? b->ctx : o->seq;
-	b->nblk = b->phase == P_TRAIN ? 0
-				      : (cached + o->kv_block_tokens - 1) /
-						o->kv_block_tokens;
+	b->blk_tokens = b->kv_host ? cached : o->kv_block_tokens;
+	b->nblk = b->phase == P_TRAIN
+			  ? 0
+			  : (cached + b->blk_tokens - 1) / b->blk_tokens;
 	if (b->nblk > MAX_BLOCKS)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "model: %lld KV blocks a layer; at most %d "
@@ -1122,9 +1238,9 @@ static void fmt_bytes(char *buf, size_t n, double x)
 
 /* Homes: with weights "auto", when the device-homed inputs take more than
  * FIT_NUM/FIT_DEN of device memory, the weights move to a tier, then the
- * KV blocks if still too big. Tier-homed tensors then fill the tiers in
- * order (host, then remote): first those some op uses, then the rest, in
- * id order. HOFF_EUSAGE when they do not all fit. */
+ * KV blocks if still too big (unless kv is "device"). Tier-homed tensors then
+ * fill the tiers in order (host, then remote): first those some op uses, then
+ * the rest, in id order. HOFF_EUSAGE when they do not all fit. */
 static hoff_status place(bld *b)
 {
 	hoff_graph *g = b->g;
@@ -1135,7 +1251,7 @@ static hoff_status place(bld *b)
 	else if (!w || strcmp(w, "auto") == 0) {
 		if (device_inputs(g) > fit)
 			to_tier(g, HOFF_KIND_WEIGHT);
-		if (device_inputs(g) > fit)
+		if (device_inputs(g) > fit && !b->kv_device)
 			to_tier(g, HOFF_KIND_KV);
 	}
 	int64_t used[HOFF_MAX_TIERS] = {0};
@@ -1177,6 +1293,26 @@ static hoff_status place(bld *b)
 	return HOFF_OK;
 }
 
+bool hoff_machine_preset(const char *name, hoff_machine_info *m)
+{
+	const machine *x = find_machine(name);
+	if (!x)
+		return false;
+	*m = (hoff_machine_info){.device = x->device,
+				 .memory_bytes = x->memory_bytes,
+				 .flops_per_s = x->flops_per_s,
+				 .mem_bandwidth_Bps = x->mem_bandwidth_Bps,
+				 .ntiers = x->ntiers};
+	for (int i = 0; i < x->ntiers; i++) {
+		m->tier[i].name = x->tier[i].name;
+		m->tier[i].capacity_bytes = x->tier[i].capacity_bytes;
+		m->tier[i].h2d_Bps = x->tier[i].h2d_Bps;
+		m->tier[i].d2h_Bps = x->tier[i].d2h_Bps;
+		m->tier[i].latency_s = x->tier[i].latency_s;
+	}
+	return true;
+}
+
 hoff_model_opts hoff_model_defaults(void)
 {
 	return (hoff_model_opts){
@@ -1189,6 +1325,9 @@ hoff_model_opts hoff_model_defaults(void)
 		.seed = 1,
 		.kv_block_tokens = 2048,
 		.weights = "auto",
+		.kv = NULL,
+		.optimizer_step = NULL,
+		.optimizer_home = NULL,
 	};
 }
 
@@ -1220,12 +1359,19 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 	if ((st = set_machine(&b)) != HOFF_OK)
 		goto fail;
 	char buf[512];
+	/* "<model>[-l<L>]-<phase>", then a suffix for each shape option off
+	 * its default, so that the name tells the shapes apart. */
 	if (b.L == b.c->layers)
-		snprintf(buf, sizeof buf, "%s-%s", b.c->name,
-			 phase_names[b.phase]);
+		snprintf(buf, sizeof buf, "%s-%s%s%s%s", b.c->name,
+			 phase_names[b.phase], b.kv_host ? "-kv-host" : "",
+			 b.opt_in_backward ? "-in-backward" : "",
+			 b.opt_device ? "-opt-device" : "");
 	else
-		snprintf(buf, sizeof buf, "%s-l%d-%s", b.c->name, (int)b.L,
-			 phase_names[b.phase]);
+		snprintf(buf, sizeof buf, "%s-l%d-%s%s%s%s", b.c->name,
+			 (int)b.L, phase_names[b.phase],
+			 b.kv_host ? "-kv-host" : "",
+			 b.opt_in_backward ? "-in-backward" : "",
+			 b.opt_device ? "-opt-device" : "");
 	b.g->name = hoff_strdup(buf);
 	build(&b);
 	if ((st = b.st) != HOFF_OK)
@@ -1238,15 +1384,32 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 	assert(emb != HOFF_NONE);
 	int32_t home = b.g->tensor[emb].home;
 	const char *wh = home == HOFF_DEVICE ? "device" : b.g->tier[home].name;
-	snprintf(buf, sizeof buf,
-		 "{\"source\":\"hoffopt gen\",\"model\":\"%s\",\"phase\":\"%s\","
-		 "\"seq\":%lld,\"batch\":%lld,\"layers\":%d,\"machine\":\"%s\","
-		 "\"seed\":%llu,\"kv_block_tokens\":%lld,\"params\":%lld,"
-		 "\"dense_weights\":\"%s\"}",
-		 b.c->name, phase_names[b.phase], (long long)o->seq,
-		 (long long)o->batch, (int)b.L, b.m->name,
-		 (unsigned long long)o->seed, (long long)o->kv_block_tokens,
-		 (long long)param_count(b.c, b.L), wh);
+	snprintf(
+		buf, sizeof buf,
+		"{\"source\":\"hoffopt gen\",\"model\":\"%s\",\"phase\":\"%s\","
+		"\"seq\":%lld,\"batch\":%lld,\"layers\":%d,\"machine\":\"%s\","
+		"\"seed\":%llu,\"kv_block_tokens\":%lld,\"params\":%lld,"
+		"\"dense_weights\":\"%s\"}",
+		b.c->name, phase_names[b.phase], (long long)o->seq,
+		(long long)o->batch, (int)b.L, b.m->name,
+		(unsigned long long)o->seed, (long long)b.blk_tokens,
+		(long long)param_count(b.c, b.L), wh);
+	/* The shape options only when given, so that the default graphs (and
+	 * data/, whose witnesses hold their sha256) keep their bytes. */
+	size_t len = strlen(buf) - 1; /* over the closing brace */
+	if (o->kv)
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+					",\"kv\":\"%s\"", o->kv);
+	if (o->optimizer_step)
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+					",\"optimizer_step\":\"%s\"",
+					o->optimizer_step);
+	if (o->optimizer_home)
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+					",\"optimizer_home\":\"%s\"",
+					o->optimizer_home);
+	assert(len + 2 <= sizeof buf);
+	snprintf(buf + len, sizeof buf - len, "}");
 	b.g->meta = hoff_strdup(buf);
 	if (!b.g->name || !b.g->meta) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "model: out of memory");

@@ -24,10 +24,22 @@ typedef struct hoff_model_opts {
 	int64_t kv_block_tokens; /* tokens a KV block, >= 1 */
 	const char *weights; /* home of weights: NULL or "auto" (device when
 				they fit, see models.c), "device", "host" */
+	const char *kv;	     /* KV cache (prefill, decode): NULL or "auto"
+				(blocks on the device, moved to the first
+				tier when they do not fit), "device", or
+				"host": one block a layer homed on the first
+				tier, updated whole by the attention core */
+	const char *optimizer_step; /* train: NULL or "end" (every Adam op
+				after the backward) or "in-backward" (each
+				group's Adam op right after the backward op
+				that finalises its last gradient) */
+	const char *optimizer_home; /* train: Adam state on NULL or "host"
+				(the first tier with room) or "device" */
 } hoff_model_opts;
 
 /* Defaults: llama3-8b, decode, seq 4096, batch 1, full depth, h100-pcie5,
- * seed 1, KV blocks of 2048 tokens, weights "auto". */
+ * seed 1, KV blocks of 2048 tokens, weights and KV "auto", optimizer step
+ * at the end, optimizer state on the host. */
 hoff_model_opts hoff_model_defaults(void);
 
 /* Builds the graph o describes into *out (finished; caller frees with
@@ -47,5 +59,21 @@ const char *const *hoff_machine_names(void);
 int64_t hoff_model_param_count(const char *model);
 /* Full depth of the model; -1 for an unknown model. */
 int32_t hoff_model_depth(const char *model);
+
+/* A machine preset's figures (for listings). */
+typedef struct hoff_machine_info {
+	const char *device; /* the device's name */
+	int64_t memory_bytes;
+	double flops_per_s, mem_bandwidth_Bps;
+	int ntiers;
+	struct {
+		const char *name;
+		int64_t capacity_bytes;
+		double h2d_Bps, d2h_Bps, latency_s;
+	} tier[2];
+} hoff_machine_info;
+
+/* Fills *m with the preset `name`; false for an unknown name. */
+bool hoff_machine_preset(const char *name, hoff_machine_info *m);
 
 #endif

@@ -58,3 +58,19 @@ if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
     message(STATUS "hoffopt: libFuzzer targets fuzz_graph, fuzz_sched")
   endif()
 endif()
+
+# The PyTorch front end (formats/torch, tests/torch): one ctest test a group
+# of test_export.py, run by Debian's interpreter (the one python3-torch
+# installs into); skipped (exit 77) without it or without torch.
+find_program(HOFF_SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+foreach(group Models Memory Unit Gen)
+  if(HOFF_SYSTEM_PYTHON3)
+    add_test(NAME torch_${group}
+      COMMAND ${HOFF_SYSTEM_PYTHON3} -B
+              ${CMAKE_CURRENT_SOURCE_DIR}/torch/run.py ${group})
+  else()
+    add_test(NAME torch_${group} COMMAND sh -c "echo no /usr/bin/python3; exit 77")
+  endif()
+  set_tests_properties(torch_${group} PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${HOFF_TEST_ENV}")
+endforeach()

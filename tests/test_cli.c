@@ -2,13 +2,26 @@
  * fraction syntaxes by hand-worked values, a percentage budget against
  * the no-offload peak of FORMAT.md's example (simulated independently
  * here), a command's start (help, missing operands), the JSON summary's
- * text. */
+ * text; and, running the hoffopt binary of the build (HOFF_BIN_DIR), the
+ * reliability cases of issue 22: how outputs are written (never a device
+ * node, FIFO or the input destroyed; symlinks followed; atomic, mode
+ * kept), write errors on stdout, exit codes (a plan over the device is
+ * 1, a bug 3), escaped ids and the options' messages. */
+#define _DEFAULT_SOURCE /* mknod, makedev */
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "cli.h"
+#include "outfile.h"
 #include "testutil.h"
 
 static void test_budget_bytes(void **state)
@@ -120,6 +133,551 @@ static void test_json_summary(void **state)
 				 "\"h2d_bytes\": 8000000, \"d2h_bytes\": 5");
 }
 
+/* ---- the binary (issue 22) ---- */
+
+static char dir[64];	/* this program's scratch directory */
+static char hoff[1024]; /* the hoffopt binary */
+
+static int setup_bin(void **state)
+{
+	(void)state;
+	const char *bin = getenv("HOFF_BIN_DIR");
+	if (!bin)
+		return 0;
+	snprintf(hoff, sizeof hoff, "%s/hoffopt", bin);
+	snprintf(dir, sizeof dir, "/tmp/hoff-cli-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown_bin(void **state)
+{
+	(void)state;
+	char cmd[128];
+	if (dir[0] && strncmp(dir, "/tmp/hoff-cli-", 14) == 0) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Runs a shell command in dir with $H the binary; its exit status. */
+static int sh(const char *fmt, ...)
+{
+	char body[4096], cmd[6144];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof body, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "cd '%s' && H='%s' && %s", dir, hoff, body);
+	int st = system(cmd);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static bool need_bin(void)
+{
+	if (!hoff[0] || access(hoff, X_OK) != 0) {
+		print_message("no hoffopt binary (HOFF_BIN_DIR)\n");
+		return false;
+	}
+	return true;
+}
+
+/* Writes FORMAT.md's example to dir/name with each (from, to) of the
+ * NULL-terminated pairs replaced (every occurrence). */
+static void example(const char *name, ...)
+{
+	char text[8192];
+	snprintf(text, sizeof text, "%s", tu_example_graph);
+	va_list ap;
+	va_start(ap, name);
+	const char *from;
+	while ((from = va_arg(ap, const char *))) {
+		const char *to = va_arg(ap, const char *);
+		char out[8192];
+		size_t n = 0, lf = strlen(from);
+		for (const char *p = text; *p;) {
+			if (strncmp(p, from, lf) == 0) {
+				n += (size_t)snprintf(out + n, sizeof out - n,
+						      "%s", to);
+				p += lf;
+			} else {
+				out[n++] = *p++;
+			}
+		}
+		out[n] = '\0';
+		memcpy(text, out, n + 1);
+	}
+	va_end(ap);
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The text of dir/name ("" when missing; caller frees). */
+static char *slurp(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	size_t n;
+	char *t = tu_slurp(path, &n);
+	return t ? t : calloc(1, 1);
+}
+
+static bool contains(const char *name, const char *want)
+{
+	char *t = slurp(name);
+	bool yes = strstr(t, want) != NULL;
+	if (!yes)
+		print_message("%s: no \"%s\" in:\n%s\n", name, want, t);
+	free(t);
+	return yes;
+}
+
+static mode_t mode_of(const char *name, bool follow)
+{
+	char path[512];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_equal(follow ? stat(path, &sb) : lstat(path, &sb), 0);
+	return sb.st_mode;
+}
+
+#define SCHED_HEAD "{\"format\": \"hoffopt.schedule\""
+
+/* (1) A FIFO is written into, not replaced by a regular file. */
+static void test_out_fifo(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("rm -f fifo got && mkfifo fifo"), 0);
+	assert_int_equal(sh("(timeout 20 cat fifo > got &) && "
+			    "$H --greedy g.json -o fifo > /dev/null && "
+			    "sleep 0.2"),
+			 0);
+	assert_true(S_ISFIFO(mode_of("fifo", false)));
+	assert_true(contains("got", SCHED_HEAD));
+}
+
+/* (1) A device node (mknod c 1 7, /dev/full's numbers... here /dev/null's
+ * 1 3) stays a device node; the write goes into it. Needs root. */
+static void test_out_device_node(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	char path[256];
+	snprintf(path, sizeof path, "%s/null", dir);
+	unlink(path);
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+		print_message("mknod: %s (not root): skipped\n",
+			      strerror(errno));
+		skip();
+	}
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o null > /dev/null"), 0);
+	assert_true(S_ISCHR(mode_of("null", false)));
+	assert_int_equal(sh("$H --greedy g.json -o /dev/null > /dev/null"), 0);
+	struct stat sb;
+	assert_int_equal(stat("/dev/null", &sb), 0);
+	assert_true(S_ISCHR(sb.st_mode));
+}
+
+/* (1, 2) A symlink is followed: the link stays, its target gets the
+ * schedule atomically with its mode (0640) kept; a new file gets
+ * 0666 & ~umask. */
+static void test_out_symlink_mode(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("rm -f real link new && echo old > real && "
+			    "chmod 640 real && ln -s real link && umask 022 "
+			    "&& $H --greedy g.json -o link > /dev/null && "
+			    "$H --greedy g.json -o new > /dev/null"),
+			 0);
+	assert_true(S_ISLNK(mode_of("link", false)));
+	assert_int_equal(mode_of("real", false) & 07777, 0640);
+	assert_true(contains("real", SCHED_HEAD));
+	assert_int_equal(mode_of("new", false) & 07777, 0644);
+	/* no temporary file is left beside them */
+	assert_int_equal(sh("test -z \"$(ls -A | grep -v '^[a-z0-9.]*$')\""),
+			 0);
+}
+
+/* (2) A 250-character output name works: the temporary name is short. */
+static void test_out_long_name(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	char name[251];
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o %s > /dev/null", name), 0);
+	assert_true(contains(name, SCHED_HEAD));
+}
+
+/* (2) A symlink planted where the old code put its temporary file
+ * (<path>.tmp.<pid>) redirects nothing: the victim is untouched and the
+ * temporary file is a new regular file in the target's directory. */
+static void test_out_tmp_not_followed(void **state)
+{
+	(void)state;
+	if (!dir[0])
+		skip();
+	char target[256], victim[256], plant[320];
+	snprintf(target, sizeof target, "%s/s.json", dir);
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(plant, sizeof plant, "%s.tmp.%ld", target, (long)getpid());
+	FILE *v = fopen(victim, "w");
+	assert_non_null(v);
+	fputs("precious\n", v);
+	assert_int_equal(fclose(v), 0);
+	unlink(plant);
+	assert_int_equal(symlink(victim, plant), 0);
+	hoff_outfile o;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_outfile_open(&o, target, &e), HOFF_OK);
+	struct stat sb;
+	assert_int_equal(lstat(hoff_outfile_name(&o), &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_int_equal(strncmp(hoff_outfile_name(&o), dir, strlen(dir)), 0);
+	fputs("new\n", o.f);
+	assert_int_equal(hoff_outfile_commit(&o, &e), HOFF_OK);
+	assert_true(contains("victim", "precious\n"));
+	assert_true(contains("s.json", "new\n"));
+	unlink(plant);
+}
+
+/* (3) -o naming the input (itself, or through a link) is refused with
+ * exit 2 and the graph is kept. */
+static void test_out_is_input(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o g.json 2> err"), 2);
+	assert_true(contains("err", "hoffopt: output g.json is the input "
+				    "g.json: refusing to overwrite it"));
+	assert_int_equal(sh("rm -f alias && ln g.json alias && "
+			    "$H --policy none g.json -o alias 2> /dev/null"),
+			 2);
+	assert_int_equal(sh("$H --exact g.json --quiet --trace ./g.json "
+			    "2> /dev/null"),
+			 2);
+	assert_int_equal(sh("$H simulate g.json g.json --trace g.json "
+			    "2> /dev/null"),
+			 2);
+	assert_true(contains("g.json", "\"format\": \"hoffopt.graph\""));
+}
+
+/* (4) A failed write to stdout (/dev/full) is exit 2 with a message, for
+ * every report. */
+static void test_stdout_full(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	if (access("/dev/full", W_OK) != 0)
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
+	static const char *const cmds[] = {
+		"analyze g.json",	    "analyze g.json --json --tensors",
+		"simulate g.json s.json",   "simulate g.json s.json --json",
+		"--greedy g.json --json",   "--greedy g.json -o -",
+		"--policy reactive g.json", "--exact g.json --quiet --json",
+		"compare g.json --quiet",
+	};
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		int rc = sh("$H %s > /dev/full 2> err", cmds[i]);
+		if (rc != 2)
+			print_message("hoffopt %s: exit %d\n", cmds[i], rc);
+		assert_int_equal(rc, 2);
+		assert_true(contains("err", "cannot write <stdout>: No space "
+					    "left on device"));
+	}
+}
+
+/* (5) A plan over the device (5 MB; greedy's least peak is 8 MB) is exit
+ * 1 for every planner, with nothing written and the report kept. */
+static void test_plan_over_device(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("t5.json", "\"memory_bytes\": 100000000",
+		"\"memory_bytes\": 5000000", NULL);
+	static const char *const pol[] = {"greedy", "none", "reactive",
+					  "lookahead:1"};
+	static const char *const peak[] = {"8000000", "12000000", "8000000",
+					   "11000000"};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(sh("rm -f s.json; $H --policy %s t5.json -o "
+				    "s.json --json > out 2> err",
+				    pol[i]),
+				 1);
+		assert_int_equal(sh("test ! -e s.json"), 0);
+		char want[160];
+		snprintf(want, sizeof want,
+			 "hoffopt: %s's schedule peaks at %s B, over the "
+			 "device's 5000000 B (machine.device.memory_bytes)",
+			 pol[i], peak[i]);
+		assert_true(contains("err", want));
+		assert_true(contains("err",
+				     i ? "this baseline does not fit the device"
+				       : "no schedule found fits the device"));
+		assert_true(contains("out", "\"feasible\": false"));
+	}
+	assert_int_equal(sh("$H --exact t5.json --quiet > /dev/null "
+			    "2> /dev/null"),
+			 1);
+	assert_int_equal(sh("$H compare t5.json --quiet > /dev/null"), 1);
+	/* a --budget that cannot be met: exit 1 saying so, not an internal
+	 * error (the plan is simulated without a budget, then judged) */
+	assert_int_equal(sh("$H --greedy t5.json --budget 1 --json > out "
+			    "2> err"),
+			 1);
+	assert_true(contains("err", "hoffopt: budget 1 B cannot be met by "
+				    "greedy: the smallest peak found is "
+				    "8000000 B"));
+	assert_true(contains("out", "\"peak_bytes\": 8000000,"));
+	assert_int_equal(sh("$H --exact t5.json --budget 1 --quiet > /dev/null "
+			    "2> err"),
+			 1);
+	assert_true(contains("err", "hoffopt: budget 1 B cannot be met"));
+	/* within --budget over the device's memory: what was asked */
+	assert_int_equal(sh("$H --greedy t5.json --budget 9000000 -o s.json "
+			    "> /dev/null"),
+			 0);
+	assert_true(contains("s.json", "\"budget_bytes\": 9000000"));
+}
+
+/* (6) Tier capacity: under the homed bytes the graph is rejected (exit 2,
+ * the tier and both counts); exactly at them, greedy plans and the
+ * baselines that store past it say so with exit 1, not "internal error". */
+static void test_tier_capacity(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("c7.json", "1000000000000", "7000000", NULL);
+	example("c8.json", "1000000000000", "8000000", NULL);
+	assert_int_equal(sh("$H --greedy c7.json 2> err"), 2);
+	assert_true(contains("err", "hoffopt: c7.json: machine.tiers[0] "
+				    "\"host\": capacity_bytes 7000000 is less "
+				    "than the 8000000 bytes of the tensors "
+				    "homed there"));
+	assert_int_equal(sh("$H --policy reactive c7.json 2> /dev/null"), 2);
+	assert_int_equal(sh("$H analyze c7.json > /dev/null 2>&1"), 2);
+	assert_int_equal(sh("$H --greedy c8.json -o s.json > /dev/null"), 0);
+	assert_int_equal(sh("$H simulate c8.json s.json > /dev/null"), 0);
+	assert_int_equal(sh("$H --policy none c8.json > /dev/null"), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sh("$H --policy %s c8.json > /dev/null 2> err",
+				    i ? "lookahead:1" : "reactive"),
+				 1);
+		assert_true(contains("err", "cannot plan within the tiers' "
+					    "capacities"));
+		assert_true(contains("err", "steps[6] store \"b\": rule 8: "
+					    "tier capacity exceeded"));
+	}
+}
+
+/* (6) The exit codes: a bug is 3, apart from bad input (2). */
+static void test_exit_codes(void **state)
+{
+	(void)state;
+	assert_int_equal(hoff_cli_exit(HOFF_OK), 0);
+	assert_int_equal(hoff_cli_exit(HOFF_EINVALID), 1);
+	assert_int_equal(hoff_cli_exit(HOFF_EINPUT), 2);
+	assert_int_equal(hoff_cli_exit(HOFF_EIO), 2);
+	assert_int_equal(hoff_cli_exit(HOFF_EUSAGE), 2);
+	assert_int_equal(hoff_cli_exit(HOFF_ENOMEM), 2);
+	assert_int_equal(hoff_cli_exit(HOFF_EINTERNAL), 3);
+	assert_int_equal(HOFF_EXIT_INTERNAL, 3);
+}
+
+/* (8) A tier whose fetches sum past 2^62 ps: analyze names the file and
+ * the tier, not a step. Two weights of 3e6 B at 1 B/s: 3e18 ps each. */
+static void test_fetch_sum_message(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("ovf.json", "\"h2d_Bps\": 1.0e9", "\"h2d_Bps\": 1",
+		"\"bytes\": 4000000", "\"bytes\": 3000000", NULL);
+	assert_int_equal(sh("$H analyze ovf.json 2> err"), 2);
+	assert_true(contains("err",
+			     "hoffopt: ovf.json: machine.tiers[0] "
+			     "\"host\": h2d_Bps: one fetch of each "
+			     "tensor homed there plus the compute "
+			     "reaches 2^62 ps (at tensors[2] \"w1\")\n"));
+}
+
+/* (9) budget_bytes is written without --budget: the device's memory. */
+static void test_budget_written(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null && "
+			    "$H --exact g.json --quiet -o x.json > /dev/null"),
+			 0);
+	assert_true(contains("s.json", "\"budget_bytes\": 100000000,"));
+	assert_true(contains("x.json", "\"budget_bytes\": 100000000,"));
+}
+
+/* (9) Control characters in ids are escaped in text reports. */
+static void test_escaped_ids(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("esc.json", "\"w0\"", "\"w\\u001b[2J0\"", "\"tiny\"",
+		"\"t\\u0007\"", NULL);
+	assert_int_equal(sh("$H analyze esc.json > out"), 0);
+	assert_true(contains("out", "graph t\\x07: 2 ops"));
+	assert_true(contains("out", "  w\\x1b[2J0 "));
+	char *t = slurp("out");
+	assert_null(strchr(t, 0x1b));
+	assert_null(strchr(t, 0x07));
+	free(t);
+}
+
+/* (9) An unknown option is unknown, even last; a known one lacks a value. */
+static void test_option_messages(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json --bogus 2> err"), 2);
+	assert_true(contains("err", "hoffopt: unknown option '--bogus'\n"));
+	assert_int_equal(sh("$H analyze g.json --frobnicate 2> err"), 2);
+	assert_true(
+		contains("err", "hoffopt: unknown option '--frobnicate'\n"));
+	assert_int_equal(sh("$H --greedy g.json -o 2> err"), 2);
+	assert_true(contains("err", "hoffopt: option '-o' needs a value\n"));
+	assert_int_equal(sh("$H simulate g.json s.json --budget 2> err"), 2);
+	assert_true(contains("err", "option '--budget' needs a value\n"));
+}
+
+/* (9) --corrupt-step must name a transfer of the schedule. */
+static void test_corrupt_step(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
+	/* greedy's steps on the example: prefetch w0, prefetch w1, op0 ... */
+	assert_true(
+		contains("s.json", "\"steps\": [\n  {\"prefetch\": \"w0\""));
+	assert_int_equal(sh("$H run g.json s.json --corrupt-step 2 2> err"), 2);
+	assert_true(contains("err", "--corrupt-step 2: not a prefetch or a "
+				    "store"));
+	assert_int_equal(sh("$H run g.json s.json --corrupt-step 99 2> err"),
+			 2);
+	assert_true(contains("err", "--corrupt-step 99: past the schedule's "
+				    "last step"));
+	/* a transfer it is: the corruption is found by --verify */
+	assert_int_equal(sh("$H run g.json s.json --corrupt-step 0 --verify "
+			    "> /dev/null 2>&1"),
+			 1);
+}
+
+/* (14) --time-limit bounds the whole --exact command, the model's build
+ * and the solver's set-up included: llama3-8b-train's min-peak model
+ * (about a million columns and three million rows) took 2 min 12 s under
+ * --time-limit 30; under 3 s the run must end within a few seconds of it
+ * (10 s here: a sanitizer build on a loaded machine) with greedy's
+ * schedule, status time_limit, saying why. */
+static void test_exact_time_limit(void **state)
+{
+	(void)state;
+	if (!need_bin() || !tu_src_dir())
+		skip();
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int rc = sh("$H --exact '%s/data/llama3-8b-train.json' --time-limit 3 "
+		    "--json -o s.json > out 2> err",
+		    tu_src_dir());
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double wall = (double)(b.tv_sec - a.tv_sec) +
+		      (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	print_message("--exact llama3-8b-train --time-limit 3: %.1f s, exit "
+		      "%d\n",
+		      wall, rc);
+	assert_true(wall < 10.0);
+	/* greedy's schedule misses 1% over the lower bound: exit 1 */
+	assert_int_equal(rc, 1);
+	assert_true(contains("out", "\"status\": \"time_limit\""));
+	assert_true(contains("out", "\"source\": \"greedy\""));
+	assert_true(contains("out", "\"note\": \"--time-limit 3 s: "));
+	assert_true(contains("out", "greedy's schedule is returned\""));
+}
+
+/* (13) A proven optimum is named for what it is: optimal over the
+ * model's candidates, with the restriction printed. On the witness graph
+ * random7-train the default model's optimum is 311427076 B: the 4-byte
+ * loss output is a small tensor; with --all-candidates the model now
+ * stores it after its producer (a result no op reads) and reaches the
+ * witness's 311427072 B. */
+static void test_exact_claims(void **state)
+{
+	(void)state;
+	const char *sh_dir = tu_shared_dir();
+	if (!need_bin() || !sh_dir)
+		skip();
+	char graph[512];
+	snprintf(graph, sizeof graph,
+		 "%s/witness/exact/random7-train.graph.json", sh_dir);
+	if (access(graph, R_OK) != 0)
+		skip();
+	assert_int_equal(sh("$H --exact '%s' --quiet --json > out", graph), 0);
+	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
+	assert_true(contains("out", "\"peak_bytes\": 311427076,"));
+	assert_true(contains("out", "\"restriction\": \"over the model's "
+				    "candidates: 5 of 11 tensors may move"));
+	assert_true(contains("out", "tensors under 76032 B only drop a clean "
+				    "copy after their last use"));
+	assert_int_equal(sh("$H --exact '%s' --quiet > out", graph), 0);
+	assert_true(contains("out", "exact    optimal_over_candidates "));
+	assert_true(contains("out", "bound over candidates 311427076"));
+	assert_true(contains("out", "gap to the model's bound"));
+	assert_true(contains("out", "status and bound are over the model's "
+				    "candidates"));
+	assert_int_equal(sh("$H compare '%s' --quiet --json > out", graph), 0);
+	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
+	assert_true(contains("out", "\"restriction\": \"over the model's"));
+	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
+			    "-o s.json > out",
+			    graph),
+			 0);
+	assert_true(contains("out", "\"peak_bytes\": 311427072,"));
+	assert_true(contains("out", "\"bound\": 311427072,"));
+	assert_int_equal(sh("$H simulate '%s' s.json > /dev/null", graph), 0);
+	snprintf(graph, sizeof graph,
+		 "%s/witness/exact/random8-train.graph.json", sh_dir);
+	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
+			    "> out",
+			    graph),
+			 0);
+	assert_true(contains("out", "\"peak_bytes\": 157810688,"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +686,23 @@ int main(void)
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_budget_of_graph),
 		cmocka_unit_test(test_json_summary),
+		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_out_fifo),
+		cmocka_unit_test(test_out_device_node),
+		cmocka_unit_test(test_out_symlink_mode),
+		cmocka_unit_test(test_out_long_name),
+		cmocka_unit_test(test_out_tmp_not_followed),
+		cmocka_unit_test(test_out_is_input),
+		cmocka_unit_test(test_stdout_full),
+		cmocka_unit_test(test_plan_over_device),
+		cmocka_unit_test(test_tier_capacity),
+		cmocka_unit_test(test_fetch_sum_message),
+		cmocka_unit_test(test_budget_written),
+		cmocka_unit_test(test_escaped_ids),
+		cmocka_unit_test(test_option_messages),
+		cmocka_unit_test(test_corrupt_step),
+		cmocka_unit_test(test_exact_time_limit),
+		cmocka_unit_test(test_exact_claims),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup_bin, teardown_bin);
 }

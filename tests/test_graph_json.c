@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -26,7 +27,7 @@ static const char RICH_GRAPH[] =
 	"\"mem_bandwidth_Bps\":2e12,\"flops_per_s\":1.5e14,"
 	"\"op_overhead_s\":3e-6},"
 	"\"tiers\":[{\"name\":\"host\",\"h2d_Bps\":2.5e10,\"d2h_Bps\":2.4e10,"
-	"\"latency_s\":1e-5,\"capacity_bytes\":0},"
+	"\"latency_s\":1e-5,\"capacity_bytes\":4},"
 	"{\"name\":\"nvme\",\"h2d_Bps\":3e9,\"d2h_Bps\":1e9}]},"
 	"\"tensors\":["
 	"{\"id\":\"x\",\"bytes\":8,\"kind\":\"input\",\"home\":\"device\"},"
@@ -43,7 +44,7 @@ static const char RICH_GRAPH[] =
 	"\"ops\":["
 	"{\"id\":\"f\",\"kind\":\"matmul\",\"inputs\":[\"x\",\"w\",\"x\"],"
 	"\"outputs\":[\"o\"],\"updates\":[\"kv\\t1\"],\"flops\":1e9,"
-	"\"bytes_accessed\":3e6,\"workspace_bytes\":128,\"layer\":-2,"
+	"\"bytes_accessed\":3e6,\"workspace_bytes\":128,\"layer\":2,"
 	"\"note\":\"ignored\"},"
 	"{\"id\":\"b\",\"inputs\":[\"o\"],\"outputs\":[\"p\",\"g\"],"
 	"\"time_s\":0.001,\"layer\":null},"
@@ -336,7 +337,7 @@ static void test_round_trip_rich(void **state)
 			    "{\"a\":[1,2.50,{\"b\":null}],\"s\":\"x  y\"}");
 	assert_int_equal(g->device.memory_bytes, 1000000000);
 	assert_true(g->device.op_overhead_s == 3e-6);
-	assert_int_equal(g->tier[0].capacity_bytes, 0);
+	assert_int_equal(g->tier[0].capacity_bytes, 4);
 	assert_int_equal(g->tier[1].capacity_bytes, HOFF_UNLIMITED);
 	assert_false(g->tier[1].has_latency);
 	assert_int_equal(g->tier[0].latency_ps, 10000000);
@@ -362,7 +363,7 @@ static void test_round_trip_rich(void **state)
 	/* op f: repeated input counted once; roofline time. */
 	const hoff_op *f = &g->op[0];
 	assert_int_equal(g->in_off[1], 2);
-	assert_int_equal(f->layer, -2);
+	assert_int_equal(f->layer, 2);
 	assert_int_equal(f->workspace_bytes, 128);
 	assert_int_equal(f->flags, HOFF_O_HAS_FLOPS | HOFF_O_HAS_BYTES_ACCESSED |
 					   HOFF_O_HAS_WORKSPACE |
@@ -604,7 +605,7 @@ REJECT(rej_dup_tensor_key, G("{\"id\": \"x\", \"bytes\": 8, \"bytes\": 9}", ""),
        "tensors[0]: duplicate key \"bytes\"")
 REJECT(rej_dup_meta_key,
        "{\"meta\": {\"a\": {\"b\": 1, \"c\": 2, \"b\": 3}}, " HDR "}",
-       "t.json: meta: duplicate key \"b\"")
+       "t.json: meta.a: duplicate key \"b\"")
 REJECT(rej_dup_deep_key,
        G(TX, OP("\"x\": {\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,"
 		"\"g\":7,\"h\":8,\"i\":9,\"e\":10}")),
@@ -752,6 +753,140 @@ REJECT(rej_transfer_limit,
        GT("{\"name\": \"h\", \"h2d_Bps\": 1e-9, \"d2h_Bps\": 1}", TX, ""),
        "tensors[0] \"x\": bytes: a transfer on tier \"h\" reaches 2^62 ps")
 
+/* Issue 22: a negative layer is a negative number the tool interprets. */
+REJECT(rej_layer_negative, G(TX, OP("\"layer\": -1")),
+       "ops[0] \"k\": layer must be >= 0")
+/* Issue 22: a duplicate key is named in the object that holds it. */
+REJECT(rej_dup_key_device,
+       "{" HDR ", \"machine\": {\"device\": {\"memory_bytes\": 1, "
+       "\"memory_bytes\": 2}}}",
+       "t.json: machine.device: duplicate key \"memory_bytes\"")
+REJECT(rej_dup_key_tier,
+       GT(HOST ", {\"name\": \"h\", \"h2d_Bps\": 1, \"d2h_Bps\": 1, "
+	       "\"d2h_Bps\": 2}",
+	  "", ""),
+       "t.json: machine.tiers[1]: duplicate key \"d2h_Bps\"")
+REJECT(rej_dup_key_meta,
+       "{" HDR ", \"meta\": {\"a\": [0, {\"b\": 1, \"b\": 2}]}}",
+       "t.json: meta.a[1]: duplicate key \"b\"")
+/* Issue 22 (6): the tensors homed on a tier fit its capacity (rule 8
+ * counts them from time 0): 8 + 8 bytes on a tier of 15. */
+REJECT(rej_tier_capacity,
+       GT("{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, "
+	  "\"capacity_bytes\": 15}",
+	  "{\"id\": \"x\", \"bytes\": 8, \"home\": \"host\"}, "
+	  "{\"id\": \"y\", \"bytes\": 8, \"home\": \"host\"}",
+	  ""),
+       "t.json: machine.tiers[0] \"host\": capacity_bytes 15 is less than "
+       "the 16 bytes of the tensors homed there")
+/* Issue 22 (8): one fetch of each tensor homed on a tier plus the compute
+ * must stay below 2^62 ps: two of 3e18 ps each (3e6 B at 1 B/s). */
+REJECT(rej_tier_fetch_sum,
+       GT("{\"name\": \"h\", \"h2d_Bps\": 1, \"d2h_Bps\": 1}",
+	  "{\"id\": \"x\", \"bytes\": 3000000, \"home\": \"h\"}, "
+	  "{\"id\": \"y\", \"bytes\": 3000000, \"home\": \"h\"}",
+	  OP("\"inputs\": [\"x\", \"y\"], \"time_s\": 0")),
+       "t.json: machine.tiers[0] \"h\": h2d_Bps: one fetch of each tensor "
+       "homed there plus the compute reaches 2^62 ps (at tensors[1] \"y\")")
+
+/* Issue 22 (6): capacity exactly at the homed bytes is accepted. */
+static void test_tier_capacity_exact(void **state)
+{
+	(void)state;
+	hoff_graph *g = parse_ok(
+		GT("{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, "
+		   "\"capacity_bytes\": 16}",
+		   "{\"id\": \"x\", \"bytes\": 8, \"home\": \"host\"}, "
+		   "{\"id\": \"y\", \"bytes\": 8, \"home\": \"host\"}",
+		   ""));
+	assert_int_equal(g->tier[0].capacity_bytes, 16);
+	hoff_graph_free(g);
+}
+
+/* Issue 22 (12): repeats are dropped in linear time: an op listing
+ * 200,000 distinct inputs, each twice, and 50,000 updates that are also
+ * outputs of nothing. A quadratic pass takes 10 s or more here; the cap
+ * of 3 s leaves room for sanitizers and a loaded machine. */
+static void test_many_inputs_linear(void **state)
+{
+	(void)state;
+	enum { N = 200000 };
+	size_t cap = (size_t)N * 64 + 4096, n = 0;
+	char *t = malloc(cap);
+	assert_non_null(t);
+	n += (size_t)snprintf(t + n, cap - n,
+			      "{" HDR ", \"machine\": {" DEV
+			      "}, \"tensors\": [");
+	for (int i = 0; i < N; i++)
+		n += (size_t)snprintf(t + n, cap - n,
+				      "%s{\"id\": \"t%d\", \"bytes\": 1}",
+				      i ? ", " : "", i);
+	n += (size_t)snprintf(t + n, cap - n,
+			      "], \"ops\": [{\"id\": \"k\", \"time_s\": 0, "
+			      "\"inputs\": [");
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < N; i++)
+			n += (size_t)snprintf(t + n, cap - n, "%s\"t%d\"",
+					      r || i ? ", " : "", i);
+	n += (size_t)snprintf(t + n, cap - n, "]}]}");
+	assert_true(n < cap);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	hoff_graph *g = parse_ok(t);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double s = (double)(b.tv_sec - a.tv_sec) +
+		   (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	assert_int_equal(g->nops, 1);
+	assert_int_equal(g->in_off[1] - g->in_off[0], N); /* repeats gone */
+	for (int i = 0; i < N; i++)
+		assert_int_equal(g->in[i], i); /* in the order written */
+	assert_int_equal(g->tensor[N - 1].first_use, 0);
+	assert_true(s < 3.0);
+	hoff_graph_free(g);
+	free(t);
+}
+
+/* Issue 22 (9): input past the limit is refused, from a file whose size
+ * says so and from a stream that never ends (yes), without reading more
+ * than the limit; /dev/zero at its first NUL byte. */
+static void test_input_limit(void **state)
+{
+	(void)state;
+	char *buf = (char *)1;
+	size_t len = 7;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_slurp("/dev/zero", &buf, &len, &e), HOFF_EINPUT);
+	assert_null(buf);
+	assert_int_equal(len, 0);
+	assert_string_equal(e.msg, "/dev/zero: byte 0 is NUL: not JSON text");
+	/* a stream that never ends, without NUL bytes: the limit */
+	FILE *y = popen("yes", "r");
+	assert_non_null(y);
+	char dev[64];
+	snprintf(dev, sizeof dev, "/dev/fd/%d", fileno(y));
+	assert_int_equal(hoff_slurp_max(dev, 1 << 20, &buf, &len, &e),
+			 HOFF_EINPUT);
+	pclose(y);
+	assert_null(buf);
+	char want[128];
+	snprintf(want, sizeof want,
+		 "%s: input larger than 1048576 bytes (hoffopt's limit)", dev);
+	assert_string_equal(e.msg, want);
+	char path[] = "/tmp/hoff-limit-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	close(fd);
+	assert_int_equal(hoff_slurp_max(path, 9, &buf, &len, &e), HOFF_EINPUT);
+	assert_non_null(strstr(e.msg, "input larger than 9 bytes"));
+	assert_int_equal(hoff_slurp_max(path, 10, &buf, &len, &e), HOFF_OK);
+	assert_int_equal(len, 10);
+	assert_string_equal(buf, "0123456789");
+	free(buf);
+	unlink(path);
+	assert_true(HOFF_MAX_INPUT_BYTES == (size_t)4 << 30);
+}
+
 /* Numbers read exactly as strtod reads them (the reader's fast path for
  * short decimals must agree), and print back to the same doubles. */
 static void test_numbers(void **state)
@@ -844,12 +979,12 @@ static void test_nulls_and_defaults(void **state)
 	assert_int_equal(g->op[0].flags, HOFF_O_HAS_TIME);
 	round_trip(g);
 	hoff_graph_free(g);
-	/* Integral numbers in any spelling; layer of any sign. */
+	/* Integral numbers in any spelling. */
 	g = parse_ok(G("{\"id\": \"x\", \"bytes\": 2.5e1}",
-		       OP("\"time_s\": 1, \"layer\": -7, "
+		       OP("\"time_s\": 1, \"layer\": 7e0, "
 			  "\"workspace_bytes\": 9007199254740992")));
 	assert_int_equal(g->tensor[0].bytes, 25);
-	assert_int_equal(g->op[0].layer, -7);
+	assert_int_equal(g->op[0].layer, 7);
 	assert_int_equal(g->op[0].workspace_bytes, 9007199254740992LL);
 	hoff_graph_free(g);
 }
@@ -946,6 +1081,15 @@ int main(void)
 		cmocka_unit_test(rej_latency_limit),
 		cmocka_unit_test(rej_overhead_limit),
 		cmocka_unit_test(rej_transfer_limit),
+		cmocka_unit_test(rej_layer_negative),
+		cmocka_unit_test(rej_dup_key_device),
+		cmocka_unit_test(rej_dup_key_tier),
+		cmocka_unit_test(rej_dup_key_meta),
+		cmocka_unit_test(rej_tier_capacity),
+		cmocka_unit_test(rej_tier_fetch_sum),
+		cmocka_unit_test(test_tier_capacity_exact),
+		cmocka_unit_test(test_many_inputs_linear),
+		cmocka_unit_test(test_input_limit),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

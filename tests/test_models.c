@@ -2,15 +2,18 @@
  * against the published totals, op and tensor counts worked out by hand,
  * every model x phase x machine finishes, KV blocks in prefill and decode,
  * stashed activations, gradients and host-homed optimizer state in train,
- * seeded MoE routing, homes, the roofline of a decode step, and speed. */
+ * seeded MoE routing, homes, the roofline of a decode step, and speed;
+ * the shape options: the optimizer step in the backward, the optimizer
+ * state on the device, the KV cache on the host. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "analysis.h"
 #include "graph_json.h"
 #include "models.h"
-#include "analysis.h"
+#include "policy.h"
 #include "synth.h"
 #include "testutil.h"
 
@@ -507,6 +510,311 @@ static void test_homes(void **state)
 	assert_non_null(strstr(e.msg, "gh200"));
 }
 
+/* The op ids of g from op `from` on, joined by ';'. */
+static void op_ids(const hoff_graph *g, int32_t from, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int32_t k = from; k < g->nops; k++) {
+		int w = snprintf(buf + len, n - len, "%s;", g->op[k].id);
+		assert_true(w > 0 && (size_t)w < n - len);
+		len += (size_t)w;
+	}
+}
+
+/* --optimizer-step in-backward, llama3-8b, 2 layers, by hand: the forward
+ * (23 ops) is unchanged; the backward runs the taped ops last first, and
+ * each group's Adam op follows the backward op that makes its last
+ * gradient: the head's (final norm and lm_head weights) after norm.bwd
+ * (lm_head's gradient comes from the fused loss op), layer l's after its
+ * attn_norm.bwd, the embedding's after embed.bwd. Same ops, tensors and
+ * op times as the step at the end, only the order moves; every weight
+ * gradient dies at its group's Adam op. */
+static void test_optimizer_in_backward(void **state)
+{
+	(void)state;
+	static char got[4096], want[4096];
+	hoff_model_opts o = opts("llama3-8b", "train", 2, 512);
+	hoff_graph *end = build(&o);
+	o.optimizer_step = "in-backward";
+	hoff_graph *g = build(&o);
+	assert_int_equal(g->nops, 49);
+	assert_string_equal(g->name, "llama3-8b-l2-train-in-backward");
+	assert_non_null(strstr(g->meta, "\"optimizer_step\":\"in-backward\""));
+	assert_null(strstr(end->meta, "optimizer_step"));
+	assert_string_equal(end->name, "llama3-8b-l2-train");
+	static const char *const layer_bwd[] = {
+		"mlp.down_proj", "mlp.up_proj", "mlp.gate_proj", "ffn_norm",
+		"attn.o_proj",	 "attn.core",	"attn.v_proj",	 "attn.k_proj",
+		"attn.q_proj",	 "attn_norm",
+	};
+	size_t len = (size_t)snprintf(want, sizeof want,
+				      "norm;lm_head;norm.bwd;head.adam;");
+	for (int l = 1; l >= 0; l--) {
+		for (int i = 0; i < 10; i++)
+			len += (size_t)snprintf(want + len, sizeof want - len,
+						"layers.%d.%s.bwd;", l,
+						layer_bwd[i]);
+		len += (size_t)snprintf(want + len, sizeof want - len,
+					"layers.%d.adam;", l);
+	}
+	snprintf(want + len, sizeof want - len, "embed.bwd;embed.adam;");
+	op_ids(g, op_id(g, "norm"), got, sizeof got);
+	assert_string_equal(got, want);
+	/* The forward and the tensors are the same as with the step at the
+	 * end, and so is each op's time. */
+	assert_int_equal(g->ntensors, end->ntensors);
+	for (int32_t k = 0; k < 23; k++)
+		assert_string_equal(g->op[k].id, end->op[k].id);
+	for (int32_t k = 0; k < g->nops; k++)
+		assert_int_equal(g->op[k].time_ps,
+				 end->op[op_id(end, g->op[k].id)].time_ps);
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x =
+			&end->tensor[tensor_id(end, g->tensor[t].id)];
+		assert_int_equal(g->tensor[t].bytes, x->bytes);
+		assert_int_equal(g->tensor[t].home, x->home);
+	}
+	/* Layer 1's Adam op: 9 weights and their moments updated, 9
+	 * gradients read; the gate_proj moments 4096 x 14336 x 8 bytes. */
+	int32_t k = op_id(g, "layers.1.adam");
+	assert_int_equal(g->upd_off[k + 1] - g->upd_off[k], 18);
+	assert_int_equal(g->in_off[k + 1] - g->in_off[k], 9);
+	int32_t m = tensor_id(g, "layers.1.mlp.gate_proj.weight.adam");
+	assert_int_equal(g->tensor[m].bytes, 4096LL * 14336 * 8);
+	assert_int_equal(g->tensor[m].first_use, k);
+	assert_int_equal(
+		g->tensor[tensor_id(g, "layers.1.attn_norm.weight.grad")]
+			.last_use,
+		k);
+	assert_int_equal(
+		g->tensor[tensor_id(g, "layers.1.mlp.down_proj.weight.grad")]
+			.last_use,
+		k);
+	assert_int_equal(
+		g->tensor[tensor_id(g, "lm_head.weight.grad")].last_use,
+		op_id(g, "head.adam"));
+	assert_int_equal(op_id(g, "head.adam"), 24);
+	hoff_graph_free(g);
+	hoff_graph_free(end);
+
+	/* MoE and MLA (DeepSeek, 3 dense layers and 1 MoE): each layer's
+	 * Adam op directly follows its attn_norm.bwd, and the op count is the
+	 * end step's, 113. */
+	o = opts("deepseek-v3", "train", 4, 64);
+	o.optimizer_step = "in-backward";
+	g = build(&o);
+	assert_int_equal(g->nops, 113);
+	for (int l = 0; l < 4; l++) {
+		char id[64];
+		snprintf(id, sizeof id, "layers.%d.attn_norm.bwd", l);
+		int32_t a = op_id(g, id);
+		snprintf(id, sizeof id, "layers.%d.adam", l);
+		assert_int_equal(op_id(g, id), a + 1);
+	}
+	assert_int_equal(op_id(g, "embed.adam"), g->nops - 1);
+	hoff_graph_free(g);
+}
+
+/* --optimizer-home device: the Adam moments start on the device (by
+ * default they are homed on the host). llama3-8b at full depth then puts
+ * 64 GB of moments and 16 GB of weights on an 80 GB device, over the 3/4
+ * that "auto" allows, so the weights move to the host. */
+static void test_optimizer_home(void **state)
+{
+	(void)state;
+	hoff_model_opts o = opts("llama3-8b", "train", 2, 512);
+	o.optimizer_home = "device";
+	hoff_graph *g = build(&o);
+	assert_string_equal(g->name, "llama3-8b-l2-train-opt-device");
+	assert_non_null(strstr(g->meta, "\"optimizer_home\":\"device\""));
+	int n = 0;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		if (g->tensor[t].kind == HOFF_KIND_OPTIMIZER) {
+			assert_int_equal(g->tensor[t].home, HOFF_DEVICE);
+			n++;
+		}
+	assert_int_equal(n, 21);
+	assert_int_equal(g->tensor[tensor_id(g, "embed.weight")].home,
+			 HOFF_DEVICE);
+	hoff_graph_free(g);
+
+	o.layers = 0;
+	g = build(&o);
+	int32_t m = tensor_id(g, "layers.31.mlp.up_proj.weight.adam");
+	assert_int_equal(g->tensor[m].home, HOFF_DEVICE);
+	assert_int_equal(g->tensor[tensor_id(g, "embed.weight")].home, 0);
+	hoff_analysis a;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_analyze(g, &a, &e), HOFF_OK);
+	assert_int_equal(a.tier_homed_bytes, 8030261248LL * 2);
+	hoff_graph_free(g);
+}
+
+/* --kv host: one KV block a layer, "layers.<l>.kv", the whole cache of the
+ * layer homed on the host, in the attention core's updates (not its
+ * inputs). Decode, batch 3, 4096 cached tokens: 3 x 4097 tokens x 4096
+ * bytes (K and V of 8 heads x 128, bf16) = 50343936 B; prefill writes
+ * 3 x 4096 tokens = 50331648 B. Op times equal those of the blocked cache
+ * on the device (the core reads the same bytes). */
+static void test_kv_host(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *phase;
+		int64_t bytes;
+	} c[] = {{"decode", 3LL * 4097 * 4096}, {"prefill", 3LL * 4096 * 4096}};
+	for (size_t i = 0; i < 2; i++) {
+		hoff_model_opts o = opts("llama3-8b", c[i].phase, 2, 4096);
+		o.batch = 3;
+		o.kv_block_tokens = 1024;
+		hoff_graph *dev = build(&o);
+		o.kv = "host";
+		hoff_graph *g = build(&o);
+		char name[64];
+		snprintf(name, sizeof name, "llama3-8b-l2-%s-kv-host",
+			 c[i].phase);
+		assert_string_equal(g->name, name);
+		assert_non_null(strstr(g->meta, "\"kv\":\"host\""));
+		assert_int_equal(count_kind(g, HOFF_KIND_KV), 2);
+		/* 5 (decode) or 4 (prefill) blocks a layer become one. */
+		assert_int_equal(g->ntensors,
+				 dev->ntensors - 2 * (i == 0 ? 5 : 4) + 2);
+		for (int l = 0; l < 2; l++) {
+			char id[64];
+			snprintf(id, sizeof id, "layers.%d.kv", l);
+			int32_t t = tensor_id(g, id);
+			const hoff_tensor *x = &g->tensor[t];
+			assert_int_equal(x->kind, HOFF_KIND_KV);
+			assert_int_equal(x->bytes, c[i].bytes);
+			assert_int_equal(x->producer, HOFF_NONE);
+			assert_true(hoff_tensor_persistent(x));
+			assert_int_not_equal(x->home, HOFF_DEVICE);
+			assert_string_equal(g->tier[x->home].name, "host");
+			snprintf(id, sizeof id, "layers.%d.attn.core", l);
+			int32_t k = op_id(g, id);
+			assert_int_equal(x->first_use, k);
+			assert_int_equal(x->last_use, k);
+			assert_int_equal(g->upd_off[k + 1] - g->upd_off[k], 1);
+			assert_int_equal(g->upd[g->upd_off[k]], t);
+			assert_false(in_list(g->in, g->in_off[k],
+					     g->in_off[k + 1], t));
+			snprintf(id, sizeof id, "layers.%d.kv.0", l);
+			assert_int_equal(hoff_graph_find_tensor(g, id),
+					 HOFF_NONE);
+		}
+		assert_int_equal(g->nops, dev->nops);
+		for (int32_t k = 0; k < g->nops; k++)
+			assert_int_equal(g->op[k].time_ps, dev->op[k].time_ps);
+		hoff_graph_free(g);
+		hoff_graph_free(dev);
+	}
+	/* kv "device" keeps blocks on the device even when "auto" would move
+	 * them: llama3-70b decode at batch 64 x 32768 tokens holds 687 GB of
+	 * KV, more than the h200's 141 GB with its weights gone. */
+	hoff_model_opts o = opts("llama3-70b", "decode", 0, 32768);
+	o.batch = 64;
+	o.machine = "h200";
+	hoff_graph *g = build(&o);
+	assert_int_equal(g->tensor[tensor_id(g, "layers.0.kv.0")].home, 0);
+	hoff_graph_free(g);
+	o.kv = "device";
+	g = build(&o);
+	assert_int_equal(g->tensor[tensor_id(g, "layers.0.kv.0")].home,
+			 HOFF_DEVICE);
+	assert_int_equal(g->tensor[tensor_id(g, "embed.weight")].home, 0);
+	hoff_graph_free(g);
+}
+
+/* The bytes of `kind` tensors homed on the device and on tiers. */
+static void homed(const hoff_graph *g, int kind, int64_t *dev, int64_t *tier)
+{
+	*dev = *tier = 0;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		if (g->tensor[t].kind == kind &&
+		    g->tensor[t].producer == HOFF_NONE)
+			*(g->tensor[t].home == HOFF_DEVICE ? dev : tier) +=
+				g->tensor[t].bytes;
+}
+
+/* Every shape option on every model (DeepSeek at 4 layers, the others at
+ * 2) gives a graph that analyze accepts, whose no-offload schedule
+ * simulates to the analysed peak, and whose `none` plan simulates valid;
+ * the options move exactly the bytes they name. */
+static void test_shapes_simulate(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *phase, *kv, *step, *home;
+	} c[] = {
+		{"decode", "host", NULL, NULL},
+		{"prefill", "host", NULL, NULL},
+		{"decode", "device", NULL, NULL},
+		{"train", NULL, "in-backward", NULL},
+		{"train", NULL, NULL, "device"},
+		{"train", NULL, "in-backward", "device"},
+	};
+	const char *const *models = hoff_model_names();
+	for (int a = 0; models[a]; a++)
+		for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+			int32_t L = strcmp(models[a], "deepseek-v3") == 0 ? 4
+									  : 2;
+			hoff_model_opts o = opts(models[a], c[i].phase, L, 256);
+			o.kv_block_tokens = 64;
+			o.machine = "supernode";
+			hoff_graph *base = build(&o);
+			o.kv = c[i].kv;
+			o.optimizer_step = c[i].step;
+			o.optimizer_home = c[i].home;
+			hoff_graph *g = build(&o);
+			hoff_analysis an;
+			hoff_err e = {{0}};
+			assert_int_equal(hoff_analyze(g, &an, &e), HOFF_OK);
+			int64_t peak = hoff_analysis_profile(g, NULL);
+			hoff_sched *s = hoff_sched_noffload(g);
+			assert_non_null(s);
+			hoff_sim_result r = tu_sim(g, s, peak);
+			assert_true(r.valid);
+			assert_int_equal(r.summary.peak_bytes, peak);
+			assert_int_equal(r.summary.compute_ps, an.compute_ps);
+			hoff_sim_result_free(&r);
+			hoff_sched_free(s);
+			hoff_policy_opts po = hoff_policy_defaults();
+			po.kind = HOFF_POLICY_NONE;
+			assert_int_equal(hoff_policy_baseline(g, &po, &s, &e),
+					 HOFF_OK);
+			r = tu_sim(g, s, peak);
+			if (!r.valid)
+				print_error("%s %s: none: rule %d: %s\n",
+					    models[a], g->name,
+					    (int)r.viol[0].rule, r.viol[0].why);
+			assert_true(r.valid);
+			hoff_sim_result_free(&r);
+			hoff_sched_free(s);
+			/* KV on the host: all of it, its bytes those of the
+			 * blocks on the device plus the decode blocks'
+			 * rounding up (256 + 1 tokens in blocks of 64: 320). */
+			int64_t d0, t0, d1, t1;
+			homed(base, HOFF_KIND_KV, &d0, &t0);
+			homed(g, HOFF_KIND_KV, &d1, &t1);
+			if (c[i].kv && !strcmp(c[i].kv, "host")) {
+				assert_int_equal(d1, 0);
+				assert_int_equal(t1 * (i == 0 ? 320 : 256),
+						 (d0 + t0) *
+							 (i == 0 ? 257 : 256));
+			} else {
+				assert_int_equal(d1, d0);
+				assert_int_equal(t1, t0);
+			}
+			homed(base, HOFF_KIND_OPTIMIZER, &d0, &t0);
+			homed(g, HOFF_KIND_OPTIMIZER, &d1, &t1);
+			assert_int_equal(d1 + t1, d0 + t0);
+			assert_int_equal(d1, c[i].home ? t0 : 0);
+			hoff_graph_free(g);
+			hoff_graph_free(base);
+		}
+}
+
 static void test_bad_opts(void **state)
 {
 	(void)state;
@@ -515,19 +823,42 @@ static void test_bad_opts(void **state)
 		int64_t seq, batch, block;
 		int32_t layers;
 		const char *msg;
+		const char *kv, *step, *home;
 	} c[] = {
-		{"gpt-5", "decode", "h200", NULL, 8, 1, 16, 0, "unknown model"},
-		{"llama3-8b", "serve", "h200", NULL, 8, 1, 16, 0, "phase"},
-		{"llama3-8b", "decode", "tpu", NULL, 8, 1, 16, 0, "machine"},
-		{"llama3-8b", "decode", "h200", "disk", 8, 1, 16, 0, "weights"},
-		{"llama3-8b", "decode", "h200", NULL, 0, 1, 16, 0, "seq"},
-		{"llama3-8b", "decode", "h200", NULL, 8, 0, 16, 0, "batch"},
-		{"llama3-8b", "decode", "h200", NULL, 8, 1, 0, 0, "kv_block"},
-		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, 33, "layers"},
-		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, -1, "layers"},
+		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, 0, "kv must",
+		 "disk", NULL, NULL},
+		{"llama3-8b", "train", "h200", NULL, 8, 1, 16, 0, "kv applies",
+		 "host", NULL, NULL},
+		{"llama3-8b", "train", "h200", NULL, 8, 1, 16, 0,
+		 "optimizer_step must", NULL, "middle", NULL},
+		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, 0,
+		 "optimizer_step applies", NULL, "in-backward", NULL},
+		{"llama3-8b", "train", "h200", NULL, 8, 1, 16, 0,
+		 "optimizer_home must", NULL, NULL, "nvme"},
+		{"llama3-8b", "prefill", "h200", NULL, 8, 1, 16, 0,
+		 "optimizer_home applies", NULL, NULL, "device"},
+		{"gpt-5", "decode", "h200", NULL, 8, 1, 16, 0, "unknown model",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "serve", "h200", NULL, 8, 1, 16, 0, "phase", NULL,
+		 NULL, NULL},
+		{"llama3-8b", "decode", "tpu", NULL, 8, 1, 16, 0, "machine",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "decode", "h200", "disk", 8, 1, 16, 0, "weights",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "decode", "h200", NULL, 0, 1, 16, 0, "seq", NULL,
+		 NULL, NULL},
+		{"llama3-8b", "decode", "h200", NULL, 8, 0, 16, 0, "batch",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "decode", "h200", NULL, 8, 1, 0, 0, "kv_block",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, 33, "layers",
+		 NULL, NULL, NULL},
+		{"llama3-8b", "decode", "h200", NULL, 8, 1, 16, -1, "layers",
+		 NULL, NULL, NULL},
 		{"llama3-8b", "decode", "h200", NULL, 1 << 20, 1, 1, 1,
-		 "KV blocks"},
-		{NULL, "decode", "h200", NULL, 8, 1, 16, 0, "unknown model"},
+		 "KV blocks", NULL, NULL, NULL},
+		{NULL, "decode", "h200", NULL, 8, 1, 16, 0, "unknown model",
+		 NULL, NULL, NULL},
 	};
 	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
 		hoff_model_opts o = hoff_model_defaults();
@@ -540,6 +871,9 @@ static void test_bad_opts(void **state)
 		o.kv_block_tokens = c[i].block;
 		o.layers = c[i].layers;
 		hoff_graph *g = (hoff_graph *)&o; /* must come back NULL */
+		o.kv = c[i].kv;
+		o.optimizer_step = c[i].step;
+		o.optimizer_home = c[i].home;
 		hoff_err e = {{0}};
 		assert_int_equal(hoff_model_build(&o, &g, &e), HOFF_EUSAGE);
 		assert_null(g);
@@ -568,6 +902,44 @@ static void test_roofline(void **state)
 	assert_true(g->device.op_overhead_s == 5e-6);
 	assert_int_equal(g->device.memory_bytes, 80000000000LL);
 	hoff_graph_free(g);
+}
+
+/* The presets gen --list prints are the ones graphs get: gh200 (GH200
+ * 96GB, LPDDR5X over NVLink-C2C at the measured 375/297 GB/s), supernode
+ * with its remote pool, and no preset for an unknown name. */
+static void test_presets(void **state)
+{
+	(void)state;
+	hoff_machine_info m;
+	assert_false(hoff_machine_preset("tpu", &m));
+	assert_true(hoff_machine_preset("gh200", &m));
+	assert_string_equal(m.device, "GH200-96GB");
+	assert_int_equal(m.memory_bytes, 96000000000LL);
+	assert_true(m.flops_per_s == 989e12 && m.mem_bandwidth_Bps == 4.0e12);
+	assert_int_equal(m.ntiers, 1);
+	assert_string_equal(m.tier[0].name, "host");
+	assert_int_equal(m.tier[0].capacity_bytes, 480000000000LL);
+	assert_true(m.tier[0].h2d_Bps == 375e9 && m.tier[0].d2h_Bps == 297e9);
+	assert_true(m.tier[0].latency_s == 5e-6);
+	const char *const *names = hoff_machine_names();
+	for (int i = 0; names[i]; i++) {
+		assert_true(hoff_machine_preset(names[i], &m));
+		hoff_model_opts o = opts("llama3-8b", "decode", 1, 64);
+		o.machine = names[i];
+		hoff_graph *g = build(&o);
+		assert_int_equal(g->device.memory_bytes, m.memory_bytes);
+		assert_int_equal(g->ntiers, m.ntiers);
+		for (int r = 0; r < m.ntiers; r++) {
+			assert_string_equal(g->tier[r].name, m.tier[r].name);
+			assert_true(g->tier[r].h2d_Bps == m.tier[r].h2d_Bps);
+			assert_int_equal(g->tier[r].capacity_bytes,
+					 m.tier[r].capacity_bytes);
+		}
+		hoff_graph_free(g);
+	}
+	assert_true(hoff_machine_preset("supernode", &m));
+	assert_int_equal(m.ntiers, 2);
+	assert_string_equal(m.tier[1].name, "remote");
 }
 
 /* Determinism and speed: llama3-70b train at full depth and seq 4096 (and
@@ -697,8 +1069,13 @@ int main(void)
 		cmocka_unit_test(test_train),
 		cmocka_unit_test(test_routing),
 		cmocka_unit_test(test_homes),
+		cmocka_unit_test(test_optimizer_in_backward),
+		cmocka_unit_test(test_optimizer_home),
+		cmocka_unit_test(test_kv_host),
+		cmocka_unit_test(test_shapes_simulate),
 		cmocka_unit_test(test_bad_opts),
 		cmocka_unit_test(test_roofline),
+		cmocka_unit_test(test_presets),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_simulates),

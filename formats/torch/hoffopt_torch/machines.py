@@ -1,0 +1,69 @@
+"""machines.py: the machine presets of `hoffopt gen` (src/models.c), as
+graph.json `machine` blocks.
+
+This table is a copy kept in sync by a test: tests/torch/test_export.py
+(test_presets_match_gen) compares every entry with the `machine` block that
+`hoffopt gen llama3-8b --machine NAME` writes, field for field.
+"""
+import copy
+
+_PCIE5_HOST = {"name": "host", "h2d_Bps": 55e9, "d2h_Bps": 55e9,
+               "latency_s": 10e-6}
+
+PRESETS = {
+    "h100-pcie5": {
+        "device": {"name": "H100-PCIe-80GB", "memory_bytes": 80000000000,
+                   "flops_per_s": 756e12, "mem_bandwidth_Bps": 2.0e12,
+                   "op_overhead_s": 5e-6},
+        "tiers": [dict(_PCIE5_HOST, capacity_bytes=2000000000000)],
+    },
+    "h200": {
+        "device": {"name": "H200-SXM-141GB", "memory_bytes": 141000000000,
+                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.8e12,
+                   "op_overhead_s": 5e-6},
+        "tiers": [dict(_PCIE5_HOST, capacity_bytes=2000000000000)],
+    },
+    "gh200": {
+        "device": {"name": "GH200-96GB", "memory_bytes": 96000000000,
+                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.0e12,
+                   "op_overhead_s": 5e-6},
+        "tiers": [{"name": "host", "h2d_Bps": 375e9, "d2h_Bps": 297e9,
+                   "latency_s": 5e-6, "capacity_bytes": 480000000000}],
+    },
+    "supernode": {
+        "device": {"name": "H200-class", "memory_bytes": 141000000000,
+                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.8e12,
+                   "op_overhead_s": 5e-6},
+        "tiers": [dict(_PCIE5_HOST, capacity_bytes=512000000000),
+                  {"name": "remote", "h2d_Bps": 40e9, "d2h_Bps": 40e9,
+                   "latency_s": 20e-6, "capacity_bytes": 16000000000000}],
+    },
+}
+
+
+def machine_block(machine):
+    """The `machine` block for a preset name or a dict (checked); raises
+    ValueError naming the field."""
+    if isinstance(machine, str):
+        if machine not in PRESETS:
+            raise ValueError("machine: unknown preset \"%s\" (%s)"
+                             % (machine, ", ".join(PRESETS)))
+        return copy.deepcopy(PRESETS[machine])
+    if not isinstance(machine, dict):
+        raise ValueError("machine: a preset name or a dict")
+    m = copy.deepcopy(machine)
+    dev = m.get("device")
+    if not isinstance(dev, dict):
+        raise ValueError("machine.device: required object")
+    for f in ("memory_bytes", "flops_per_s", "mem_bandwidth_Bps"):
+        v = dev.get(f)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+            raise ValueError("machine.device.%s: a number > 0 is required "
+                             "(op times come from the roofline)" % f)
+    tiers = m.get("tiers", [])
+    if not isinstance(tiers, list):
+        raise ValueError("machine.tiers: must be an array")
+    for i, t in enumerate(tiers):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise ValueError("machine.tiers[%d].name: required string" % i)
+    return m
