@@ -283,7 +283,15 @@ hoff_status hoff_exec_run(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 	for (size_t i = 0; i < nev; i++)
 		r->bad[i] = -1;
 	snprintf(r->device, sizeof r->device, "%s", b->device);
-	hoff_status st = hoff_exec_walk(b, NULL, e);
+	hoff_walk_info info;
+	hoff_status st = hoff_exec_walk(b, &info, e);
+	if (st == HOFF_OK && b->opts.drop_wait >= info.nwaits)
+		st = hoff_seterr(e, HOFF_EINPUT,
+				 "--drop-wait %lld: the plan has %lld waits "
+				 "(0 .. %lld)",
+				 (long long)b->opts.drop_wait,
+				 (long long)info.nwaits,
+				 (long long)info.nwaits - 1);
 	if (st == HOFF_OK)
 		st = b->iface->synchronize(b, e);
 	if (st == HOFF_OK)

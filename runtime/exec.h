@@ -199,7 +199,7 @@ typedef struct hoff_race {
  * a transfer reads its source and writes its destination (a `same` store
  * rewrites identical bytes and counts as a read there). *r: the first
  * race found, or kind HOFF_RACE_NONE. O(accesses * (segments + streams)).
- * HOFF_ENOMEM. */
+ * HOFF_ENOMEM, or HOFF_EINPUT when o->drop_wait names no wait. */
 hoff_status hoff_exec_check(const hoff_xplan *p, const hoff_exec_opts *o,
 			    hoff_race *r, hoff_err *e);
 /* Formats r as "steps[3] prefetch "w1" and steps[5] op "op2" ..." */
@@ -209,7 +209,9 @@ void hoff_race_format(const hoff_xplan *p, const hoff_race *r, char *buf,
 /* Runs b's plan: enqueues every step, synchronizes, and fills *r (caller
  * frees with hoff_exec_result_free): measured timeline and summary, per
  * channel traffic, and with --verify the faults. A fault is not an error:
- * it returns HOFF_OK with r->nfaults > 0. Backend failures as they come. */
+ * it returns HOFF_OK with r->nfaults > 0. HOFF_EINPUT when opts.drop_wait
+ * names no wait of the plan (nothing runs); backend failures as they
+ * come. */
 hoff_status hoff_exec_run(hoff_backend *b, hoff_exec_result *r, hoff_err *e);
 /* Frees what r owns. */
 void hoff_exec_result_free(hoff_exec_result *r);

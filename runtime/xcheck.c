@@ -342,6 +342,13 @@ hoff_status hoff_exec_check(const hoff_xplan *p, const hoff_exec_opts *o,
 		free(rc.c);
 		return HOFF_OK;
 	}
+	if (st == HOFF_OK && o->drop_wait >= info.nwaits)
+		st = hoff_seterr(e, HOFF_EINPUT,
+				 "--drop-wait %lld: the plan has %lld waits "
+				 "(0 .. %lld)",
+				 (long long)o->drop_wait,
+				 (long long)info.nwaits,
+				 (long long)info.nwaits - 1);
 	if (st != HOFF_OK) {
 		free(rc.c);
 		return st;

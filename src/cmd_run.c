@@ -458,6 +458,20 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 	return EXIT_INVALID;
 }
 
+/* A test hook's step (HOFF_NONE: unused) must be a prefetch or a store of
+ * s: 0, else a message and the usage exit code. */
+static int need_transfer(const hoff_sched *s, const char *opt, int64_t step)
+{
+	if (step == HOFF_NONE ||
+	    (step < s->nsteps && (s->step[step].kind == HOFF_STEP_PREFETCH ||
+				  s->step[step].kind == HOFF_STEP_STORE)))
+		return 0;
+	fprintf(stderr, "hoffopt: %s %lld: %s\n", opt, (long long)step,
+		step >= s->nsteps ? "past the schedule's last step"
+				  : "not a prefetch or a store");
+	return HOFF_EXIT_BAD;
+}
+
 /* --check-plan: the checker on the plan; prints its verdict. 0: no race,
  * 1: a race, 2: a failure. */
 static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
@@ -527,17 +541,9 @@ int hoff_cmd_run(int argc, char **argv)
 		rc = exit_for(st);
 		goto out;
 	}
-	if (o.corrupt != HOFF_NONE &&
-	    (o.corrupt >= s->nsteps ||
-	     (s->step[o.corrupt].kind != HOFF_STEP_PREFETCH &&
-	      s->step[o.corrupt].kind != HOFF_STEP_STORE))) {
-		fprintf(stderr,
-			"hoffopt: --corrupt-step %lld: %s\n", (long long)o.corrupt,
-			o.corrupt >= s->nsteps ? "past the schedule's last step"
-					       : "not a prefetch or a store");
-		rc = HOFF_EXIT_BAD;
+	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt)) != 0 ||
+	    (rc = need_transfer(s, "--slow-step", o.slow)) != 0)
 		goto out;
-	}
 	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
 		goto out;
 	/* The prediction is the scaled graph's simulation; the budget and

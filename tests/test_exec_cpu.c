@@ -292,6 +292,14 @@ static void test_cli(void **state)
 		assert_int_equal(cli(KV_GRAPH, KV_STEPS, opt), 1);
 	}
 	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--no-run"), 2);
+	/* Test hooks out of range are usage errors, not silent no-ops. */
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--drop-wait 999"), 2);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS,
+			     "--check-plan --no-run --drop-wait 999"),
+			 2);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--slow-step 0"), 2);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--slow-step 99"), 2);
+	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--verify --slow-step 4"), 0);
 	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--drop-wait x"), 2);
 	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--time-scale 0"), 2);
 	assert_int_equal(cli(KV_GRAPH, KV_STEPS, "--backend tpu"), 2);
