@@ -20,7 +20,9 @@
  * its inputs and updates at its start (then writes junk, the bitwise complement
  * of their patterns, to its updates and outputs) and its inputs at its end
  * (then writes its updates' and outputs' patterns); a transfer its source at
- * its start and its destination at its end.
+ * its start and its destination at its end. A store of a version its tier
+ * copy holds already (xplan.h's `same`) is paced but writes nothing: its
+ * bytes are there, and a prefetch may be reading them (FORMAT.md rule 4).
  *
  * Times are the emulated device's. Each stream keeps a clock: a command
  * starts when its stream's previous command ended and every event it
@@ -301,7 +303,8 @@ static void run_copy(cstream *s, int64_t x)
 					 c->copy_ns_per_B) +
 			       3 * SPIN_PACE_NS;
 		sleep_until(start + span * (i + 1) / n - cost);
-		memcpy(dst + done, src + done, (size_t)(upto - done));
+		if (!xf->same) /* a `same` store's bytes are there already */
+			memcpy(dst + done, src + done, (size_t)(upto - done));
 		done = upto;
 	}
 	if (c->o.corrupt_step == xf->step)
