@@ -490,8 +490,9 @@ static void test_plan_no_transfers(void **state)
 	hoff_graph_free(g);
 }
 
-/* Regression (issue 22, item 11): a simulation that fails (two 4 s
- * transfers at 1 B/s end past 2^62 ps) leaves r owning nothing; its
+/* Regression (issue 22, item 11): a simulation that fails (w, 3e6 bytes
+ * at 1 B/s, fetched twice: the second fetch ends past 2^62 ps; the
+ * reader allows one fetch of each tensor) leaves r owning nothing; its
  * violation array once leaked there. */
 static void test_sim_error_frees(void **state)
 {
@@ -501,17 +502,19 @@ static void test_sim_error_frees(void **state)
 		"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
 		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1, "
 		"\"d2h_Bps\": 1}]}, \"tensors\": ["
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", "
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
 		"\"home\": \"host\"},"
-		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 8, \"kind\": \"activation\"},"
 		"{\"id\": \"o\", \"bytes\": 8, \"kind\": \"output\"}], "
-		"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w0\", \"w1\"], "
-		"\"outputs\": [\"o\"], \"time_s\": 0.001}]}");
+		"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w\"], "
+		"\"outputs\": [\"a\"], \"time_s\": 0.001}, {\"id\": \"op1\", "
+		"\"inputs\": [\"a\", \"w\"], \"outputs\": [\"o\"], "
+		"\"time_s\": 0.001}]}");
 	hoff_sched *s =
-		tu_sched(g, SCHED("{\"prefetch\": \"w0\", \"from\": \"host\"}, "
-				  "{\"prefetch\": \"w1\", \"from\": \"host\"}, "
-				  "{\"op\": \"op0\"}"));
+		tu_sched(g, SCHED("{\"prefetch\": \"w\", \"from\": \"host\"}, "
+				  "{\"op\": \"op0\"}, {\"detach\": \"w\"}, "
+				  "{\"prefetch\": \"w\", \"from\": \"host\"}, "
+				  "{\"op\": \"op1\"}"));
 	hoff_sim_opts o = hoff_sim_defaults();
 	o.timeline = o.op_times = true;
 	hoff_sim_result r;

@@ -413,7 +413,7 @@ static void assert_caught(const hoff_graph *g, const hoff_sched *s,
 {
 	int32_t t = hoff_graph_find_tensor(g, tensor);
 	if (RACES_REPORTED) {
-		print_message("  not run under ThreadSanitizer: the run races "
+		print_message("  not run under TSan: the run races "
 			      "on purpose\n");
 		return;
 	}
