@@ -16,12 +16,14 @@
 
 #define KV_GRAPH KV_GRAPH_OF("0.002")
 
+#if defined(HOFF_HAVE_CUDA)
 /* Under compute-sanitizer (HOFF_SANITIZED set) kernels run many times
  * slower: timing is not asserted, nor that a race shows. */
 static bool timed(void)
 {
 	return getenv("HOFF_SANITIZED") == NULL;
 }
+#endif
 
 /* Skips (with the reason) unless a GPU answers. */
 static void need_gpu(void)
