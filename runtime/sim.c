@@ -566,6 +566,8 @@ hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 	free(m.chan_free);
 	free(m.tier_step);
 	free(m.tier_tensor);
+	if (st != HOFF_OK) /* an error leaves r owning nothing */
+		hoff_sim_result_free(r);
 	return st;
 }
 
