@@ -98,6 +98,8 @@ run_t() { # timeout reserve cmd...
 	[ "$left" -lt "$limit" ] && limit=$left
 	if [ "$limit" -lt 3 ]; then
 		logf "SKIPPED (no time left): $*"
+		echo "skipped: no time left before DEADLINE_S" >"$tmp/last.err"
+		: >"$tmp/last.out"
 		return 125
 	fi
 	logf "\$ $* (timeout ${limit}s)"
