@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "exec.h"
@@ -57,7 +58,10 @@ static const char *usage_run =
 	"  --size-scale K   multiply every byte count by K (rounded up, at\n"
 	"                   least 1 byte) and every rate by K, so transfer\n"
 	"                   times are unchanged: shrinks a real-size graph to\n"
-	"                   this machine's memory with its ratios kept\n"
+	"                   this machine's memory with its ratios kept.\n"
+	"                   Default on cpu: 1, or what fits the tensors in\n"
+	"                   an eighth of this machine's memory (at most\n"
+	"                   1 GiB), said in the report\n"
 	"  --json           one JSON object on stdout: backend, verified,\n"
 	"                   predicted, measured, error_pct, arena_bytes, ...\n"
 	"  --trace T        write the measured timeline as a Chrome trace, in\n"
@@ -155,6 +159,7 @@ typedef struct run_opts {
 	int npos;
 	const char *backend, *trace, *sim_trace;
 	bool verify, json, help, check, no_run, cuda_graph, pace;
+	bool size_auto; /* no --size-scale: chosen to fit this machine */
 	double time_k, size_k;
 	int64_t align, corrupt, device, drop_wait, slow;
 } run_opts;
@@ -164,6 +169,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
 	memset(o, 0, sizeof *o);
 	o->backend = "cpu";
 	o->time_k = o->size_k = 1;
+	o->size_auto = true;
 	o->align = 0; /* the backend's default */
 	o->corrupt = HOFF_NONE;
 	o->drop_wait = HOFF_NONE;
@@ -205,6 +211,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
 					"> 0",
 					v);
 		} else if (!strcmp(a, "--size-scale")) {
+			o->size_auto = false;
 			if (!parse_factor(argv[++i], &o->size_k))
 				return hoff_cli_bad(
 					"--size-scale: '%s' is not a number "
@@ -369,8 +376,14 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		o->backend, m->device);
 	if (o->time_k != 1 || o->size_k != 1)
 		fprintf(f, "scaled: times x %g, sizes x %g (figures below in "
-			   "scaled units)\n",
-			o->time_k, o->size_k);
+			   "scaled units)%s\n",
+			o->time_k, o->size_k,
+			o->size_auto && o->size_k != 1
+				? "; sizes chosen so the tensors fit in an "
+				  "eighth of this machine's memory, at most 1 "
+				  "GiB, rates with them (--size-scale 1: full "
+				  "size)"
+				: "");
 	const hoff_summary *a = &pr->summary, *b = &m->measured;
 	fprintf(f, "%-12s %16s %16s %10s\n", "", "predicted", "measured",
 		"error");
@@ -381,10 +394,15 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	row_bytes(f, "h2d_bytes", a->h2d_bytes, b->h2d_bytes);
 	row_bytes(f, "d2h_bytes", a->d2h_bytes, b->d2h_bytes);
 	fprintf(f,
-		"arena        %" PRId64 " B (planned peak %" PRId64
-		" B, simulator peak %" PRId64 " B%s)\n",
-		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes,
-		p->arena_bytes > a->peak_bytes ? ", fragmentation" : "");
+		"arena        %" PRId64 " B: the device footprint, every block "
+		"at an offset planned ahead (planned peak %" PRId64
+		" B, simulator peak %" PRId64 " B",
+		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes);
+	if (p->arena_bytes > a->peak_bytes)
+		fprintf(f, "; %" PRId64 " B more than the peak: free space "
+			   "split between blocks, and alignment",
+			p->arena_bytes - a->peak_bytes);
+	fputs(")\n", f);
 	for (int32_t i = 1; i < p->nstreams; i++) {
 		const hoff_exec_chan *c = &m->chan[i];
 		if (!c->nxfers)
@@ -400,8 +418,10 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	}
 	if (!strcmp(o->backend, "cpu"))
 		fprintf(f,
-			"emulation    threads lagged the emulated clock by up to "
-			"%.3g s; %" PRId64 " commands overran it\n",
+			"emulation    the host's threads fell behind the "
+			"emulated clock by up to %.3g s; %" PRId64 " commands "
+			"ran past their planned end (a loaded host; they end "
+			"late, and the times show it)\n",
 			hoff_s(m->lag_max_ps), m->overruns);
 	else if (m->lag_max_ps > 0)
 		fprintf(f,
@@ -514,6 +534,23 @@ static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 #endif
 }
 
+/* The CPU backend holds every tensor's bytes in this machine's memory
+ * (a host copy, a device arena): with no --size-scale, a graph whose
+ * bytes pass an eighth of the memory (at most 1 GiB, which memcpy moves
+ * at the rates the links are scaled to) is shrunk to it, rates with it,
+ * so transfer times and the schedule's shape are kept. */
+static double fit_size_scale(const hoff_graph *g)
+{
+	double total = 0;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		total += (double)g->tensor[t].bytes;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+	double mem = pages > 0 && psize > 0 ? (double)pages * (double)psize
+					    : 8.0 * (1 << 30);
+	double limit = fmin(mem / 8, (double)(1 << 30));
+	return total > limit ? limit / total : 1;
+}
+
 int hoff_cmd_run(int argc, char **argv)
 {
 	run_opts o;
@@ -560,6 +597,8 @@ int hoff_cmd_run(int argc, char **argv)
 	eo.slow_step = o.slow;
 	eo.cuda_graph = o.cuda_graph;
 	eo.pace = o.pace;
+	if (o.size_auto && !strcmp(o.backend, "cpu"))
+		o.size_k = fit_size_scale(g);
 	if (o.time_k != 1 || o.size_k != 1)
 		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
 	if (st == HOFF_OK)

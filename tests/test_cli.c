@@ -438,6 +438,27 @@ static void test_plan_falls_back_to_device(void **state)
 	assert_true(contains("out", "schedule valid"));
 }
 
+/* run without --size-scale on a graph of 3 GB (decode-2l) picks the
+ * factor that fits it in at most 1 GiB and says so; the report explains
+ * its arena line. */
+static void test_run_fits_size(void **state)
+{
+	(void)state;
+	if (!need_bin() || !tu_src_dir())
+		skip();
+	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-decode-2l.json' "
+			    "-o s.json > /dev/null",
+			    tu_src_dir()),
+			 0);
+	assert_int_equal(sh("$H run '%s/data/llama3-8b-decode-2l.json' s.json "
+			    "--time-scale 100 > out 2> err",
+			    tu_src_dir()),
+			 0);
+	assert_true(contains("out", "sizes chosen so the tensors fit"));
+	assert_true(contains("out", "the device footprint, every block at "
+				    "an offset planned ahead"));
+}
+
 static void test_plan_over_device(void **state)
 {
 	(void)state;
@@ -722,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_out_is_input),
 		cmocka_unit_test(test_stdout_full),
 		cmocka_unit_test(test_plan_over_device),
+		cmocka_unit_test(test_run_fits_size),
 		cmocka_unit_test(test_plan_falls_back_to_device),
 		cmocka_unit_test(test_tier_capacity),
 		cmocka_unit_test(test_fetch_sum_message),

@@ -62,6 +62,11 @@ static int64_t wait_before(const ran *x, int32_t k)
 
 static int64_t labs64(int64_t v) { return v < 0 ? -v : v; }
 
+/* Under a sanitizer that slows every thread many times (run.sh's
+ * ThreadSanitizer part sets HOFF_SANITIZED), the checks of how long
+ * things took are left out; what ran, and in which order, is checked. */
+static bool timed(void) { return getenv("HOFF_SANITIZED") == NULL; }
+
 static int64_t xfer_at(const hoff_xplan *p, int64_t step);
 
 /* w1 (2 ms) hides behind op0 (4 ms): op1 follows op0 at once. */
@@ -86,7 +91,8 @@ static void test_hidden_prefetch(void **state)
 		ran_free(&x);
 	}
 	/* No stall: under 5% of the op. */
-	assert_true(best < 4 * MS / 20);
+	if (timed())
+		assert_true(best < 4 * MS / 20);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
@@ -117,7 +123,8 @@ static void test_stalling_prefetch(void **state)
 		     labs64(wait_before(&x, 1) - pred) <= pred * 15 / 100;
 		ran_free(&x);
 	}
-	assert_true(ok);
+	if (timed())
+		assert_true(ok);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
@@ -642,7 +649,8 @@ static void test_same_store_prefetch(void **state)
 			best = d;
 		ran_free(&x);
 	}
-	assert_true(best <= 12 * MS / 10); /* 16 ms before the fix */
+	if (timed())
+		assert_true(best <= 12 * MS / 10); /* 16 ms before the fix */
 	o.verify = true;
 	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_int_equal(x.m.nfaults, 0);
