@@ -7,7 +7,7 @@
 # graph solved to proven optimality within the limit.
 # With KEEP=DIR, the generated graphs and exact's JSON reports are kept in
 # DIR (gN.json, rN.json), so greedy can be compared later with the proven
-# optima without solving again (bench/greedy_vs_exact.sh).
+# optima without solving again.
 # Usage: bench/exact_scale.sh [-b hoffopt] [-t seconds] [-- exact options]
 # e.g.   bench/exact_scale.sh -t 60 -- --budget 90%
 set -euo pipefail

@@ -109,6 +109,15 @@ static hoff_status unexpected(jscan *s, const char *wanted)
 		return js_syntax(s, s->pos, "unexpected end of input; expected %s",
 				 wanted);
 	unsigned char c = (unsigned char)s->text[s->pos];
+	if (c == '}' || c == ']') {
+		/* "a": 1,} : the mistake is the comma, so point at it */
+		size_t k = s->pos;
+		while (k > 0 && is_ws(s->text[k - 1]))
+			k--;
+		if (k > 0 && s->text[k - 1] == ',')
+			return js_syntax(s, k - 1, "trailing comma before '%c'",
+					 c);
+	}
 	if (c > 0x20 && c < 0x7f)
 		return js_syntax(s, s->pos, "unexpected '%c'; expected %s", c,
 				 wanted);

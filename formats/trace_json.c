@@ -1,7 +1,8 @@
 /* trace_json.c: a timeline as Chrome trace events (Perfetto,
- * chrome://tracing). pid 1; tid 1 is compute (ops, and stalls as events of
- * their own), tier i's channels are tids 2 + 2i (h2d) and 3 + 2i (d2h),
- * named by "thread_name" metadata; device memory is a counter track.
+ * chrome://tracing). pid 1; tid 1 is compute (ops, stalls as events of
+ * their own naming the tensor awaited, detaches as instants), tier i's
+ * channels are tids 2 + 2i (h2d) and 3 + 2i (d2h), named by "thread_name"
+ * metadata when they carry a transfer; device memory is a counter track.
  * Times are written in microseconds as exact decimals of the integer
  * picoseconds (never NaN or exponents), so the file is valid JSON. */
 #include "trace_json.h"
@@ -49,6 +50,19 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 	const char *name, *cat;
 	int tid;
 	HOFF_REQUIRE(ev->end_ps >= ev->start_ps);
+	if (ev->kind == HOFF_EV_DETACH) {
+		HOFF_REQUIRE(ev->id >= 0 && ev->id < g->ntensors);
+		fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
+		      "\"cat\":\"detach\",\"name\":",
+		      f);
+		hoff_json_string(f, g->tensor[ev->id].id);
+		fputs(",\"ts\":", f);
+		put_us(f, ev->start_ps);
+		fprintf(f, ",\"args\":{\"step\":%lld,\"bytes\":%lld}}",
+			(long long)ev->step,
+			(long long)g->tensor[ev->id].bytes);
+		return;
+	}
 	switch (ev->kind) {
 	case HOFF_EV_OP:
 	case HOFF_EV_STALL:
@@ -70,7 +84,14 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 	fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"cat\":\"%s\","
 		   "\"name\":",
 		tid, cat);
-	hoff_json_string(f, name);
+	const bool awaits = ev->kind == HOFF_EV_STALL && ev->await >= 0 &&
+			    ev->await < g->ntensors;
+	char *full = awaits ? malloc(strlen(g->tensor[ev->await].id) + 8)
+			    : NULL;
+	if (full) /* "stall: <tensor>"; on OOM the bare name will do */
+		sprintf(full, "stall: %s", g->tensor[ev->await].id);
+	hoff_json_string(f, full ? full : name);
+	free(full);
 	fputs(",\"ts\":", f);
 	put_us(f, ev->start_ps);
 	fputs(",\"dur\":", f);
@@ -79,6 +100,10 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 	if (ev->kind == HOFF_EV_STALL) {
 		fputs(",\"op\":", f);
 		hoff_json_string(f, g->op[ev->id].id);
+		if (awaits) {
+			fputs(",\"awaits\":", f);
+			hoff_json_string(f, g->tensor[ev->await].id);
+		}
 	} else if (ev->kind != HOFF_EV_OP) {
 		fprintf(f, ",\"bytes\":%lld",
 			(long long)g->tensor[ev->id].bytes);
@@ -101,9 +126,19 @@ hoff_status hoff_trace_write(const hoff_graph *g, const hoff_timeline *tl,
 	hoff_json_string(f, g->name ? g->name : "hoffopt");
 	fputs("}}", f);
 	put_thread(f, 1, "compute", NULL);
+	/* A channel's track only where it carries a transfer: an idle d2h
+	 * link drawn as an empty row says nothing. */
 	for (int32_t i = 0; i < g->ntiers; i++) {
-		put_thread(f, 2 + 2 * i, g->tier[i].name, "h2d");
-		put_thread(f, 3 + 2 * i, g->tier[i].name, "d2h");
+		bool used[2] = {false, false};
+		for (size_t k = 0; k < tl->nev; k++)
+			if (tl->ev[k].tier == i &&
+			    (tl->ev[k].kind == HOFF_EV_PREFETCH ||
+			     tl->ev[k].kind == HOFF_EV_STORE))
+				used[tl->ev[k].kind == HOFF_EV_STORE] = true;
+		if (used[0])
+			put_thread(f, 2 + 2 * i, g->tier[i].name, "h2d");
+		if (used[1])
+			put_thread(f, 3 + 2 * i, g->tier[i].name, "d2h");
 	}
 	for (size_t i = 0; i < tl->nev; i++)
 		put_event(f, g, &tl->ev[i]);

@@ -1258,6 +1258,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	int64_t aim_ps = go.bound != HOFF_NONE ? 0 : an.lower_bound_ps;
 	rep->noffload_peak_bytes = an.closed_peak_bytes;
 	rep->none_peak_bytes = HOFF_NONE;
+	rep->none_makespan_ps = HOFF_NONE;
 	/* The baselines are candidates too: greedy never returns worse. */
 	static const struct {
 		hoff_policy_kind kind;
@@ -1315,8 +1316,10 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		}
 	}
 	for (int i = 0; i < NBASE; i++) {
-		if (st == HOFF_OK && base[i].kind == HOFF_POLICY_NONE)
+		if (st == HOFF_OK && base[i].kind == HOFF_POLICY_NONE) {
 			rep->none_peak_bytes = bc[i].peak;
+			rep->none_makespan_ps = bc[i].makespan;
+		}
 		if (st == HOFF_OK)
 			keep(&best, &bc[i], go);
 		hoff_sched_free(bc[i].s);

@@ -61,6 +61,7 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 {
 	memset(rep, 0, sizeof *rep);
 	rep->none_peak_bytes = HOFF_NONE;
+	rep->none_makespan_ps = HOFF_NONE;
 	*out = NULL;
 	if (o->kind == HOFF_POLICY_GREEDY)
 		return hoff_greedy_run(g, o, out, rep, e);
@@ -85,8 +86,10 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	rep->lower_bound_ps = a.lower_bound_ps;
 	rep->noffload_peak_bytes = a.closed_peak_bytes;
 	rep->feasible = r.valid;
-	if (o->kind == HOFF_POLICY_NONE)
+	if (o->kind == HOFF_POLICY_NONE) {
 		rep->none_peak_bytes = r.summary.peak_bytes;
+		rep->none_makespan_ps = r.summary.makespan_ps;
+	}
 	hoff_policy_name(o, rep->source, sizeof rep->source);
 	hoff_sim_result_free(&r);
 	return HOFF_OK;

@@ -35,6 +35,7 @@ typedef struct hoff_policy_report {
 	int64_t noffload_peak_bytes; /* the no-offload analysis peak */
 	int64_t none_peak_bytes; /* policy none's simulated peak, when the
 				  * run simulated it; else HOFF_NONE */
+	int64_t none_makespan_ps; /* and its makespan (HOFF_NONE likewise) */
 	int32_t iterations;   /* greedy plans simulated */
 	char source[32];      /* which candidate won ("greedy", "reactive") */
 } hoff_policy_report;

@@ -10,11 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
+
 hoff_exec_opts hoff_exec_defaults(void)
 {
 	return (hoff_exec_opts){.verify = false,
 				.corrupt_step = HOFF_NONE,
-				.device = 0};
+				.device = 0,
+				.slow_step = HOFF_NONE,
+				.drop_wait = HOFF_NONE};
 }
 
 void hoff_backend_free(hoff_backend *b)
@@ -23,39 +27,106 @@ void hoff_backend_free(hoff_backend *b)
 		b->iface->free(b);
 }
 
-static hoff_status enqueue_op(hoff_backend *b, int32_t k, hoff_err *e)
+/* The walk's state: which events are recorded so far, waits issued. */
+typedef struct walker {
+	hoff_backend *b;
+	bool *recorded; /* (nops + nxfers) */
+	hoff_walk_info info;
+} walker;
+
+/* Step of command ev (op k, or transfer x as nops + x). */
+static int64_t cmd_step(const hoff_xplan *p, int64_t ev)
 {
-	const hoff_xplan *p = b->plan;
-	const hoff_backend_i *f = b->iface;
+	return ev < p->nops ? p->op[ev].step : p->xfer[ev - p->nops].step;
+}
+
+static hoff_status wait_on(walker *w, int32_t stream, int64_t ev, int64_t own,
+			   hoff_err *e)
+{
+	const hoff_xplan *p = w->b->plan;
+	if (w->info.nwaits++ == w->b->opts.drop_wait)
+		return HOFF_OK; /* the test hook */
+	hoff_status st = w->b->iface->wait(w->b, stream, ev, e);
+	/* One meaning for waits: CUDA's cudaStreamWaitEvent sees only a
+	 * record already enqueued, the CPU backend would wait for a later
+	 * one. A plan that waits forward is a bug on both; nothing runs. */
+	if (st == HOFF_OK && !w->recorded[ev]) {
+		w->info.fwd_cmd = own;
+		w->info.fwd_ev = ev;
+		return hoff_seterr(
+			e, HOFF_EINVALID,
+			"internal: steps[%lld] waits for steps[%lld], "
+			"whose event is not yet recorded",
+			(long long)cmd_step(p, own),
+			(long long)cmd_step(p, ev));
+	}
+	return st;
+}
+
+static hoff_status record(walker *w, int32_t stream, int64_t ev, hoff_err *e)
+{
+	w->recorded[ev] = true;
+	return w->b->iface->record(w->b, stream, ev, e);
+}
+
+static hoff_status enqueue_op(walker *w, int32_t k, hoff_err *e)
+{
+	const hoff_xplan *p = w->b->plan;
 	const hoff_xop *o = &p->op[k];
 	hoff_status st;
 	for (int32_t j = 0; j < o->nwait; j++)
-		if ((st = f->wait(b, 0, hoff_xplan_xev(p, p->wait[o->wait_off + j]),
-				  e)) != HOFF_OK)
+		if ((st = wait_on(w, 0,
+				  hoff_xplan_xev(p, p->wait[o->wait_off + j]),
+				  k, e)) != HOFF_OK)
 			return st;
-	if ((st = f->run_op(b, k, e)) != HOFF_OK)
+	if ((st = w->b->iface->run_op(w->b, k, e)) != HOFF_OK)
 		return st;
-	return f->record(b, 0, k, e);
+	return record(w, 0, k, e);
 }
 
-static hoff_status enqueue_xfer(hoff_backend *b, int64_t x, hoff_err *e)
+static hoff_status enqueue_xfer(walker *w, int64_t x, hoff_err *e)
 {
+	hoff_backend *b = w->b;
 	const hoff_xplan *p = b->plan;
-	const hoff_backend_i *f = b->iface;
 	const hoff_xfer *xf = &p->xfer[x];
+	int64_t own = hoff_xplan_xev(p, x);
 	hoff_status st;
 	if (xf->after_op != HOFF_NONE &&
-	    (st = f->wait(b, xf->stream, xf->after_op, e)) != HOFF_OK)
+	    (st = wait_on(w, xf->stream, xf->after_op, own, e)) != HOFF_OK)
 		return st;
 	for (int32_t j = 0; j < xf->nwait; j++)
-		if ((st = f->wait(b, xf->stream,
+		if ((st = wait_on(w, xf->stream,
 				  hoff_xplan_xev(p, p->wait[xf->wait_off + j]),
-				  e)) != HOFF_OK)
+				  own, e)) != HOFF_OK)
 			return st;
-	st = xf->store ? f->store(b, x, e) : f->prefetch(b, x, e);
+	st = xf->store ? b->iface->store(b, x, e) : b->iface->prefetch(b, x, e);
 	if (st != HOFF_OK)
 		return st;
-	return f->record(b, xf->stream, hoff_xplan_xev(p, x), e);
+	return record(w, xf->stream, own, e);
+}
+
+hoff_status hoff_exec_walk(hoff_backend *b, hoff_walk_info *info, hoff_err *e)
+{
+	const hoff_xplan *p = b->plan;
+	walker w = {.b = b, .info = {0, HOFF_NONE, HOFF_NONE}};
+	w.recorded = hoff_zalloc((size_t)p->nops + (size_t)p->nxfers + 1,
+				 sizeof *w.recorded);
+	if (!w.recorded)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	hoff_status st = HOFF_OK;
+	int64_t x = 0;
+	for (int32_t k = 0; k <= p->nops && st == HOFF_OK; k++) {
+		for (; st == HOFF_OK && x < p->nxfers &&
+		       (k == p->nops || p->xfer[x].step < p->op[k].step);
+		     x++)
+			st = enqueue_xfer(&w, x, e);
+		if (st == HOFF_OK && k < p->nops)
+			st = enqueue_op(&w, k, e);
+	}
+	free(w.recorded);
+	if (info)
+		*info = w.info;
+	return st;
 }
 
 static void add_fault(hoff_exec_result *r, hoff_exec_fault f)
@@ -82,7 +153,8 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 					 .step = xf->step, .id = xf->tensor,
 					 .tier = xf->tier,
 					 .kind = xf->store ? HOFF_EV_STORE
-							   : HOFF_EV_PREFETCH};
+							   : HOFF_EV_PREFETCH,
+					 .await = HOFF_NONE};
 			if (hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 				return hoff_seterr(e, HOFF_ENOMEM,
 						   "out of memory");
@@ -102,7 +174,8 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 		hoff_event ev = {.start_ps = prev_end,
 				 .end_ps = r->op_start_ps[k],
 				 .step = p->op[k].step, .id = k,
-				 .tier = HOFF_NONE, .kind = HOFF_EV_STALL};
+				 .tier = HOFF_NONE, .kind = HOFF_EV_STALL,
+				 .await = HOFF_NONE};
 		if (ev.end_ps > ev.start_ps &&
 		    hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
@@ -124,18 +197,57 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 				 &r->tl, &m->peak_bytes, e);
 }
 
+/* The fault a command's failed check (pattern.h's code) stands for. */
+static hoff_exec_fault decode_bad(const hoff_xplan *p, int64_t ev,
+				  uint64_t code)
+{
+	const hoff_graph *g = p->g;
+	uint32_t phase = (uint32_t)(code >> 62);
+	int64_t item = (int64_t)((code >> 40) & 0x3fffff);
+	hoff_exec_fault f = {.step = cmd_step(p, ev),
+			     .cmd = ev,
+			     .byte = (int64_t)(code & HOFF_BAD_BYTE_MAX)};
+	if (ev >= p->nops) {
+		const hoff_xfer *xf = &p->xfer[ev - p->nops];
+		f.tensor = xf->tensor;
+		f.tier = xf->tier;
+		f.version = xf->version;
+		f.at = phase ? HOFF_FAULT_XFER_DST : HOFF_FAULT_XFER_SRC;
+		return f;
+	}
+	int64_t j = g->in_off[ev] + item;
+	f.tier = HOFF_DEVICE;
+	f.at = phase ? HOFF_FAULT_OP_END : HOFF_FAULT_OP_START;
+	if (j < g->in_off[ev + 1]) {
+		f.tensor = g->in[j];
+		f.version = p->in_ver[j];
+	} else {
+		j = g->upd_off[ev] + (j - g->in_off[ev + 1]);
+		HOFF_REQUIRE(j < g->upd_off[ev + 1]);
+		f.tensor = g->upd[j];
+		f.version = p->upd_ver[j] - 1;
+	}
+	return f;
+}
+
 static hoff_status verify(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 {
 	const hoff_xplan *p = b->plan;
 	r->checked = true;
-	for (int64_t x = 0; x < p->nxfers; x++)
-		if (!p->xfer[x].store && r->x_bad[x] >= 0)
-			add_fault(r, (hoff_exec_fault){
-					     .step = p->xfer[x].step,
-					     .tensor = p->xfer[x].tensor,
-					     .tier = p->xfer[x].tier,
-					     .version = p->xfer[x].version,
-					     .byte = r->x_bad[x]});
+	/* In step order: the earliest command's complaint first. */
+	int64_t x = 0;
+	for (int32_t k = 0; k <= p->nops; k++) {
+		for (; x < p->nxfers &&
+		       (k == p->nops || p->xfer[x].step < p->op[k].step);
+		     x++) {
+			int64_t ev = hoff_xplan_xev(p, x);
+			if (r->bad[ev] >= 0)
+				add_fault(r, decode_bad(p, ev,
+							(uint64_t)r->bad[ev]));
+		}
+		if (k < p->nops && r->bad[k] >= 0)
+			add_fault(r, decode_bad(p, k, (uint64_t)r->bad[k]));
+	}
 	for (int64_t i = 0; i < p->nfinal; i++) {
 		const hoff_xregion *g = &p->final[i];
 		int64_t bad;
@@ -144,8 +256,10 @@ static hoff_status verify(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 			return st;
 		if (bad >= 0)
 			add_fault(r, (hoff_exec_fault){.step = HOFF_NONE,
+						       .cmd = HOFF_NONE,
 						       .tensor = g->tensor,
 						       .tier = g->tier,
+						       .at = HOFF_FAULT_END,
 						       .version = g->version,
 						       .byte = bad});
 	}
@@ -157,29 +271,29 @@ hoff_status hoff_exec_run(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 	HOFF_REQUIRE(b && r);
 	const hoff_xplan *p = b->plan;
 	memset(r, 0, sizeof *r);
-	size_t nx = (size_t)p->nxfers + 1, no = (size_t)p->nops + 1;
+	size_t nx = (size_t)p->nxfers + 1, no = (size_t)p->nops + 1,
+	       nev = (size_t)p->nops + (size_t)p->nxfers + 1;
 	r->op_start_ps = hoff_zalloc(no, sizeof *r->op_start_ps);
 	r->op_end_ps = hoff_zalloc(no, sizeof *r->op_end_ps);
 	r->x_start_ps = hoff_zalloc(nx, sizeof *r->x_start_ps);
 	r->x_end_ps = hoff_zalloc(nx, sizeof *r->x_end_ps);
-	r->x_bad = hoff_alloc(nx, sizeof *r->x_bad);
+	r->bad = hoff_alloc(nev, sizeof *r->bad);
 	r->chan = hoff_zalloc((size_t)p->nstreams, sizeof *r->chan);
 	if (!r->op_start_ps || !r->op_end_ps || !r->x_start_ps ||
-	    !r->x_end_ps || !r->x_bad || !r->chan)
+	    !r->x_end_ps || !r->bad || !r->chan)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	for (size_t i = 0; i < nx; i++)
-		r->x_bad[i] = -1;
+	for (size_t i = 0; i < nev; i++)
+		r->bad[i] = -1;
 	snprintf(r->device, sizeof r->device, "%s", b->device);
-	hoff_status st = HOFF_OK;
-	int64_t x = 0;
-	for (int32_t k = 0; k <= p->nops && st == HOFF_OK; k++) {
-		for (; st == HOFF_OK && x < p->nxfers &&
-		       (k == p->nops || p->xfer[x].step < p->op[k].step);
-		     x++)
-			st = enqueue_xfer(b, x, e);
-		if (st == HOFF_OK && k < p->nops)
-			st = enqueue_op(b, k, e);
-	}
+	hoff_walk_info info;
+	hoff_status st = hoff_exec_walk(b, &info, e);
+	if (st == HOFF_OK && b->opts.drop_wait >= info.nwaits)
+		st = hoff_seterr(e, HOFF_EINPUT,
+				 "--drop-wait %lld: the plan has %lld waits "
+				 "(0 .. %lld)",
+				 (long long)b->opts.drop_wait,
+				 (long long)info.nwaits,
+				 (long long)info.nwaits - 1);
 	if (st == HOFF_OK)
 		st = b->iface->synchronize(b, e);
 	if (st == HOFF_OK)
@@ -199,7 +313,7 @@ void hoff_exec_result_free(hoff_exec_result *r)
 	free(r->op_end_ps);
 	free(r->x_start_ps);
 	free(r->x_end_ps);
-	free(r->x_bad);
+	free(r->bad);
 	free(r->chan);
 	hoff_timeline_free(&r->tl);
 	memset(r, 0, sizeof *r);
@@ -210,23 +324,39 @@ void hoff_exec_fault_format(const hoff_xplan *p, const hoff_exec_fault *f,
 {
 	const hoff_graph *g = p->g;
 	const char *t = g->tensor[f->tensor].id;
-	if (f->step != HOFF_NONE)
+	if (f->step == HOFF_NONE) {
+		if (f->tier == HOFF_DEVICE)
+			snprintf(buf, len,
+				 "end: \"%s\" on the device: byte %lld differs "
+				 "from version %u of its pattern",
+				 t, (long long)f->byte, f->version);
+		else
+			snprintf(
+				buf, len,
+				"end: \"%s\" on tier \"%s\": byte %lld differs "
+				"from version %u of its pattern",
+				t, g->tier[f->tier].name, (long long)f->byte,
+				f->version);
+		return;
+	}
+	if (f->at == HOFF_FAULT_OP_START || f->at == HOFF_FAULT_OP_END) {
 		snprintf(buf, len,
-			 "steps[%lld] prefetch \"%s\" from \"%s\": byte %lld "
-			 "differs from version %u of its pattern",
-			 (long long)f->step, t, g->tier[f->tier].name,
+			 "steps[%lld] op \"%s\": \"%s\" at the op's %s: byte "
+			 "%lld differs from version %u of its pattern",
+			 (long long)f->step, g->op[f->cmd].id, t,
+			 f->at == HOFF_FAULT_OP_START ? "start" : "end",
 			 (long long)f->byte, f->version);
-	else if (f->tier == HOFF_DEVICE)
-		snprintf(buf, len,
-			 "end: \"%s\" on the device: byte %lld differs from "
-			 "version %u of its pattern",
-			 t, (long long)f->byte, f->version);
-	else
-		snprintf(buf, len,
-			 "end: \"%s\" on tier \"%s\": byte %lld differs from "
-			 "version %u of its pattern",
-			 t, g->tier[f->tier].name, (long long)f->byte,
-			 f->version);
+		return;
+	}
+	const hoff_xfer *xf = &p->xfer[f->cmd - p->nops];
+	bool src = f->at == HOFF_FAULT_XFER_SRC;
+	snprintf(buf, len,
+		 "steps[%lld] %s \"%s\" %s \"%s\": %sbyte %lld differs from "
+		 "version %u of its pattern",
+		 (long long)f->step, xf->store ? "store" : "prefetch", t,
+		 xf->store ? "to" : "from", g->tier[f->tier].name,
+		 src ? "its source at the start: " : "", (long long)f->byte,
+		 f->version);
 }
 
 /* ceil(x * k) as bytes; -1 when it leaves [0, 2^62). */

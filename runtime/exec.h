@@ -11,6 +11,8 @@
 #ifndef HOFF_EXEC_H
 #define HOFF_EXEC_H
 
+#include <stdio.h>
+
 #include "timeline.h"
 #include "xplan.h"
 
@@ -19,16 +21,46 @@ typedef struct hoff_exec_opts {
 	int64_t corrupt_step; /* test hook: flip one byte of this transfer's
 				 destination after the copy; HOFF_NONE */
 	int32_t device;       /* CUDA device ordinal */
+	bool cuda_graph;      /* CUDA: capture the whole plan into one CUDA
+				 graph and launch it (no host enqueue lag) */
+	bool pace;	      /* CUDA: hold each transfer's channel until its
+				 planned duration has passed, so a tier
+				 slower than the link runs at its own rate */
+	int64_t slow_step;    /* test hook: the transfer at this step lasts
+				 HOFF_SLOW_FACTOR times its duration (a
+				 slower link: waits keep the run correct,
+				 a missing one shows); HOFF_NONE */
+	int64_t drop_wait;    /* test hook: the walk leaves out its wait
+				 number drop_wait (0-based, in the order
+				 it issues them); HOFF_NONE */
 } hoff_exec_opts;
 
-/* Default options: no verification, no fault, device 0. */
+#define HOFF_SLOW_FACTOR 4
+
+/* Default options: no verification, no fault, no wait dropped, device 0. */
 hoff_exec_opts hoff_exec_defaults(void);
+
+/* Where a failed check ran. With --verify every command checks what it
+ * reads: an op its inputs and updates at its start and its inputs again
+ * at its end (it writes junk to its outputs and updates at its start and
+ * their patterns at its end); a transfer its source at its start and its
+ * destination at its end. */
+typedef enum hoff_fault_at {
+	HOFF_FAULT_END = 0,  /* the check of the final state */
+	HOFF_FAULT_XFER_SRC, /* a transfer's source, at its start */
+	HOFF_FAULT_XFER_DST, /* a transfer's destination, at its end */
+	HOFF_FAULT_OP_START, /* an op's input or update, at its start */
+	HOFF_FAULT_OP_END,   /* an op's input, at its end */
+} hoff_fault_at;
 
 /* A verification failure: the first differing byte of a region. */
 typedef struct hoff_exec_fault {
-	int64_t step;   /* the prefetch's step, HOFF_NONE for the end check */
+	int64_t step; /* the command's step, HOFF_NONE for the end check */
+	int64_t cmd;  /* op k, or transfer x as nops + x; HOFF_NONE */
 	int32_t tensor;
-	int16_t tier;   /* HOFF_DEVICE, or the tier of the copy checked */
+	int16_t tier; /* HOFF_DEVICE, or the tier of the copy checked (a
+			 transfer's: its tier) */
+	uint8_t at;   /* hoff_fault_at */
 	uint32_t version;
 	int64_t byte;   /* offset in the tensor */
 } hoff_exec_fault;
@@ -47,7 +79,9 @@ typedef struct hoff_exec_result {
 	hoff_timeline tl;   /* measured: ops, stalls, transfers, memory */
 	int64_t *op_start_ps, *op_end_ps; /* (nops) */
 	int64_t *x_start_ps, *x_end_ps;   /* (nxfers) */
-	int64_t *x_bad;     /* (nxfers) prefetch: first bad byte, or -1 */
+	int64_t *bad;	      /* (nops + nxfers) per command (op k, then
+				 transfer x at nops + x): its first failed
+				 check as pattern.h's code, or -1 */
 	hoff_exec_chan *chan; /* (nstreams); [0] is compute, unused */
 	bool checked;       /* verification ran */
 	int64_t nfaults;    /* all counted; the first HOFF_EXEC_MAXFAULTS kept */
@@ -82,7 +116,7 @@ typedef struct hoff_backend_i {
 	hoff_status (*store)(hoff_backend *b, int64_t x, hoff_err *e);
 	hoff_status (*synchronize)(hoff_backend *b, hoff_err *e);
 	/* After synchronize: start and end ps of every op and transfer, and
-	 * x_bad, into r's arrays. */
+	 * bad, into r's arrays. */
 	hoff_status (*results)(hoff_backend *b, hoff_exec_result *r,
 			       hoff_err *e);
 	/* After synchronize: the first byte of region g that differs from
@@ -120,10 +154,64 @@ hoff_status hoff_backend_cuda_new(const hoff_xplan *p,
 /* Frees b; NULL is fine. */
 void hoff_backend_free(hoff_backend *b);
 
+/* What a walk saw. */
+typedef struct hoff_walk_info {
+	int64_t nwaits;	 /* waits in the plan (a dropped one counted) */
+	int64_t fwd_cmd; /* a wait for an event not yet recorded: the
+			    waiting command, HOFF_NONE when none */
+	int64_t fwd_ev;	 /* and the event it waits for */
+} hoff_walk_info;
+
+/* Enqueues b's plan: every step in step order, each command preceded by
+ * its waits (b->opts.drop_wait left out), then its event's record.
+ * Every wait must be for an event recorded earlier in the walk (a wait
+ * for a later one is a no-op to CUDA and would block on the CPU backend
+ * until it came): otherwise the walk stops there, after handing that wait
+ * to the backend, with HOFF_EINVALID naming both steps (and info's fwd_).
+ * info may be NULL. Used by hoff_exec_run and the plan checker. */
+hoff_status hoff_exec_walk(hoff_backend *b, hoff_walk_info *info, hoff_err *e);
+
+/* A race in a plan's command stream (hoff_exec_check). */
+typedef enum hoff_race_kind {
+	HOFF_RACE_NONE = 0,
+	HOFF_RACE_PAIR,	   /* two unordered commands touch the same bytes,
+			      one writing */
+	HOFF_RACE_FORWARD, /* a wait for an event not yet recorded */
+} hoff_race_kind;
+
+typedef struct hoff_race {
+	uint8_t kind;	/* hoff_race_kind */
+	bool host;	/* the bytes: host arena (true) or device */
+	int64_t a, b;	/* commands: op k, or transfer x as nops + x; a
+			   is the earlier in the walk */
+	int32_t ta, tb; /* their tensors there (HOFF_NONE: a workspace) */
+	int64_t off;	/* the first shared byte, in its arena */
+	int64_t nwaits; /* waits the walk issued */
+	int64_t nraces; /* PAIR: racing accesses found (at least 1) */
+} hoff_race;
+
+/* The happens-before checker. Walks p as hoff_exec_run does (o's
+ * drop_wait honoured) into a command stream, orders it by stream order
+ * and waits (a wait orders only after a record already issued, as in
+ * CUDA), and looks for two commands that touch a common byte, one
+ * writing, with neither ordered before the other. Accesses: an op reads
+ * its inputs and updates and writes its updates, outputs and workspace;
+ * a transfer reads its source and writes its destination (a `same` store
+ * rewrites identical bytes and counts as a read there). *r: the first
+ * race found, or kind HOFF_RACE_NONE. O(accesses * (segments + streams)).
+ * HOFF_ENOMEM, or HOFF_EINPUT when o->drop_wait names no wait. */
+hoff_status hoff_exec_check(const hoff_xplan *p, const hoff_exec_opts *o,
+			    hoff_race *r, hoff_err *e);
+/* Formats r as "steps[3] prefetch "w1" and steps[5] op "op2" ..." */
+void hoff_race_format(const hoff_xplan *p, const hoff_race *r, char *buf,
+		      size_t len);
+
 /* Runs b's plan: enqueues every step, synchronizes, and fills *r (caller
  * frees with hoff_exec_result_free): measured timeline and summary, per
  * channel traffic, and with --verify the faults. A fault is not an error:
- * it returns HOFF_OK with r->nfaults > 0. Backend failures as they come. */
+ * it returns HOFF_OK with r->nfaults > 0. HOFF_EINPUT when opts.drop_wait
+ * names no wait of the plan (nothing runs); backend failures as they
+ * come. */
 hoff_status hoff_exec_run(hoff_backend *b, hoff_exec_result *r, hoff_err *e);
 /* Frees what r owns. */
 void hoff_exec_result_free(hoff_exec_result *r);
@@ -153,17 +241,26 @@ typedef struct hoff_calib {
 	double flops_per_s;     /* compute rate */
 	double mem_bandwidth_Bps; /* device memory, read + write */
 	double op_overhead_s;   /* launch cost of one op */
-	double spin_hz;         /* CUDA: clock64 ticks per second */
+	double spin_hz;		/* CUDA: the op clock's ticks per second
+				   (%globaltimer: 1e9) */
+	/* pinned h2d and d2h copies running at once (0: not measured) */
+	double h2d_both_Bps, d2h_both_Bps;
 } hoff_calib;
 
 /* Measures the CPU backend's machine (memcpy rates, thread hand-off
  * latency, a multiply-add loop). HOFF_ENOMEM. */
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e);
 #if defined(HOFF_HAVE_CUDA)
-/* Measures device `device`: cudaMemcpy rates pinned and pageable, the
- * latency of a small copy, an FMA kernel, a device-to-device copy and the
- * spin kernel's clock. HOFF_EIO with the CUDA error. */
+/* Measures device `device`: cudaMemcpy rates pinned and pageable, alone
+ * and h2d with d2h at once, the latency of a small copy, an FMA kernel, a
+ * device-to-device copy and the spin kernel's fixed cost. HOFF_EIO with
+ * the CUDA error. */
 hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c, hoff_err *e);
+/* Copy sweep on device `device`: for sizes 4 KiB .. max_bytes (x4), the
+ * best of a few pinned h2d copies alone, d2h alone, and both at once, one
+ * markdown row each to f. HOFF_EIO with the CUDA error. */
+hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes, FILE *f,
+				 hoff_err *e);
 #endif
 
 #endif

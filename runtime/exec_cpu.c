@@ -11,9 +11,18 @@
  * "Device" memory is one arena of the plan's high water, host memory one
  * arena of tier copies; transfers are real memcpy between them at the
  * plan's offsets, each paced to its channel: it lasts latency + bytes /
- * rate (the plan's duration). An op is a wait of its duration on
- * CLOCK_MONOTONIC, asleep until its last 100 us and busy for those (with
- * --verify it first writes its outputs' and updates' patterns).
+ * rate (the plan's duration), and its bytes move in up to 4 chunks of at
+ * least 1 ms, each copied at the end of its share of the interval, so a
+ * command that touches them before the transfer ends (a missing wait)
+ * sees them unmoved or half moved, as on a GPU. An op
+ * is a wait of its duration on CLOCK_MONOTONIC, asleep until its last 100 us
+ * and busy for those. With --verify every command checks what it reads: an op
+ * its inputs and updates at its start (then writes junk, the bitwise complement
+ * of their patterns, to its updates and outputs) and its inputs at its end
+ * (then writes its updates' and outputs' patterns); a transfer its source at
+ * its start and its destination at its end. A store of a version its tier
+ * copy holds already (xplan.h's `same`) is paced but writes nothing: its
+ * bytes are there, and a prefetch may be reading them (FORMAT.md rule 4).
  *
  * Times are the emulated device's. Each stream keeps a clock: a command
  * starts when its stream's previous command ended and every event it
@@ -47,6 +56,8 @@ enum { C_WAIT, C_RECORD, C_OP, C_PREFETCH, C_STORE };
 #define SPIN_PACE_NS 100000  /* pacing sleeps until this close, then spins */
 #define START_DELAY_NS 2000000 /* threads start together this far ahead */
 #define OVERRUN_NS 1000       /* later than its deadline by more: overran */
+#define CHUNK_MIN_NS   1000000	  /* a transfer's chunks last at least this */
+#define CHUNKS_MAX     4	  /* and it has at most this many */
 
 typedef struct cmd {
 	int64_t arg;
@@ -79,8 +90,11 @@ struct cpu {
 	pthread_cond_t cv;
 	bool sync_init;
 	int64_t t0_ns;
-	int64_t *op_t0, *op_t1, *x_t0, *x_t1, *x_bad; /* ns from t0 */
+	int64_t *op_t0, *op_t1, *x_t0, *x_t1; /* ns from t0 */
+	int64_t *bad; /* (nops + nxfers) first failed check, pattern.h's
+			 code, or -1 */
 	int64_t *lag_ns, *overruns; /* (nstreams) */
+	double copy_ns_per_B;	    /* memcpy's cost, measured at creation */
 };
 
 static int64_t now_ns(void)
@@ -116,6 +130,18 @@ static void pace_until(int64_t t)
 	}
 	while (now_ns() < t)
 		relax();
+}
+
+/* Sleeps until about t, never spinning: the chunks of a transfer need
+ * not start on time to the microsecond, and spinning threads starve the
+ * compute stream's on a loaded host. */
+static void sleep_until(int64_t t)
+{
+	struct timespec ts = {(time_t)(t / 1000000000), (long)(t % 1000000000)};
+	if (t > now_ns())
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) != 0)
+			;
 }
 
 static int64_t ps_to_ns(int64_t ps) { return (ps + 500) / 1000; }
@@ -181,23 +207,68 @@ static int64_t finish(cstream *s, int64_t deadline)
 	return s->clock_ns;
 }
 
+/* Checks n bytes at d against tensor t at version v; keeps the smallest
+ * code of a failure in *bad. */
+static void check_into(int64_t *bad, const uint8_t *d, int64_t n, int32_t t,
+		       uint32_t v, uint64_t tag)
+{
+	int64_t j = hoff_pattern_check(d, n, t, v);
+	if (j < 0)
+		return;
+	int64_t code = (int64_t)hoff_bad_code(tag, (uint64_t)j);
+	if (*bad < 0 || code < *bad)
+		*bad = code;
+}
+
+/* An op's checks of its inputs (both phases; at the end not those it
+ * also updates) and updates (phase 0). */
+static void op_checks(cpu *c, int32_t k, uint32_t phase)
+{
+	const hoff_xplan *p = c->p;
+	const hoff_graph *g = p->g;
+	int64_t item = 0;
+	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++, item++)
+		if (phase == 0 || !hoff_op_updates(g, k, g->in[j]))
+			check_into(&c->bad[k], c->dev + p->in_dev[j],
+				   g->tensor[g->in[j]].bytes, g->in[j],
+				   p->in_ver[j],
+				   hoff_bad_tag(phase, (uint64_t)item));
+	for (int64_t j = g->upd_off[k]; phase == 0 && j < g->upd_off[k + 1];
+	     j++, item++)
+		check_into(&c->bad[k], c->dev + p->upd_dev[j],
+			   g->tensor[g->upd[j]].bytes, g->upd[j],
+			   p->upd_ver[j] - 1, hoff_bad_tag(0, (uint64_t)item));
+}
+
+/* Writes op k's updates and outputs: junk (inv 0xff) or their patterns. */
+static void op_writes(cpu *c, int32_t k, uint8_t inv)
+{
+	const hoff_xplan *p = c->p;
+	const hoff_graph *g = p->g;
+	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+		hoff_pattern_fill_x(c->dev + p->out_dev[j],
+				    g->tensor[g->out[j]].bytes, g->out[j], 0,
+				    inv);
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		hoff_pattern_fill_x(c->dev + p->upd_dev[j],
+				    g->tensor[g->upd[j]].bytes, g->upd[j],
+				    p->upd_ver[j], inv);
+}
+
 static void run_op(cstream *s, int32_t k)
 {
 	cpu *c = s->cpu;
 	const hoff_xplan *p = c->p;
-	const hoff_graph *g = p->g;
 	int64_t deadline, start = begin(s, &deadline, p->op[k].dur_ps);
 	if (c->o.verify) {
-		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
-			hoff_pattern_fill(c->dev + p->out_dev[j],
-					  g->tensor[g->out[j]].bytes, g->out[j],
-					  0);
-		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-			hoff_pattern_fill(c->dev + p->upd_dev[j],
-					  g->tensor[g->upd[j]].bytes, g->upd[j],
-					  p->upd_ver[j]);
+		op_checks(c, k, 0);
+		op_writes(c, k, 0xff);
 	}
 	pace_until(deadline);
+	if (c->o.verify) {
+		op_checks(c, k, 1);
+		op_writes(c, k, 0);
+	}
 	c->op_t0[k] = start - c->t0_ns;
 	c->op_t1[k] = finish(s, deadline) - c->t0_ns;
 }
@@ -205,17 +276,43 @@ static void run_op(cstream *s, int32_t k)
 static void run_copy(cstream *s, int64_t x)
 {
 	cpu *c = s->cpu;
-	const hoff_xfer *xf = &c->p->xfer[x];
+	const hoff_xplan *p = c->p;
+	const hoff_xfer *xf = &p->xfer[x];
+	int64_t ev = hoff_xplan_xev(p, x);
 	uint8_t *d = c->dev + xf->dev_off, *h = c->host + xf->host_off;
 	uint8_t *dst = xf->store ? h : d;
-	int64_t deadline, start = begin(s, &deadline, xf->dur_ps);
-	memcpy(dst, xf->store ? d : h, (size_t)xf->bytes);
+	const uint8_t *src = xf->store ? d : h;
+	int64_t dur = xf->dur_ps;
+	if (xf->step == c->o.slow_step && dur < INT64_MAX / HOFF_SLOW_FACTOR)
+		dur *= HOFF_SLOW_FACTOR; /* test hook: a slower link */
+	int64_t deadline, start = begin(s, &deadline, dur);
+	if (c->o.verify)
+		check_into(&c->bad[ev], src, xf->bytes, xf->tensor, xf->version,
+			   hoff_bad_tag(0, 0));
+	/* The bytes move in chunks across the interval, each copied at the
+	 * end of its share of it (less 1.5 times the copy's own time and
+	 * 0.3 ms for a late wake-up): until then a reader sees the old bytes,
+	 * and a writer of the source spoils the copy. */
+	int64_t span = deadline - start, n = span / CHUNK_MIN_NS;
+	n = n < 1 ? 1 : n > CHUNKS_MAX ? CHUNKS_MAX : n;
+	if (n > xf->bytes)
+		n = xf->bytes > 0 ? xf->bytes : 1;
+	for (int64_t i = 0, done = 0; i < n; i++) {
+		int64_t upto = xf->bytes * (i + 1) / n;
+		int64_t cost = (int64_t)(1.5 * (double)(upto - done) *
+					 c->copy_ns_per_B) +
+			       3 * SPIN_PACE_NS;
+		sleep_until(start + span * (i + 1) / n - cost);
+		if (!xf->same) /* a `same` store's bytes are there already */
+			memcpy(dst + done, src + done, (size_t)(upto - done));
+		done = upto;
+	}
 	if (c->o.corrupt_step == xf->step)
 		dst[xf->bytes / 2] ^= 0x5a; /* test hook: a flipped byte */
-	if (c->o.verify && !xf->store)
-		c->x_bad[x] = hoff_pattern_check(d, xf->bytes, xf->tensor,
-						 xf->version);
 	pace_until(deadline);
+	if (c->o.verify)
+		check_into(&c->bad[ev], dst, xf->bytes, xf->tensor, xf->version,
+			   hoff_bad_tag(1, 0));
 	c->x_t0[x] = start - c->t0_ns;
 	c->x_t1[x] = finish(s, deadline) - c->t0_ns;
 }
@@ -253,6 +350,30 @@ static void *stream_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* ns per byte of a memcpy (the fastest of 3 of 4 MiB: a slower one is
+ * the host's load, which the margin absorbs), 1 when it cannot be
+ * measured. */
+static double memcpy_cost(void)
+{
+	size_t n = (size_t)4 << 20;
+	uint8_t *a = malloc(n), *b = malloc(n);
+	double best = 0;
+	if (a && b) {
+		memset(a, 1, n);
+		memset(b, 2, n);
+		for (int i = 0; i < 3; i++) {
+			int64_t t = now_ns();
+			memcpy(b, a, n);
+			double d = (double)(now_ns() - t) / (double)n;
+			if (best == 0 || d < best)
+				best = d;
+		}
+	}
+	free(a);
+	free(b);
+	return best > 0 ? best : 1;
 }
 
 static hoff_status push(hoff_backend *b, int32_t stream, uint8_t kind,
@@ -338,8 +459,9 @@ static hoff_status cpu_results(hoff_backend *b, hoff_exec_result *r,
 	for (int64_t x = 0; x < c->p->nxfers; x++) {
 		r->x_start_ps[x] = c->x_t0[x] * 1000;
 		r->x_end_ps[x] = c->x_t1[x] * 1000;
-		r->x_bad[x] = c->x_bad[x];
 	}
+	for (int64_t i = 0; i < (int64_t)c->p->nops + c->p->nxfers; i++)
+		r->bad[i] = c->bad[i];
 	for (int32_t i = 0; i < c->p->nstreams; i++) {
 		if (c->lag_ns[i] * 1000 > r->lag_max_ps)
 			r->lag_max_ps = c->lag_ns[i] * 1000;
@@ -377,7 +499,7 @@ static void cpu_free(hoff_backend *b)
 		free(c->op_t1);
 		free(c->x_t0);
 		free(c->x_t1);
-		free(c->x_bad);
+		free(c->bad);
 		if (c->sync_init) {
 			pthread_mutex_destroy(&c->mu);
 			pthread_cond_destroy(&c->cv);
@@ -429,10 +551,9 @@ hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 	c->op_t1 = hoff_zalloc(no, sizeof *c->op_t1);
 	c->x_t0 = hoff_zalloc(nx, sizeof *c->x_t0);
 	c->x_t1 = hoff_zalloc(nx, sizeof *c->x_t1);
-	c->x_bad = hoff_alloc(nx, sizeof *c->x_bad);
+	c->bad = hoff_alloc(nev, sizeof *c->bad);
 	if (!c->s || !c->done || !c->ev_ns || !c->lag_ns || !c->overruns ||
-	    !c->op_t0 || !c->op_t1 || !c->x_t0 ||
-	    !c->x_t1 || !c->x_bad) {
+	    !c->op_t0 || !c->op_t1 || !c->x_t0 || !c->x_t1 || !c->bad) {
 		cpu_free(b);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
@@ -457,12 +578,13 @@ hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 		atomic_init(&c->done[i], 0);
 	atomic_init(&c->sleepers, 0);
 	atomic_init(&c->go, 0);
-	for (size_t i = 0; i < nx; i++)
-		c->x_bad[i] = -1;
+	for (size_t i = 0; i < nev; i++)
+		c->bad[i] = -1;
 	for (int32_t i = 0; i < p->nstreams; i++) {
 		c->s[i].cpu = c;
 		c->s[i].id = i;
 	}
+	c->copy_ns_per_B = memcpy_cost();
 	/* Touch every page now, so no transfer pays first-touch faults. */
 	memset(c->dev, 0, (size_t)(p->arena_bytes > 0 ? p->arena_bytes : 1));
 	memset(c->host, 0, (size_t)(p->host_bytes > 0 ? p->host_bytes : 1));

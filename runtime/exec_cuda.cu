@@ -5,21 +5,35 @@
  *
  * Device memory is one cudaMalloc arena of the plan's high water, host
  * memory one cudaHostAlloc (pinned) arena of tier copies, so transfers are
- * cudaMemcpyAsync at the plan's offsets and run at the link's real speed.
- * An op is a one-thread spin kernel on clock64 whose length is the op's
- * time, calibrated against the SM clock (ticks per second and the fixed
- * cost of a kernel, fitted from two timed spins). Every op and transfer is
- * timed by a pair of events against one start event.
+ * cudaMemcpyAsync at the plan's offsets and run at the link's real speed;
+ * with opts.pace each transfer is bracketed by a kernel that stamps
+ * %globaltimer and one that holds the channel until the planned duration
+ * has passed, so a tier slower than the link runs at its own rate. An op
+ * is a one-thread spin kernel on %globaltimer (nanoseconds, independent
+ * of the SM clock, so clock boosts and throttling do not stretch it),
+ * lasting the op's time less the fixed cost of a kernel, fitted from two
+ * timed spins. Every op and transfer is timed by a pair of events against
+ * one start event.
  *
- * The start: a spin kernel holds the compute stream (every other stream
- * waits for its end, the start event) while the host enqueues, so the host
- * is ahead when the schedule begins; it lasts 15 us per command, clamped
- * to [20 ms, 5 s]. If the host still enqueues after the start, results say
- * by how much (lag_max), since commands may then have started late. With --verify, fill and check kernels write and compare
- * pattern.h's bytes; a prefetch's check runs on its channel, before the
- * transfer's end event, and leaves the first bad byte in a device array
- * read once at the end. Every CUDA call goes through HOFF_CUDA_TRY, which
- * returns HOFF_EIO with the call and CUDA's message. */
+ * The start, two ways. Streamed (default): a spin kernel holds the compute
+ * stream (every other stream waits for its end, the start event) while
+ * the host enqueues, so the host is ahead when the schedule begins; it
+ * lasts 15 us per command, clamped to [20 ms, 5 s]. If the host still
+ * enqueues after the start, results say by how much (lag_max), a bound on
+ * how late any command may have started for the host's sake; 0 means
+ * none did. Graph (opts.cuda_graph): the walk is captured into one CUDA
+ * graph (cudaStreamBeginCapture, timing events as external records) and
+ * launched at once, so the host cannot lag at all.
+ *
+ * With --verify, kernels check and write pattern.h's bytes inside each
+ * command, as the CPU backend does (exec.h): an op checks its inputs and
+ * updates, writes junk, spins, checks its inputs again and writes its
+ * patterns; a transfer checks its source, copies, checks its destination
+ * (host bytes through the pinned arena's device mapping). The first
+ * failure per command is kept by atomicMin in a device array read once at
+ * the end. Those kernels run inside the timed intervals: time without
+ * --verify. Every CUDA call goes through HOFF_CUDA_TRY, which returns
+ * HOFF_EIO with the call and CUDA's message. */
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -40,21 +54,43 @@ extern "C" {
 					   __FILE__, __LINE__);                \
 	} while (0)
 
-#define NO_BAD 0xffffffffffffffffULL
-
-static __global__ void spin_kernel(long long cycles)
+static __device__ __forceinline__ unsigned long long global_ns(void)
 {
-	long long t0 = clock64();
-	while (clock64() - t0 < cycles) {
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* Busy for ns nanoseconds of wall time. */
+static __global__ void spin_kernel(long long ns)
+{
+	unsigned long long t0 = global_ns();
+	while ((long long)(global_ns() - t0) < ns) {
 	}
 }
 
-static __global__ void fill_kernel(uint8_t *d, int64_t n, uint64_t seed)
+/* Pacing: the instant a transfer starts, then a hold until ns after it. */
+static __global__ void stamp_kernel(unsigned long long *slot)
+{
+	*slot = global_ns();
+}
+
+static __global__ void pace_kernel(const unsigned long long *slot, long long ns)
+{
+	unsigned long long t0 = *slot;
+	while ((long long)(global_ns() - t0) < ns) {
+	}
+}
+
+/* The n bytes of the tensor whose seed is seed, xor-ed with inv (0, or
+ * ~0 for junk). */
+static __global__ void fill_kernel(uint8_t *d, int64_t n, uint64_t seed,
+				   uint64_t inv)
 {
 	int64_t stride = (int64_t)gridDim.x * blockDim.x;
 	for (int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	     8 * w < n; w += stride) {
-		uint64_t x = hoff_pattern_word(seed, (uint64_t)w);
+		uint64_t x = hoff_pattern_word(seed, (uint64_t)w) ^ inv;
 		int64_t base = 8 * w, m = n - base < 8 ? n - base : 8;
 		if (m == 8 && ((uintptr_t)(d + base) & 7) == 0) {
 			*(uint64_t *)(d + base) = x; /* little-endian */
@@ -65,17 +101,25 @@ static __global__ void fill_kernel(uint8_t *d, int64_t n, uint64_t seed)
 	}
 }
 
-static __global__ void check_kernel(const uint8_t *d, int64_t n,
-				    uint64_t seed, unsigned long long *bad)
+/* Keeps tag | first bad byte in *bad (atomicMin). Reads whole words where
+ * aligned: host bytes come over the bus. */
+static __global__ void check_kernel(const uint8_t *d, int64_t n, uint64_t seed,
+				    unsigned long long *bad,
+				    unsigned long long tag)
 {
 	int64_t stride = (int64_t)gridDim.x * blockDim.x;
 	for (int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
 	     8 * w < n; w += stride) {
 		uint64_t x = hoff_pattern_word(seed, (uint64_t)w);
 		int64_t base = 8 * w, m = n - base < 8 ? n - base : 8;
+		if (m == 8 && ((uintptr_t)(d + base) & 7) == 0 &&
+		    *(const uint64_t *)(d + base) == x)
+			continue;
 		for (int64_t j = 0; j < m; j++)
 			if (d[base + j] != (uint8_t)(x >> (8 * j))) {
-				atomicMin(bad, (unsigned long long)(base + j));
+				atomicMin(bad,
+					  (unsigned long long)hoff_bad_code(
+						  tag, (uint64_t)(base + j)));
 				break;
 			}
 	}
@@ -115,16 +159,23 @@ typedef struct cuda_ctx {
 	cudaEvent_t *done;    /* (nev) dependencies, no timing */
 	cudaEvent_t *t_beg, *t_end; /* (nev) timing pairs */
 	int64_t nev_made;
+	cudaEvent_t *join; /* (nstreams) graph: each stream back into 0 */
+	int32_t njoin_made;
 	cudaEvent_t t0, t_enq; /* the start; the host's last enqueue */
 	bool t0_made, t_enq_made;
 	cudaStream_t aux;      /* an idle stream: t_enq's */
 	bool aux_made;
-	unsigned long long *d_bad; /* (nxfers + 1) the last is for check() */
-	double spin_hz, launch_s;
+	bool capturing; /* graph: stream 0 is capturing */
+	cudaGraph_t graph;
+	cudaGraphExec_t graph_exec;
+	unsigned long long *d_bad;   /* (nev + 1) the last is for check() */
+	unsigned long long *d_stamp; /* (nxfers + 1) pacing */
+	double launch_s;
 } cuda_ctx;
 
-/* Ticks per second of clock64 and the fixed cost of a spin kernel, from
- * two spins of different lengths (best of three each). */
+/* The fixed cost of a spin kernel, from two spins of different lengths
+ * (best of three each), and the op clock's rate as the events see it
+ * (1e9 for a faithful %globaltimer). */
 static hoff_status calibrate_spin(cudaStream_t s, double *hz, double *launch,
 				  hoff_err *e)
 {
@@ -134,7 +185,7 @@ static hoff_status calibrate_spin(cudaStream_t s, double *hz, double *launch,
 		cudaEventDestroy(a);
 		return hoff_seterr(e, HOFF_EIO, "cuda: cannot create an event");
 	}
-	const long long c[2] = {200000, 4000000};
+	const long long c[2] = {200000, 4000000}; /* ns */
 	float best[2] = {1e30f, 1e30f};
 	spin_kernel<<<1, 1, 0, s>>>(c[0]); /* warm up */
 	cudaError_t err = cudaGetLastError();
@@ -159,11 +210,11 @@ static hoff_status calibrate_spin(cudaStream_t s, double *hz, double *launch,
 	double t0 = best[0] * 1e-3, t1 = best[1] * 1e-3;
 	if (!(t1 > t0))
 		return hoff_seterr(e, HOFF_EIO,
-				   "cuda: the spin kernel's clock cannot be "
-				   "calibrated (%g s vs %g s)",
+				   "cuda: the spin kernel cannot be calibrated "
+				   "(%g s vs %g s)",
 				   t0, t1);
 	*hz = (double)(c[1] - c[0]) / (t1 - t0);
-	*launch = t0 - (double)c[0] / *hz;
+	*launch = t0 - (double)c[0] * 1e-9;
 	if (*launch < 0)
 		*launch = 0;
 	return HOFF_OK;
@@ -198,6 +249,14 @@ static hoff_status probe(int32_t device, hoff_err *e)
 	return HOFF_OK;
 }
 
+/* A timing record: an external record node when captured into a graph. */
+static cudaError_t time_record(cuda_ctx *c, cudaEvent_t ev, cudaStream_t s)
+{
+	if (c->o.cuda_graph)
+		return cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal);
+	return cudaEventRecord(ev, s);
+}
+
 static hoff_status c_wait(hoff_backend *b, int32_t stream, int64_t ev,
 			  hoff_err *e)
 {
@@ -214,35 +273,99 @@ static hoff_status c_record(hoff_backend *b, int32_t stream, int64_t ev,
 	return HOFF_OK;
 }
 
+/* Checks n device bytes at d against the seed into d_bad[ev]. */
+static hoff_status check_on(cuda_ctx *c, cudaStream_t s, const uint8_t *d,
+			    int64_t n, uint64_t seed, int64_t ev,
+			    unsigned long long tag, hoff_err *e)
+{
+	if (n <= 0)
+		return HOFF_OK;
+	check_kernel<<<grid_for(n), 256, 0, s>>>(d, n, seed, c->d_bad + ev,
+						 tag);
+	HOFF_CUDA_TRY(cudaGetLastError());
+	return HOFF_OK;
+}
+
+static hoff_status fill_on(cudaStream_t s, uint8_t *d, int64_t n, uint64_t seed,
+			   uint64_t inv, hoff_err *e)
+{
+	if (n <= 0)
+		return HOFF_OK;
+	fill_kernel<<<grid_for(n), 256, 0, s>>>(d, n, seed, inv);
+	HOFF_CUDA_TRY(cudaGetLastError());
+	return HOFF_OK;
+}
+
+/* An op's checks: inputs (both phases; at the end not those it also
+ * updates), updates (phase 0). */
+static hoff_status op_checks(cuda_ctx *c, int32_t k, uint32_t phase,
+			     hoff_err *e)
+{
+	const hoff_xplan *p = c->p;
+	const hoff_graph *g = p->g;
+	cudaStream_t s = c->s[0];
+	hoff_status st;
+	uint64_t item = 0;
+	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++, item++)
+		if ((phase == 0 || !hoff_op_updates(g, k, g->in[j])) &&
+		    (st = check_on(c, s, c->dev + p->in_dev[j],
+				   g->tensor[g->in[j]].bytes,
+				   hoff_pattern_seed(g->in[j], p->in_ver[j]), k,
+				   hoff_bad_tag(phase, item), e)) != HOFF_OK)
+			return st;
+	for (int64_t j = g->upd_off[k]; phase == 0 && j < g->upd_off[k + 1];
+	     j++, item++)
+		if ((st = check_on(c, s, c->dev + p->upd_dev[j],
+				   g->tensor[g->upd[j]].bytes,
+				   hoff_pattern_seed(g->upd[j],
+						     p->upd_ver[j] - 1),
+				   k, hoff_bad_tag(0, item), e)) != HOFF_OK)
+			return st;
+	return HOFF_OK;
+}
+
+/* An op's writes: junk (inv ~0) or the patterns of its outputs and
+ * updates. */
+static hoff_status op_writes(cuda_ctx *c, int32_t k, uint64_t inv, hoff_err *e)
+{
+	const hoff_xplan *p = c->p;
+	const hoff_graph *g = p->g;
+	cudaStream_t s = c->s[0];
+	hoff_status st;
+	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+		if ((st = fill_on(s, c->dev + p->out_dev[j],
+				  g->tensor[g->out[j]].bytes,
+				  hoff_pattern_seed(g->out[j], 0), inv, e)) !=
+		    HOFF_OK)
+			return st;
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		if ((st = fill_on(s, c->dev + p->upd_dev[j],
+				  g->tensor[g->upd[j]].bytes,
+				  hoff_pattern_seed(g->upd[j], p->upd_ver[j]),
+				  inv, e)) != HOFF_OK)
+			return st;
+	return HOFF_OK;
+}
+
 static hoff_status c_run_op(hoff_backend *b, int32_t k, hoff_err *e)
 {
 	cuda_ctx *c = (cuda_ctx *)b->ctx;
 	const hoff_xplan *p = c->p;
-	const hoff_graph *g = p->g;
 	cudaStream_t s = c->s[0];
-	HOFF_CUDA_TRY(cudaEventRecord(c->t_beg[k], s));
-	if (c->o.verify) {
-		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++) {
-			int64_t n = g->tensor[g->out[j]].bytes;
-			fill_kernel<<<grid_for(n), 256, 0, s>>>(
-				c->dev + p->out_dev[j], n,
-				hoff_pattern_seed(g->out[j], 0));
-			HOFF_CUDA_TRY(cudaGetLastError());
-		}
-		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++) {
-			int64_t n = g->tensor[g->upd[j]].bytes;
-			fill_kernel<<<grid_for(n), 256, 0, s>>>(
-				c->dev + p->upd_dev[j], n,
-				hoff_pattern_seed(g->upd[j], p->upd_ver[j]));
-			HOFF_CUDA_TRY(cudaGetLastError());
-		}
-	}
-	double cycles = (hoff_s(p->op[k].dur_ps) - c->launch_s) * c->spin_hz;
-	if (cycles >= 1) {
-		spin_kernel<<<1, 1, 0, s>>>((long long)cycles);
+	hoff_status st;
+	HOFF_CUDA_TRY(time_record(c, c->t_beg[k], s));
+	if (c->o.verify && ((st = op_checks(c, k, 0, e)) != HOFF_OK ||
+			    (st = op_writes(c, k, ~0ULL, e)) != HOFF_OK))
+		return st;
+	double ns = (hoff_s(p->op[k].dur_ps) - c->launch_s) * 1e9;
+	if (ns >= 1) {
+		spin_kernel<<<1, 1, 0, s>>>((long long)ns);
 		HOFF_CUDA_TRY(cudaGetLastError());
 	}
-	HOFF_CUDA_TRY(cudaEventRecord(c->t_end[k], s));
+	if (c->o.verify && ((st = op_checks(c, k, 1, e)) != HOFF_OK ||
+			    (st = op_writes(c, k, 0, e)) != HOFF_OK))
+		return st;
+	HOFF_CUDA_TRY(time_record(c, c->t_end[k], s));
 	return HOFF_OK;
 }
 
@@ -254,7 +377,19 @@ static hoff_status c_copy(hoff_backend *b, int64_t x, hoff_err *e)
 	int64_t ev = hoff_xplan_xev(p, x);
 	cudaStream_t s = c->s[xf->stream];
 	uint8_t *d = c->dev + xf->dev_off, *h = c->host + xf->host_off;
-	HOFF_CUDA_TRY(cudaEventRecord(c->t_beg[ev], s));
+	uint8_t *hd = c->host_dptr + xf->host_off; /* h, device-side */
+	uint64_t seed = hoff_pattern_seed(xf->tensor, xf->version);
+	hoff_status st;
+	HOFF_CUDA_TRY(time_record(c, c->t_beg[ev], s));
+	if (c->o.verify &&
+	    (st = check_on(c, s, xf->store ? d : hd, xf->bytes, seed, ev,
+			   hoff_bad_tag(0, 0), e)) != HOFF_OK)
+		return st;
+	bool slow = xf->step == c->o.slow_step; /* test hook */
+	if (c->o.pace || slow) {
+		stamp_kernel<<<1, 1, 0, s>>>(c->d_stamp + x);
+		HOFF_CUDA_TRY(cudaGetLastError());
+	}
 	if (xf->store)
 		HOFF_CUDA_TRY(cudaMemcpyAsync(h, d, (size_t)xf->bytes,
 					      cudaMemcpyDeviceToHost, s));
@@ -262,27 +397,49 @@ static hoff_status c_copy(hoff_backend *b, int64_t x, hoff_err *e)
 		HOFF_CUDA_TRY(cudaMemcpyAsync(d, h, (size_t)xf->bytes,
 					      cudaMemcpyHostToDevice, s));
 	if (c->o.corrupt_step == xf->step) { /* test hook: flip a byte */
-		uint8_t *dst = xf->store ? c->host_dptr + xf->host_off : d;
-		flip_kernel<<<1, 1, 0, s>>>(dst + xf->bytes / 2);
+		flip_kernel<<<1, 1, 0, s>>>((xf->store ? hd : d) +
+					    xf->bytes / 2);
 		HOFF_CUDA_TRY(cudaGetLastError());
 	}
-	if (c->o.verify && !xf->store) {
-		check_kernel<<<grid_for(xf->bytes), 256, 0, s>>>(
-			d, xf->bytes, hoff_pattern_seed(xf->tensor, xf->version),
-			c->d_bad + x);
+	if (c->o.pace || slow) {
+		double ns =
+			(hoff_s(xf->dur_ps) * (slow ? HOFF_SLOW_FACTOR : 1) -
+			 c->launch_s) *
+			1e9;
+		pace_kernel<<<1, 1, 0, s>>>(c->d_stamp + x,
+					    ns > 0 ? (long long)ns : 0);
 		HOFF_CUDA_TRY(cudaGetLastError());
 	}
-	HOFF_CUDA_TRY(cudaEventRecord(c->t_end[ev], s));
+	if (c->o.verify &&
+	    (st = check_on(c, s, xf->store ? hd : d, xf->bytes, seed, ev,
+			   hoff_bad_tag(1, 0), e)) != HOFF_OK)
+		return st;
+	HOFF_CUDA_TRY(time_record(c, c->t_end[ev], s));
 	return HOFF_OK;
 }
 
 static hoff_status c_synchronize(hoff_backend *b, hoff_err *e)
 {
 	cuda_ctx *c = (cuda_ctx *)b->ctx;
-	/* Everything is enqueued: an event on an idle stream completes now,
-	 * telling whether the host finished before the start event. */
-	HOFF_CUDA_TRY(cudaEventRecord(c->t_enq, c->aux));
-	HOFF_CUDA_TRY(cudaDeviceSynchronize());
+	if (!c->o.cuda_graph) {
+		/* Everything is enqueued: an event on an idle stream
+		 * completes now, telling whether the host finished before
+		 * the start event. */
+		HOFF_CUDA_TRY(cudaEventRecord(c->t_enq, c->aux));
+		HOFF_CUDA_TRY(cudaDeviceSynchronize());
+		HOFF_CUDA_TRY(cudaGetLastError());
+		return HOFF_OK;
+	}
+	/* Every stream joins stream 0, which ends the capture. */
+	for (int32_t i = 1; i < c->p->nstreams; i++) {
+		HOFF_CUDA_TRY(cudaEventRecord(c->join[i], c->s[i]));
+		HOFF_CUDA_TRY(cudaStreamWaitEvent(c->s[0], c->join[i], 0));
+	}
+	c->capturing = false;
+	HOFF_CUDA_TRY(cudaStreamEndCapture(c->s[0], &c->graph));
+	HOFF_CUDA_TRY(cudaGraphInstantiate(&c->graph_exec, c->graph, 0));
+	HOFF_CUDA_TRY(cudaGraphLaunch(c->graph_exec, c->s[0]));
+	HOFF_CUDA_TRY(cudaStreamSynchronize(c->s[0]));
 	HOFF_CUDA_TRY(cudaGetLastError());
 	return HOFF_OK;
 }
@@ -317,19 +474,21 @@ static hoff_status c_results(hoff_backend *b, hoff_exec_result *r,
 			return st;
 	}
 	int64_t late = 0;
-	if ((st = elapsed_ps(c->t0, c->t_enq, &late, e)) != HOFF_OK)
+	if (!c->o.cuda_graph &&
+	    (st = elapsed_ps(c->t0, c->t_enq, &late, e)) != HOFF_OK)
 		return st;
 	r->lag_max_ps = late > 0 ? late : 0; /* the host enqueued past t0 */
-	if (p->nxfers) {
-		unsigned long long *bad = (unsigned long long *)hoff_alloc(
-			(size_t)p->nxfers, sizeof *bad);
+	size_t nev = (size_t)p->nops + (size_t)p->nxfers;
+	if (nev) {
+		unsigned long long *bad =
+			(unsigned long long *)hoff_alloc(nev, sizeof *bad);
 		if (!bad)
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		cudaError_t err = cudaMemcpy(bad, c->d_bad,
-					     (size_t)p->nxfers * sizeof *bad,
+		cudaError_t err = cudaMemcpy(bad, c->d_bad, nev * sizeof *bad,
 					     cudaMemcpyDeviceToHost);
-		for (int64_t x = 0; err == cudaSuccess && x < p->nxfers; x++)
-			r->x_bad[x] = bad[x] == NO_BAD ? -1 : (int64_t)bad[x];
+		for (size_t i = 0; err == cudaSuccess && i < nev; i++)
+			r->bad[i] = bad[i] == HOFF_BAD_NONE ? -1
+							    : (int64_t)bad[i];
 		free(bad);
 		HOFF_CUDA_TRY(err);
 	}
@@ -345,14 +504,20 @@ static hoff_status c_check(hoff_backend *b, const hoff_xregion *g,
 					  g->version);
 		return HOFF_OK;
 	}
-	unsigned long long *slot = c->d_bad + c->p->nxfers, v = NO_BAD;
-	HOFF_CUDA_TRY(cudaMemcpy(slot, &v, sizeof v, cudaMemcpyHostToDevice));
-	check_kernel<<<grid_for(g->bytes), 256>>>(
-		c->dev + g->off, g->bytes,
-		hoff_pattern_seed(g->tensor, g->version), slot);
-	HOFF_CUDA_TRY(cudaGetLastError());
-	HOFF_CUDA_TRY(cudaMemcpy(&v, slot, sizeof v, cudaMemcpyDeviceToHost));
-	*bad = v == NO_BAD ? -1 : (int64_t)v;
+	int64_t slot = (int64_t)c->p->nops + c->p->nxfers;
+	unsigned long long v = HOFF_BAD_NONE;
+	HOFF_CUDA_TRY(cudaMemcpy(c->d_bad + slot, &v, sizeof v,
+				 cudaMemcpyHostToDevice));
+	if (g->bytes > 0) {
+		check_kernel<<<grid_for(g->bytes), 256>>>(
+			c->dev + g->off, g->bytes,
+			hoff_pattern_seed(g->tensor, g->version),
+			c->d_bad + slot, 0);
+		HOFF_CUDA_TRY(cudaGetLastError());
+	}
+	HOFF_CUDA_TRY(cudaMemcpy(&v, c->d_bad + slot, sizeof v,
+				 cudaMemcpyDeviceToHost));
+	*bad = v == HOFF_BAD_NONE ? -1 : (int64_t)(v & HOFF_BAD_BYTE_MAX);
 	return HOFF_OK;
 }
 
@@ -360,13 +525,26 @@ static void c_free(hoff_backend *b)
 {
 	cuda_ctx *c = (cuda_ctx *)b->ctx;
 	if (c) {
+		if (c->capturing) { /* a failed walk: drop the capture */
+			cudaGraph_t gr = NULL;
+			if (cudaStreamEndCapture(c->s[0], &gr) == cudaSuccess &&
+			    gr)
+				cudaGraphDestroy(gr);
+			cudaGetLastError();
+		}
 		/* Errors are moot while tearing down; leave nothing queued. */
 		cudaDeviceSynchronize();
+		if (c->graph_exec)
+			cudaGraphExecDestroy(c->graph_exec);
+		if (c->graph)
+			cudaGraphDestroy(c->graph);
 		for (int64_t i = 0; i < c->nev_made; i++) {
 			cudaEventDestroy(c->done[i]);
 			cudaEventDestroy(c->t_beg[i]);
 			cudaEventDestroy(c->t_end[i]);
 		}
+		for (int32_t i = 0; i < c->njoin_made; i++)
+			cudaEventDestroy(c->join[i]);
 		if (c->t0_made)
 			cudaEventDestroy(c->t0);
 		if (c->t_enq_made)
@@ -379,12 +557,15 @@ static void c_free(hoff_backend *b)
 			cudaFree(c->dev);
 		if (c->d_bad)
 			cudaFree(c->d_bad);
+		if (c->d_stamp)
+			cudaFree(c->d_stamp);
 		if (c->host)
 			cudaFreeHost(c->host);
 		free(c->s);
 		free(c->done);
 		free(c->t_beg);
 		free(c->t_end);
+		free(c->join);
 		free(c);
 	}
 	free(b);
@@ -407,16 +588,21 @@ static hoff_status setup(hoff_backend *b, cuda_ctx *c, hoff_err *e)
 	snprintf(b->device, sizeof b->device, "%.100s (CUDA device %d)",
 		 prop.name, c->o.device);
 	c->s = (cudaStream_t *)hoff_zalloc((size_t)p->nstreams, sizeof *c->s);
+	c->join = (cudaEvent_t *)hoff_zalloc((size_t)p->nstreams,
+					     sizeof *c->join);
 	c->done = (cudaEvent_t *)hoff_zalloc((size_t)nev + 1, sizeof *c->done);
 	c->t_beg = (cudaEvent_t *)hoff_zalloc((size_t)nev + 1,
 					      sizeof *c->t_beg);
 	c->t_end = (cudaEvent_t *)hoff_zalloc((size_t)nev + 1,
 					      sizeof *c->t_end);
-	if (!c->s || !c->done || !c->t_beg || !c->t_end)
+	if (!c->s || !c->join || !c->done || !c->t_beg || !c->t_end)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (; c->nstreams_made < p->nstreams; c->nstreams_made++)
 		HOFF_CUDA_TRY(cudaStreamCreateWithFlags(
 			&c->s[c->nstreams_made], cudaStreamNonBlocking));
+	for (; c->njoin_made < p->nstreams; c->njoin_made++)
+		HOFF_CUDA_TRY(cudaEventCreateWithFlags(&c->join[c->njoin_made],
+						       cudaEventDisableTiming));
 	for (; c->nev_made < nev; c->nev_made++) {
 		int64_t i = c->nev_made;
 		HOFF_CUDA_TRY(cudaEventCreateWithFlags(&c->done[i],
@@ -463,11 +649,12 @@ static hoff_status setup(hoff_backend *b, cuda_ctx *c, hoff_err *e)
 	HOFF_CUDA_TRY(cudaHostGetDevicePointer((void **)&c->host_dptr,
 					       c->host, 0));
 	HOFF_CUDA_TRY(cudaMalloc((void **)&c->d_bad,
-				 ((size_t)p->nxfers + 1) * sizeof *c->d_bad));
+				 ((size_t)nev + 1) * sizeof *c->d_bad));
+	HOFF_CUDA_TRY(cudaMalloc((void **)&c->d_stamp,
+				 ((size_t)p->nxfers + 1) * sizeof *c->d_stamp));
 	cudaStream_t s0 = c->s[0];
-	HOFF_CUDA_TRY(cudaMemsetAsync(c->d_bad, 0xff,
-				      ((size_t)p->nxfers + 1) * sizeof *c->d_bad,
-				      s0));
+	HOFF_CUDA_TRY(cudaMemsetAsync(
+		c->d_bad, 0xff, ((size_t)nev + 1) * sizeof *c->d_bad, s0));
 	HOFF_CUDA_TRY(cudaMemsetAsync(c->dev, 0, dev_bytes, s0));
 	memset(c->host, 0, host_bytes);
 	if (c->o.verify)
@@ -478,22 +665,35 @@ static hoff_status setup(hoff_backend *b, cuda_ctx *c, hoff_err *e)
 						  g->tensor, g->version);
 				continue;
 			}
-			fill_kernel<<<grid_for(g->bytes), 256, 0, s0>>>(
-				c->dev + g->off, g->bytes,
-				hoff_pattern_seed(g->tensor, g->version));
-			HOFF_CUDA_TRY(cudaGetLastError());
+			if ((st = fill_on(s0, c->dev + g->off, g->bytes,
+					  hoff_pattern_seed(g->tensor,
+							    g->version),
+					  0, e)) != HOFF_OK)
+				return st;
 		}
-	if ((st = calibrate_spin(s0, &c->spin_hz, &c->launch_s, e)) != HOFF_OK)
+	double hz;
+	if ((st = calibrate_spin(s0, &hz, &c->launch_s, e)) != HOFF_OK)
 		return st;
 	HOFF_CUDA_TRY(cudaStreamSynchronize(s0));
-	/* The gate: hold the start while the host enqueues. */
-	double gate_s = 15e-6 * (double)(nev + p->nwaits);
-	gate_s = gate_s < 0.02 ? 0.02 : gate_s > 5 ? 5 : gate_s;
-	spin_kernel<<<1, 1, 0, s0>>>((long long)(gate_s * c->spin_hz));
-	HOFF_CUDA_TRY(cudaGetLastError());
-	HOFF_CUDA_TRY(cudaEventRecord(c->t0, s0));
+	if (c->o.cuda_graph) {
+		/* The start is the graph's first node. */
+		HOFF_CUDA_TRY(cudaStreamBeginCapture(
+			s0, cudaStreamCaptureModeThreadLocal));
+		c->capturing = true;
+		HOFF_CUDA_TRY(time_record(c, c->t0, s0));
+	} else {
+		/* The gate: hold the start while the host enqueues. */
+		double gate_s = 15e-6 * (double)(nev + p->nwaits);
+		gate_s = gate_s < 0.02 ? 0.02 : gate_s > 5 ? 5 : gate_s;
+		spin_kernel<<<1, 1, 0, s0>>>((long long)(gate_s * 1e9));
+		HOFF_CUDA_TRY(cudaGetLastError());
+		HOFF_CUDA_TRY(cudaEventRecord(c->t0, s0));
+	}
+	/* A plain record for the waits: in a capture, a timing record (an
+	 * external node) does not order other streams. */
+	HOFF_CUDA_TRY(cudaEventRecord(c->join[0], s0));
 	for (int32_t i = 1; i < p->nstreams; i++)
-		HOFF_CUDA_TRY(cudaStreamWaitEvent(c->s[i], c->t0, 0));
+		HOFF_CUDA_TRY(cudaStreamWaitEvent(c->s[i], c->join[0], 0));
 	return HOFF_OK;
 }
 
@@ -566,10 +766,10 @@ static int cmp_float(const void *a, const void *b)
 }
 
 typedef struct cal_mem {
-	uint8_t *pinned, *pageable, *dev, *dev2;
+	uint8_t *pinned, *pinned2, *pageable, *dev, *dev2;
 	float *out;
-	cudaStream_t s;
-	bool s_made;
+	cudaStream_t s, s2;
+	bool s_made, s2_made;
 } cal_mem;
 
 static void cal_free(cal_mem *m)
@@ -577,6 +777,10 @@ static void cal_free(cal_mem *m)
 	cudaDeviceSynchronize();
 	if (m->pinned)
 		cudaFreeHost(m->pinned);
+	if (m->pinned2)
+		cudaFreeHost(m->pinned2);
+	if (m->s2_made)
+		cudaStreamDestroy(m->s2);
 	free(m->pageable);
 	if (m->dev)
 		cudaFree(m->dev);
@@ -586,6 +790,54 @@ static void cal_free(cal_mem *m)
 		cudaFree(m->out);
 	if (m->s_made)
 		cudaStreamDestroy(m->s);
+}
+
+/* Best times of reps rounds of an h2d copy (s) and a d2h copy (s2) of n
+ * bytes each, started together; alone (both = false) one after the
+ * other. */
+static hoff_status both_ways(cal_mem *m, size_t n, int reps, bool both,
+			     double *h2d_s, double *d2h_s, hoff_err *e)
+{
+	cudaEvent_t ev[4];
+	int made = 0;
+	cudaError_t err = cudaSuccess;
+	for (; made < 4 && err == cudaSuccess; made++)
+		err = cudaEventCreate(&ev[made]);
+	if (err != cudaSuccess)
+		made--;
+	float best[2] = {1e30f, 1e30f};
+	for (int r = 0; err == cudaSuccess && r < reps; r++) {
+		float ms[2] = {0, 0};
+		cudaStream_t s2 = both ? m->s2 : m->s;
+		if ((err = cudaEventRecord(ev[0], m->s)) != cudaSuccess ||
+		    (err = cudaStreamWaitEvent(m->s2, ev[0], 0)) !=
+			    cudaSuccess ||
+		    (err = cudaMemcpyAsync(m->dev, m->pinned, n,
+					   cudaMemcpyHostToDevice, m->s)) !=
+			    cudaSuccess ||
+		    (err = cudaEventRecord(ev[1], m->s)) != cudaSuccess ||
+		    (!both &&
+		     (err = cudaEventRecord(ev[2], m->s)) != cudaSuccess) ||
+		    (err = cudaMemcpyAsync(m->pinned2, m->dev2, n,
+					   cudaMemcpyDeviceToHost, s2)) !=
+			    cudaSuccess ||
+		    (err = cudaEventRecord(ev[3], s2)) != cudaSuccess ||
+		    (err = cudaDeviceSynchronize()) != cudaSuccess ||
+		    (err = cudaEventElapsedTime(&ms[0], ev[0], ev[1])) !=
+			    cudaSuccess ||
+		    (err = cudaEventElapsedTime(&ms[1], both ? ev[0] : ev[2],
+						ev[3])) != cudaSuccess)
+			break;
+		for (int i = 0; i < 2; i++)
+			if (ms[i] < best[i])
+				best[i] = ms[i];
+	}
+	for (int i = 0; i < made; i++)
+		cudaEventDestroy(ev[i]);
+	HOFF_CUDA_TRY(err);
+	*h2d_s = best[0] * 1e-3;
+	*d2h_s = best[1] * 1e-3;
+	return HOFF_OK;
 }
 
 static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
@@ -600,9 +852,13 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 	c->memory_bytes = (int64_t)prop.totalGlobalMem;
 	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
 	m->s_made = true;
+	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s2, cudaStreamNonBlocking));
+	m->s2_made = true;
 	size_t n = (size_t)256 << 20;
 	HOFF_CUDA_TRY(cudaHostAlloc((void **)&m->pinned, n,
 				    cudaHostAllocDefault));
+	HOFF_CUDA_TRY(
+		cudaHostAlloc((void **)&m->pinned2, n, cudaHostAllocDefault));
 	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev, n));
 	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev2, n));
 	m->pageable = (uint8_t *)malloc(n);
@@ -622,6 +878,11 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 			    5, &c->mem_bandwidth_Bps, e)) != HOFF_OK)
 		return st;
 	c->mem_bandwidth_Bps *= 2; /* a copy reads and writes */
+	double th, td;
+	if ((st = both_ways(m, n, 3, true, &th, &td, e)) != HOFF_OK)
+		return st;
+	c->h2d_both_Bps = th > 0 ? (double)n / th : 0;
+	c->d2h_both_Bps = td > 0 ? (double)n / td : 0;
 	/* Latency: the median of small pinned copies. */
 	enum { N = 101 };
 	float ms[N];
@@ -678,6 +939,60 @@ extern "C" hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c,
 	cal_mem m;
 	memset(&m, 0, sizeof m);
 	hoff_status st = calibrate(device, c, &m, e);
+	cal_free(&m);
+	return st;
+}
+
+/* The sweep's buffers: two streams, two pinned and two device buffers
+ * of n bytes. */
+static hoff_status sweep_alloc(cal_mem *m, size_t n, hoff_err *e)
+{
+	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
+	m->s_made = true;
+	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s2, cudaStreamNonBlocking));
+	m->s2_made = true;
+	HOFF_CUDA_TRY(
+		cudaHostAlloc((void **)&m->pinned, n, cudaHostAllocDefault));
+	HOFF_CUDA_TRY(
+		cudaHostAlloc((void **)&m->pinned2, n, cudaHostAllocDefault));
+	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev, n));
+	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev2, n));
+	return HOFF_OK;
+}
+
+extern "C" hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes,
+					    FILE *f, hoff_err *e)
+{
+	cal_mem m;
+	memset(&m, 0, sizeof m);
+	size_t n = (size_t)(max_bytes > 4096 ? max_bytes : 4096);
+	hoff_status st = probe(device, e);
+	if (st == HOFF_OK)
+		st = sweep_alloc(&m, n, e);
+	if (st == HOFF_OK) {
+		memset(m.pinned, 1, n);
+		memset(m.pinned2, 2, n);
+		fputs("| bytes | h2d alone s | h2d GB/s | d2h alone s | d2h GB/s "
+		      "| both: h2d s | h2d GB/s | both: d2h s | d2h GB/s |\n"
+		      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+		      f);
+	}
+	for (size_t b = 4096; st == HOFF_OK && b <= n; b *= 4) {
+		int reps = b <= ((size_t)16 << 20) ? 20 : 3;
+		double h[2], d[2];
+		if ((st = both_ways(&m, b, reps, false, &h[0], &d[0], e)) !=
+			    HOFF_OK ||
+		    (st = both_ways(&m, b, reps, true, &h[1], &d[1], e)) !=
+			    HOFF_OK)
+			break;
+		fprintf(f, "| %zu", b);
+		for (int i = 0; i < 2; i++)
+			fprintf(f, " | %.3g | %.2f | %.3g | %.2f", h[i],
+				h[i] > 0 ? (double)b / h[i] * 1e-9 : 0, d[i],
+				d[i] > 0 ? (double)b / d[i] * 1e-9 : 0);
+		fputs(" |\n", f);
+		fflush(f);
+	}
 	cal_free(&m);
 	return st;
 }

@@ -47,6 +47,23 @@ HOFF_HD uint8_t hoff_pattern_byte(uint64_t seed, uint64_t j)
 	return (uint8_t)(hoff_pattern_word(seed, j >> 3) >> (8 * (j & 7)));
 }
 
+/* A failed check, as the backends report it per command: the phase (0:
+ * an op's start or a transfer's source at its start; 1: an op's end or a
+ * transfer's destination at its end), the item checked (an op's inputs,
+ * then its updates; 0 for a transfer) and the first bad byte, packed so
+ * that the smallest code is the earliest phase, item and byte (the CUDA
+ * kernels keep it with atomicMin). HOFF_BAD_NONE: all matched. */
+#define HOFF_BAD_NONE	  0xffffffffffffffffULL
+#define HOFF_BAD_BYTE_MAX ((1ULL << 40) - 1)
+HOFF_HD uint64_t hoff_bad_tag(uint32_t phase, uint64_t item)
+{
+	return (uint64_t)phase << 62 | (item & 0x3fffff) << 40;
+}
+HOFF_HD uint64_t hoff_bad_code(uint64_t tag, uint64_t byte)
+{
+	return tag | (byte < HOFF_BAD_BYTE_MAX ? byte : HOFF_BAD_BYTE_MAX);
+}
+
 #include <string.h>
 
 /* Host-side fill and check (the CUDA backend has kernels of its own). */
@@ -61,18 +78,28 @@ static inline uint64_t hoff_pattern_le(uint64_t x)
 #endif
 }
 
+/* Writes the n bytes of tensor t at version v, each xor-ed with inv
+ * (0, or 0xff for junk that differs from the pattern in every byte), to
+ * d (any alignment). */
+static inline void hoff_pattern_fill_x(uint8_t *d, int64_t n, int32_t t,
+				       uint32_t v, uint8_t inv)
+{
+	uint64_t seed = hoff_pattern_seed(t, v), m = inv ? ~0ULL : 0;
+	int64_t w = 0;
+	for (; 8 * w + 8 <= n; w++) {
+		uint64_t x = hoff_pattern_le(
+			hoff_pattern_word(seed, (uint64_t)w) ^ m);
+		memcpy(d + 8 * w, &x, 8);
+	}
+	for (int64_t j = 8 * w; j < n; j++)
+		d[j] = (uint8_t)(hoff_pattern_byte(seed, (uint64_t)j) ^ inv);
+}
+
 /* Writes the n bytes of tensor t at version v to d (any alignment). */
 static inline void hoff_pattern_fill(uint8_t *d, int64_t n, int32_t t,
 				     uint32_t v)
 {
-	uint64_t seed = hoff_pattern_seed(t, v);
-	int64_t w = 0;
-	for (; 8 * w + 8 <= n; w++) {
-		uint64_t x = hoff_pattern_le(hoff_pattern_word(seed, (uint64_t)w));
-		memcpy(d + 8 * w, &x, 8);
-	}
-	for (int64_t j = 8 * w; j < n; j++)
-		d[j] = hoff_pattern_byte(seed, (uint64_t)j);
+	hoff_pattern_fill_x(d, n, t, v, 0);
 }
 
 /* Offset of the first of d's n bytes that differs from tensor t at version

@@ -267,7 +267,8 @@ static hoff_status transfer(sim *m, int64_t step, int32_t t, int32_t tier,
 		hoff_event ev = {.start_ps = start, .end_ps = end, .step = step,
 				 .id = t, .tier = (int16_t)tier,
 				 .kind = store ? HOFF_EV_STORE
-					       : HOFF_EV_PREFETCH};
+					       : HOFF_EV_PREFETCH,
+				 .await = HOFF_NONE};
 		if (hoff_timeline_event(&m->r->tl, ev) != HOFF_OK)
 			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
 	}
@@ -317,7 +318,7 @@ static hoff_status store(sim *m, int64_t i, int32_t t, int32_t tier)
 	return transfer(m, i, t, tier, true, 0);
 }
 
-static void detach(sim *m, int64_t i, int32_t t)
+static hoff_status detach(sim *m, int64_t i, int32_t t)
 {
 	tstate *x = &m->ts[t];
 	const hoff_tensor *tt = &m->g->tensor[t];
@@ -333,11 +334,19 @@ static void detach(sim *m, int64_t i, int32_t t)
 			      : "dirty tensor has a later use";
 	if (why) {
 		violate(m, i, t, HOFF_NONE, 7, why);
-		return;
+		return HOFF_OK;
 	}
 	x->flags &= (uint8_t)~RES;
 	x->nblk--;
 	m->mem -= tt->bytes;
+	if (m->o->timeline) {
+		hoff_event ev = {.start_ps = m->now, .end_ps = m->now,
+				 .step = i, .id = t, .tier = HOFF_NONE,
+				 .kind = HOFF_EV_DETACH, .await = HOFF_NONE};
+		if (hoff_timeline_event(&m->r->tl, ev) != HOFF_OK)
+			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
+	}
+	return HOFF_OK;
 }
 
 /* Frees tensor t after its last use (rule 6), and its tier copies. */
@@ -359,6 +368,7 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 	const hoff_graph *g = m->g;
 	const hoff_op *op = &g->op[k];
 	int64_t ready = m->now;
+	int32_t await = HOFF_NONE; /* the prefetch that ends last */
 	/* Rule 1: start when every input and update is resident. */
 	for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
 		const int32_t *lst;
@@ -368,8 +378,10 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 			if (x->flags & RES)
 				continue;
 			if (x->flags & PF) {
-				if (x->pf_end > ready)
+				if (x->pf_end > ready) {
 					ready = x->pf_end;
+					await = lst[j];
+				}
 			} else if (x->flags & (ST | STORED)) {
 				violate(m, i, lst[j], k, 5,
 					"op uses a stored tensor not "
@@ -394,10 +406,11 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k)
 	if (m->o->timeline) {
 		hoff_event ev = {.start_ps = fin, .end_ps = ready, .step = i,
 				 .id = k, .tier = HOFF_NONE,
-				 .kind = HOFF_EV_STALL};
+				 .kind = HOFF_EV_STALL, .await = await};
 		if (ready > fin && hoff_timeline_event(&m->r->tl, ev))
 			return hoff_seterr(m->e, HOFF_ENOMEM, "out of memory");
 		ev.kind = HOFF_EV_OP;
+		ev.await = HOFF_NONE;
 		ev.start_ps = ready;
 		ev.end_ps = ready + op->time_ps;
 		if (hoff_timeline_event(&m->r->tl, ev))
@@ -521,7 +534,7 @@ hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 			st = store(&m, i, p->id, p->tier);
 			break;
 		case HOFF_STEP_DETACH:
-			detach(&m, i, p->id);
+			st = detach(&m, i, p->id);
 			break;
 		default:
 			HOFF_REQUIRE(!"checked schedule");
@@ -553,6 +566,8 @@ hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 	free(m.chan_free);
 	free(m.tier_step);
 	free(m.tier_tensor);
+	if (st != HOFF_OK) /* an error leaves r owning nothing */
+		hoff_sim_result_free(r);
 	return st;
 }
 

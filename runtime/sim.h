@@ -50,7 +50,8 @@ hoff_sim_opts hoff_sim_defaults(void);
 /* Runs s on g under the machine model into *r (caller frees with
  * hoff_sim_result_free). A schedule that breaks rules is not an error: it
  * returns HOFF_OK with r->valid false and the violations listed.
- * HOFF_ENOMEM, or HOFF_EINPUT when an instant reaches 2^62 ps. */
+ * HOFF_ENOMEM, or HOFF_EINPUT when an instant reaches 2^62 ps; on an
+ * error r owns nothing (freeing it is harmless). */
 hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 			 const hoff_sim_opts *o, hoff_sim_result *r,
 			 hoff_err *e);

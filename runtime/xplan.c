@@ -230,6 +230,8 @@ static hoff_status walk_op(builder *b, int64_t i, int32_t k)
 			hoff_xblock *bl = &p->block[b->cur[t]];
 			blk[j] = b->cur[t];
 			bl->last_op = k;
+			if (!pass)
+				p->in_ver[j] = b->ver[t];
 			if (!add_dep(b, k, bl->fill_x))
 				return oom(b);
 			if (pass)
@@ -356,9 +358,11 @@ static hoff_status walk(builder *b)
 			b->cur[t] = HOFF_NONE;
 			b->x_blk[x] = blk;
 			xf->version = b->ver[t];
+			xf->same = sl->written && sl->ver == b->ver[t];
+			if (!xf->same) /* rule 4: only a new version waits */
+				sl->last_w = x;
 			sl->ver = b->ver[t];
 			sl->written = true;
-			sl->last_w = x;
 		}
 		x++;
 	}
@@ -498,7 +502,8 @@ static int cmp_dep(const void *a, const void *b)
 static hoff_status compact(builder *b)
 {
 	hoff_xplan *p = b->p;
-	qsort(b->deps, b->ndeps, sizeof *b->deps, cmp_dep);
+	if (b->ndeps) /* qsort(NULL, 0, ...) is undefined */
+		qsort(b->deps, b->ndeps, sizeof *b->deps, cmp_dep);
 	int64_t *last = hoff_alloc((size_t)p->nstreams, sizeof *last);
 	int32_t *touched = hoff_alloc((size_t)p->nstreams, sizeof *touched);
 	p->wait = hoff_alloc(b->ndeps + 1, sizeof *p->wait);
@@ -631,12 +636,13 @@ hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 	p->in_dev = hoff_alloc(nin + 1, sizeof *p->in_dev);
 	p->upd_dev = hoff_alloc(nupd + 1, sizeof *p->upd_dev);
 	p->upd_ver = hoff_alloc(nupd + 1, sizeof *p->upd_ver);
+	p->in_ver = hoff_alloc(nin + 1, sizeof *p->in_ver);
 	p->out_dev = hoff_alloc(nout + 1, sizeof *p->out_dev);
 	b.cur = hoff_alloc((size_t)g->ntensors + 1, sizeof *b.cur);
 	b.ver = hoff_zalloc((size_t)g->ntensors + 1, sizeof *b.ver);
 	b.ws_blk = hoff_alloc((size_t)g->nops + 1, sizeof *b.ws_blk);
 	hoff_status st = HOFF_OK;
-	if (!p->op || !p->in_dev || !p->upd_dev || !p->upd_ver ||
+	if (!p->op || !p->in_dev || !p->upd_dev || !p->upd_ver || !p->in_ver ||
 	    !p->out_dev || !b.cur || !b.ver || !b.ws_blk)
 		st = oom(&b);
 	for (int32_t t = 0; st == HOFF_OK && t < g->ntensors; t++)
@@ -676,6 +682,7 @@ void hoff_xplan_free(hoff_xplan *p)
 	free(p->in_dev);
 	free(p->upd_dev);
 	free(p->upd_ver);
+	free(p->in_ver);
 	free(p->out_dev);
 	free(p->block);
 	free(p->init);

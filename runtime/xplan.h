@@ -13,6 +13,9 @@
  *    a prefetch waits for the last store to its tier copy (rule 4) and for
  *    the previous occupants of its block; a store waits for the prefetch
  *    that filled its block and the last prefetch out of its tier copy.
+ *    A store of a version its tier copy already holds (`same`) rewrites
+ *    identical bytes: a later prefetch from that copy does not wait for
+ *    it, as FORMAT.md's rule 4 says (the copy is valid all along).
  * On the simulator's own durations these waits never bind beyond what
  * FORMAT.md says, so a faithful backend replays the predicted timeline.
  *
@@ -75,6 +78,9 @@ typedef struct hoff_xfer {
 	int32_t nwait;
 	int64_t dev_off, host_off, bytes;
 	uint32_t version; /* content version moved (pattern.h) */
+	uint8_t same;	  /* store: the tier copy already holds this version,
+			     so its bytes equal what they overwrite (FORMAT.md
+			     rule 4: a prefetch from it does not wait) */
 	int64_t dur_ps;
 	int64_t pred_start_ps, pred_end_ps;
 } hoff_xfer;
@@ -96,9 +102,10 @@ typedef struct hoff_xplan {
 	int64_t *wait;   /* transfer ids, CSR per command */
 	int64_t nwaits;
 	/* Device offsets at each op, parallel to g->in, g->upd, g->out; the
-	 * version each update writes, parallel to g->upd. */
+	 * version each input has, parallel to g->in, and the version each
+	 * update writes (it reads the one before), parallel to g->upd. */
 	int64_t *in_dev, *upd_dev, *out_dev;
-	uint32_t *upd_ver;
+	uint32_t *in_ver, *upd_ver;
 	int64_t nblocks;
 	hoff_xblock *block; /* (nblocks) */
 	int32_t nstreams;   /* 1 + 2 * ntiers */
@@ -122,6 +129,15 @@ hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 			     hoff_xplan *p, hoff_err *e);
 /* Frees what p owns. */
 void hoff_xplan_free(hoff_xplan *p);
+
+/* True when op k updates tensor t (its updates list is short). */
+static inline bool hoff_op_updates(const hoff_graph *g, int32_t k, int32_t t)
+{
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		if (g->upd[j] == t)
+			return true;
+	return false;
+}
 
 /* Event id of transfer x. */
 static inline int64_t hoff_xplan_xev(const hoff_xplan *p, int64_t x)

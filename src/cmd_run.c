@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "exec.h"
@@ -26,7 +27,9 @@ static const char *usage_run =
 	"usage: hoffopt run GRAPH SCHEDULE [--backend cpu|cuda] [--verify]\n"
 	"                   [--time-scale K] [--size-scale K] [--json]\n"
 	"                   [--trace T] [--sim-trace T] [--align B]\n"
-	"                   [--device N]\n"
+	"                   [--device N] [--cuda-graph] [--pace]\n"
+	"                   [--check-plan [--no-run]] [--drop-wait N]\n"
+	"                   [--slow-step N] [--corrupt-step N]\n"
 	"\n"
 	"Executes SCHEDULE on a real backend, walking its steps exactly as\n"
 	"FORMAT.md's machine model says: one compute stream, an h2d and a d2h\n"
@@ -43,22 +46,51 @@ static const char *usage_run =
 	"                   cudaMemcpyAsync from pinned memory, ops as spin\n"
 	"                   kernels timed to the op (needs a GPU)\n"
 	"  --verify         fill every tensor with a pattern of its id and\n"
-	"                   version, check it after every prefetch and at the\n"
-	"                   end; a difference names the tensor and the step\n"
+	"                   version; every command checks what it reads (an\n"
+	"                   op its inputs at its start and end, after writing\n"
+	"                   junk to its outputs; a transfer its source and\n"
+	"                   its destination), and the end state is checked; a\n"
+	"                   difference names the tensor and the step. The\n"
+	"                   checks run inside the timed intervals: time\n"
+	"                   without --verify\n"
 	"  --time-scale K   multiply every duration by K (op times, latencies;\n"
 	"                   rates divided by K): K < 1 shrinks the run\n"
 	"  --size-scale K   multiply every byte count by K (rounded up, at\n"
 	"                   least 1 byte) and every rate by K, so transfer\n"
 	"                   times are unchanged: shrinks a real-size graph to\n"
-	"                   this machine's memory with its ratios kept\n"
+	"                   this machine's memory with its ratios kept.\n"
+	"                   Default on cpu: 1, or what fits the tensors in\n"
+	"                   an eighth of this machine's memory (at most\n"
+	"                   1 GiB), said in the report\n"
 	"  --json           one JSON object on stdout: backend, verified,\n"
 	"                   predicted, measured, error_pct, arena_bytes, ...\n"
 	"  --trace T        write the measured timeline as a Chrome trace, in\n"
 	"                   the simulator's format\n"
 	"  --sim-trace T    write the simulator's trace of the same (scaled)\n"
 	"                   run, to compare with --trace track by track\n"
-	"  --align B        round device blocks up to B bytes (default 1)\n"
+	"  --align B        round device blocks up to B bytes (default 1 on\n"
+	"                   cpu, 256 on cuda)\n"
 	"  --device N       the CUDA device to use (default 0)\n"
+	"  --cuda-graph     cuda: capture the plan into one CUDA graph and\n"
+	"                   launch it (no host enqueue lag)\n"
+	"  --pace           cuda: hold each transfer's channel for its planned\n"
+	"                   duration, so a tier slower than the link runs at\n"
+	"                   its own rate\n";
+
+/* The rest of run's usage (one string literal would be too long). */
+static const char *usage_run_more =
+	"  --check-plan     check the plan's command stream for races (two\n"
+	"                   unordered commands touching the same bytes, one\n"
+	"                   writing; a wait for an event not yet recorded)\n"
+	"                   before running it: exit 1 naming the two commands\n"
+	"                   and their tensors, else the run goes on\n"
+	"  --no-run         with --check-plan: check only, run nothing; prints\n"
+	"                   \"no race, N waits\" or \"race, N waits\"\n"
+	"  --drop-wait N    testing: leave out the plan's wait number N\n"
+	"                   (0-based; --check-plan --no-run prints how many)\n"
+	"  --slow-step N    testing: the transfer at step N takes 4 times its\n"
+	"                   duration (waits keep the run correct; a missing\n"
+	"                   one shows under --verify)\n"
 	"  --corrupt-step N testing: flip one byte of the transfer at step N\n"
 	"                   (with --verify, shows the check at work)\n"
 	"\n"
@@ -71,7 +103,8 @@ static const char *usage_run =
 	"input or usage, no GPU, or a backend failure.\n";
 
 static const char *usage_calibrate =
-	"usage: hoffopt calibrate [--backend cpu|cuda] [-o MACHINE]\n"
+	"usage: hoffopt calibrate [--backend cpu|cuda] [--device N] [-o MACHINE]\n"
+	"       hoffopt calibrate --backend cuda [--device N] --sweep MAXBYTES\n"
 	"\n"
 	"Measures a backend's machine: h2d and d2h bandwidth from pinned and\n"
 	"pageable host memory, the latency of one copy, the compute rate and\n"
@@ -83,8 +116,13 @@ static const char *usage_calibrate =
 	"\n"
 	"  --backend cpu    memcpy rates, thread hand-off latency, a\n"
 	"                   multiply-add loop (default)\n"
-	"  --backend cuda   cudaMemcpy rates, a small copy's latency, an FMA\n"
-	"                   kernel, the spin kernel's clock (needs a GPU)\n"
+	"  --backend cuda   cudaMemcpy rates (also h2d and d2h at once), a small\n"
+	"                   copy's latency, an FMA kernel, the spin kernel's\n"
+	"                   fixed cost (needs a GPU)\n"
+	"  --device N       the CUDA device to measure (default 0)\n"
+	"  --sweep MAX      cuda: instead, a markdown table of pinned copies\n"
+	"                   from 4 KiB to MAX bytes (x4): h2d alone, d2h alone,\n"
+	"                   and both at once\n"
 	"\n"
 	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
 
@@ -120,9 +158,10 @@ typedef struct run_opts {
 	const char *pos[2];
 	int npos;
 	const char *backend, *trace, *sim_trace;
-	bool verify, json, help;
+	bool verify, json, help, check, no_run, cuda_graph, pace;
+	bool size_auto; /* no --size-scale: chosen to fit this machine */
 	double time_k, size_k;
-	int64_t align, corrupt, device;
+	int64_t align, corrupt, device, drop_wait, slow;
 } run_opts;
 
 static int parse_run(int argc, char **argv, run_opts *o)
@@ -130,8 +169,11 @@ static int parse_run(int argc, char **argv, run_opts *o)
 	memset(o, 0, sizeof *o);
 	o->backend = "cpu";
 	o->time_k = o->size_k = 1;
-	o->align = 1;
+	o->size_auto = true;
+	o->align = 0; /* the backend's default */
 	o->corrupt = HOFF_NONE;
+	o->drop_wait = HOFF_NONE;
+	o->slow = HOFF_NONE;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -141,6 +183,14 @@ static int parse_run(int argc, char **argv, run_opts *o)
 			o->verify = true;
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
+		} else if (!strcmp(a, "--check-plan")) {
+			o->check = true;
+		} else if (!strcmp(a, "--no-run")) {
+			o->no_run = true;
+		} else if (!strcmp(a, "--cuda-graph")) {
+			o->cuda_graph = true;
+		} else if (!strcmp(a, "--pace")) {
+			o->pace = true;
 		} else if (a[0] == '-' && a[1] != '\0' && !v) {
 			return hoff_cli_bad(
 				"option '%s' needs a value (or is unknown)", a);
@@ -161,6 +211,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
 					"> 0",
 					v);
 		} else if (!strcmp(a, "--size-scale")) {
+			o->size_auto = false;
 			if (!parse_factor(argv[++i], &o->size_k))
 				return hoff_cli_bad(
 					"--size-scale: '%s' is not a number "
@@ -178,6 +229,16 @@ static int parse_run(int argc, char **argv, run_opts *o)
 				return hoff_cli_bad(
 					"--device: '%s' is not a device number",
 					v);
+		} else if (!strcmp(a, "--drop-wait")) {
+			if (!parse_count(argv[++i], 0, INT64_MAX,
+					 &o->drop_wait))
+				return hoff_cli_bad(
+					"--drop-wait: '%s' is not a wait number",
+					v);
+		} else if (!strcmp(a, "--slow-step")) {
+			if (!parse_count(argv[++i], 0, INT64_MAX, &o->slow))
+				return hoff_cli_bad(
+					"--slow-step: '%s' is not a step", v);
 		} else if (!strcmp(a, "--corrupt-step")) {
 			if (!parse_count(argv[++i], 0, INT64_MAX, &o->corrupt))
 				return hoff_cli_bad(
@@ -191,6 +252,10 @@ static int parse_run(int argc, char **argv, run_opts *o)
 			return hoff_cli_bad("unexpected argument '%s'", a);
 		}
 	}
+	if (o->no_run && !o->check)
+		return hoff_cli_bad("%s", "--no-run needs --check-plan");
+	if (o->align == 0)
+		o->align = strcmp(o->backend, "cuda") ? 1 : 256;
 	return 0;
 }
 
@@ -311,8 +376,14 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		o->backend, m->device);
 	if (o->time_k != 1 || o->size_k != 1)
 		fprintf(f, "scaled: times x %g, sizes x %g (figures below in "
-			   "scaled units)\n",
-			o->time_k, o->size_k);
+			   "scaled units)%s\n",
+			o->time_k, o->size_k,
+			o->size_auto && o->size_k != 1
+				? "; sizes chosen so the tensors fit in an "
+				  "eighth of this machine's memory, at most 1 "
+				  "GiB, rates with them (--size-scale 1: full "
+				  "size)"
+				: "");
 	const hoff_summary *a = &pr->summary, *b = &m->measured;
 	fprintf(f, "%-12s %16s %16s %10s\n", "", "predicted", "measured",
 		"error");
@@ -323,10 +394,15 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	row_bytes(f, "h2d_bytes", a->h2d_bytes, b->h2d_bytes);
 	row_bytes(f, "d2h_bytes", a->d2h_bytes, b->d2h_bytes);
 	fprintf(f,
-		"arena        %" PRId64 " B (planned peak %" PRId64
-		" B, simulator peak %" PRId64 " B%s)\n",
-		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes,
-		p->arena_bytes > a->peak_bytes ? ", fragmentation" : "");
+		"arena        %" PRId64 " B: the device footprint, every block "
+		"at an offset planned ahead (planned peak %" PRId64
+		" B, simulator peak %" PRId64 " B",
+		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes);
+	if (p->arena_bytes > a->peak_bytes)
+		fprintf(f, "; %" PRId64 " B more than the peak: free space "
+			   "split between blocks, and alignment",
+			p->arena_bytes - a->peak_bytes);
+	fputs(")\n", f);
 	for (int32_t i = 1; i < p->nstreams; i++) {
 		const hoff_exec_chan *c = &m->chan[i];
 		if (!c->nxfers)
@@ -342,8 +418,10 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	}
 	if (!strcmp(o->backend, "cpu"))
 		fprintf(f,
-			"emulation    threads lagged the emulated clock by up to "
-			"%.3g s; %" PRId64 " commands overran it\n",
+			"emulation    the host's threads fell behind the "
+			"emulated clock by up to %.3g s; %" PRId64 " commands "
+			"ran past their planned end (a loaded host; they end "
+			"late, and the times show it)\n",
 			hoff_s(m->lag_max_ps), m->overruns);
 	else if (m->lag_max_ps > 0)
 		fprintf(f,
@@ -400,6 +478,47 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 	return EXIT_INVALID;
 }
 
+/* A test hook's step (HOFF_NONE: unused) must be a prefetch or a store of
+ * s: 0, else a message and the usage exit code. */
+static int need_transfer(const hoff_sched *s, const char *opt, int64_t step)
+{
+	if (step == HOFF_NONE ||
+	    (step < s->nsteps && (s->step[step].kind == HOFF_STEP_PREFETCH ||
+				  s->step[step].kind == HOFF_STEP_STORE)))
+		return 0;
+	fprintf(stderr, "hoffopt: %s %lld: %s\n", opt, (long long)step,
+		step >= s->nsteps ? "past the schedule's last step"
+				  : "not a prefetch or a store");
+	return HOFF_EXIT_BAD;
+}
+
+/* --check-plan: the checker on the plan; prints its verdict. 0: no race,
+ * 1: a race, 2: a failure. */
+static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
+		      const char *file, bool quiet_ok, hoff_err *e)
+{
+	hoff_race r;
+	hoff_status st = hoff_exec_check(p, eo, &r, e);
+	if (st != HOFF_OK) {
+		fprintf(stderr, "hoffopt: run: %s\n", e->msg);
+		return EXIT_BAD;
+	}
+	char line[HOFF_ERRLEN + 400];
+	hoff_race_format(p, &r, line, sizeof line);
+	if (r.kind != HOFF_RACE_NONE) {
+		fprintf(stderr, "%s: race: %s\n", file, line);
+		if (quiet_ok)
+			printf("race, %lld waits\n", (long long)r.nwaits);
+		return EXIT_INVALID;
+	}
+	if (quiet_ok)
+		printf("no race, %lld waits\n", (long long)r.nwaits);
+	else
+		fprintf(stderr, "%s: plan checked: no race (%lld waits)\n",
+			file, (long long)r.nwaits);
+	return 0;
+}
+
 static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 			       const hoff_exec_opts *eo, hoff_backend **b,
 			       hoff_err *e)
@@ -415,10 +534,32 @@ static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 #endif
 }
 
+/* The CPU backend holds every tensor's bytes in this machine's memory
+ * (a host copy, a device arena): with no --size-scale, a graph whose
+ * bytes pass an eighth of the memory (at most 1 GiB, which memcpy moves
+ * at the rates the links are scaled to) is shrunk to it, rates with it,
+ * so transfer times and the schedule's shape are kept. */
+static double fit_size_scale(const hoff_graph *g)
+{
+	double total = 0;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		total += (double)g->tensor[t].bytes;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGE_SIZE);
+	double mem = pages > 0 && psize > 0 ? (double)pages * (double)psize
+					    : 8.0 * (1 << 30);
+	double limit = fmin(mem / 8, (double)(1 << 30));
+	return total > limit ? limit / total : 1;
+}
+
 int hoff_cmd_run(int argc, char **argv)
 {
 	run_opts o;
 	int rc = parse_run(argc, argv, &o);
+	if (!rc && o.help) {
+		fputs(usage_run, stdout);
+		fputs(usage_run_more, stdout);
+		return 0;
+	}
 	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
 			  "run needs GRAPH and SCHEDULE (see --help)"))
 		return rc;
@@ -437,17 +578,9 @@ int hoff_cmd_run(int argc, char **argv)
 		rc = exit_for(st);
 		goto out;
 	}
-	if (o.corrupt != HOFF_NONE &&
-	    (o.corrupt >= s->nsteps ||
-	     (s->step[o.corrupt].kind != HOFF_STEP_PREFETCH &&
-	      s->step[o.corrupt].kind != HOFF_STEP_STORE))) {
-		fprintf(stderr,
-			"hoffopt: --corrupt-step %lld: %s\n", (long long)o.corrupt,
-			o.corrupt >= s->nsteps ? "past the schedule's last step"
-					       : "not a prefetch or a store");
-		rc = HOFF_EXIT_BAD;
+	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt)) != 0 ||
+	    (rc = need_transfer(s, "--slow-step", o.slow)) != 0)
 		goto out;
-	}
 	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
 		goto out;
 	/* The prediction is the scaled graph's simulation; the budget and
@@ -460,6 +593,12 @@ int hoff_cmd_run(int argc, char **argv)
 	eo.verify = o.verify;
 	eo.corrupt_step = o.corrupt;
 	eo.device = (int32_t)o.device;
+	eo.drop_wait = o.drop_wait;
+	eo.slow_step = o.slow;
+	eo.cuda_graph = o.cuda_graph;
+	eo.pace = o.pace;
+	if (o.size_auto && !strcmp(o.backend, "cpu"))
+		o.size_k = fit_size_scale(g);
 	if (o.time_k != 1 || o.size_k != 1)
 		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
 	if (st == HOFF_OK)
@@ -471,6 +610,12 @@ int hoff_cmd_run(int argc, char **argv)
 				 o.pos[1]);
 	if (st == HOFF_OK)
 		st = hoff_xplan_build(g, s, &pr, o.align, &plan, &e);
+	if (st == HOFF_OK && o.check) {
+		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, &e)) !=
+			    0 ||
+		    o.no_run)
+			goto out;
+	}
 	if (st == HOFF_OK)
 		st = new_backend(&o, &plan, &eo, &be, &e);
 	if (st == HOFF_OK)
@@ -538,12 +683,19 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 		fputs(", ", f);
 		put_num(f, "spin_hz", c->spin_hz);
 	}
+	if (c->h2d_both_Bps > 0) {
+		fputs(", ", f);
+		put_num(f, "h2d_both_Bps", c->h2d_both_Bps);
+		fputs(", ", f);
+		put_num(f, "d2h_both_Bps", c->d2h_both_Bps);
+	}
 	fputs("}\n}\n", f);
 }
 
 int hoff_cmd_calibrate(int argc, char **argv)
 {
 	const char *backend = "cpu", *out = "-";
+	int64_t device = 0, sweep = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -558,6 +710,18 @@ int hoff_cmd_calibrate(int argc, char **argv)
 					v);
 		} else if (!strcmp(a, "-o") && v) {
 			out = argv[++i];
+		} else if (!strcmp(a, "--device") && v) {
+			if (!parse_count(argv[++i], 0, 1024, &device))
+				return hoff_cli_bad(
+					"--device: '%s' is not a device number",
+					v);
+		} else if (!strcmp(a, "--sweep") && v) {
+			if (!parse_count(argv[++i], 4096, (int64_t)1 << 36,
+					 &sweep))
+				return hoff_cli_bad(
+					"--sweep: '%s' is not a byte count in "
+					"4096 .. 2^36",
+					v);
 		} else if (a[0] == '-' && a[1] != '\0') {
 			return hoff_cli_bad(
 				v ? "unknown option '%s'"
@@ -571,11 +735,23 @@ int hoff_cmd_calibrate(int argc, char **argv)
 	hoff_calib c;
 	hoff_err e = {{0}};
 	hoff_status st;
+	if (sweep && strcmp(backend, "cuda"))
+		return hoff_cli_bad("%s", "--sweep needs --backend cuda");
 	if (!strcmp(backend, "cpu")) {
 		st = hoff_calibrate_cpu(&c, &e);
 	} else {
 #if defined(HOFF_HAVE_CUDA)
-		st = hoff_calibrate_cuda(0, &c, &e);
+		if (sweep) {
+			st = hoff_cuda_copy_sweep((int32_t)device, sweep,
+						  stdout, &e);
+			if (st != HOFF_OK) {
+				fprintf(stderr, "hoffopt: calibrate: %s\n",
+					e.msg);
+				return EXIT_BAD;
+			}
+			return 0;
+		}
+		st = hoff_calibrate_cuda((int32_t)device, &c, &e);
 #else
 		st = hoff_seterr(&e, HOFF_EIO,
 				 "--backend cuda: this hoffopt was built "
@@ -598,10 +774,12 @@ int hoff_cmd_calibrate(int argc, char **argv)
 	}
 	if (strcmp(out, "-"))
 		printf("calibrated %s (%s): h2d %.4g B/s, d2h %.4g B/s "
-		       "(pageable %.4g, %.4g), latency %.3g s, compute %.4g "
-		       "flop/s, memory %.4g B/s; wrote %s\n",
+		       "(pageable %.4g, %.4g; at once %.4g, %.4g), latency "
+		       "%.3g s, compute %.4g flop/s, memory %.4g B/s; wrote "
+		       "%s\n",
 		       backend, c.device, c.h2d_Bps, c.d2h_Bps,
-		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.latency_s,
-		       c.flops_per_s, c.mem_bandwidth_Bps, out);
+		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.h2d_both_Bps,
+		       c.d2h_both_Bps, c.latency_s, c.flops_per_s,
+		       c.mem_bandwidth_Bps, out);
 	return 0;
 }

@@ -82,7 +82,8 @@ static const char *usage_simulate =
 	"Runs SCHEDULE on GRAPH under FORMAT.md's machine model, exactly, in\n"
 	"integer picoseconds, and reports validity (every broken rule, with\n"
 	"its step and tensor) and the summary: peak, makespan, compute,\n"
-	"stall, bytes moved each way, overhead and lower bound.\n"
+	"stall, bytes moved each way, the makespan over compute and over the\n"
+	"lower bound.\n"
 	"\n"
 	"  --budget B   device budget: bytes, with KiB/MiB/GiB/KB/MB/GB, or a\n"
 	"               percentage of the no-offload peak (75%); default: the\n"
@@ -113,13 +114,21 @@ static const char *usage_plan =
 	"                     greedy (the cost-model refinement; --greedy)\n"
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
-	"                     KiB/MiB/GiB/KB/MB/GB, or % of the no-offload peak\n"
+	"                     KiB/MiB/GiB/KB/MB/GB, or % of the all-resident\n"
+	"                     (no-offload) peak\n"
 	"  --max-overhead X   without --budget: smallest peak whose makespan is\n"
 	"                     at most (1 + X) * lower_bound_s; X as 0.01 or 1%\n"
 	"                     (default 1%)\n"
 	"  --trace T          write a Chrome trace of the simulated plan\n"
 	"  --json             one JSON object on stdout\n"
 	"  --progress         progress lines on stderr\n"
+	"\n"
+	"The report: peak (against policy none's peak: none moves only what\n"
+	"it must), makespan over the lower bound (FORMAT.md's lower_bound_s,\n"
+	"which no schedule beats; --max-overhead limits this figure) and\n"
+	"over compute (the ops' time alone), none's makespan, bytes moved.\n"
+	"A % budget is of the all-resident peak (analyze's no-offload peak),\n"
+	"and the report prints the bytes it resolved to.\n"
 	"\n"
 	"Exit codes: 0 ok, 1 the budget (--budget, else the device's\n"
 	"memory_bytes) cannot be met, or a baseline's plan breaks a tier's\n"
@@ -468,12 +477,17 @@ static int cmd_simulate(int argc, char **argv)
 		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.compute_ps),
 		hoff_s(r.summary.stall_ps));
 	if (r.summary.compute_ps)
-		fprintf(f, ", overhead %.2f%%",
+		fprintf(f, "; %.2f%% over compute",
 			100.0 * ((double)r.summary.makespan_ps /
 					 (double)r.summary.compute_ps -
 				 1.0));
-	fprintf(f, ")\nlower bound   %.9g s\nmoved         h2d ",
-		hoff_s(a.lower_bound_ps));
+	fprintf(f, ")\nlower bound   %.9g s", hoff_s(a.lower_bound_ps));
+	if (a.lower_bound_ps)
+		fprintf(f, " (the schedule is %.2f%% over it)",
+			100.0 * ((double)r.summary.makespan_ps /
+					 (double)a.lower_bound_ps -
+				 1.0));
+	fputs("\nmoved         h2d ", f);
 	print_bytes(f, r.summary.h2d_bytes);
 	fputs(", d2h ", f);
 	print_bytes(f, r.summary.d2h_bytes);
@@ -531,6 +545,27 @@ static int cmd_plan(int argc, char **argv)
 	double t1 = now_s();
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &s, &rep, &e);
+	/* Nothing within the overhead fits the device: the fastest plan that
+	 * does, which is what a user with this card can run, said so below
+	 * with the least peak within the overhead. */
+	int64_t within_peak = HOFF_NONE;
+	if (st == HOFF_OK && po.kind == HOFF_POLICY_GREEDY &&
+	    po.budget_bytes == HOFF_NONE &&
+	    rep.peak_bytes > g->device.memory_bytes) {
+		hoff_policy_opts fo = po;
+		fo.budget_bytes = g->device.memory_bytes;
+		hoff_sched *fs = NULL;
+		hoff_policy_report frep;
+		st = hoff_policy_run(g, &fo, &fs, &frep, &e);
+		if (st == HOFF_OK && frep.feasible) {
+			within_peak = rep.peak_bytes;
+			hoff_sched_free(s);
+			s = fs;
+			rep = frep;
+		} else {
+			hoff_sched_free(fs);
+		}
+	}
 	double solve_s = now_s() - t1;
 	/* The plan as written: simulated under the budget it claims. */
 	hoff_sim_opts so = hoff_sim_defaults();
@@ -541,6 +576,7 @@ static int cmd_plan(int argc, char **argv)
 		st = hoff_sim_run(g, s, &so, &r, &e);
 	/* Policy none's simulated peak: the run's, when it simulated it. */
 	int64_t np = st == HOFF_OK ? rep.none_peak_bytes : HOFF_NONE;
+	int64_t nm = st == HOFF_OK ? rep.none_makespan_ps : HOFF_NONE;
 	if (st == HOFF_OK && np == HOFF_NONE) {
 		hoff_policy_opts no = po;
 		no.kind = HOFF_POLICY_NONE;
@@ -551,6 +587,7 @@ static int cmd_plan(int argc, char **argv)
 		if (st == HOFF_OK)
 			st = hoff_sim_run(g, none, &nso, &rn, &e);
 		np = rn.summary.peak_bytes;
+		nm = rn.summary.makespan_ps;
 	}
 	if (st != HOFF_OK) {
 		rc = hoff_cli_fail(st, &e);
@@ -635,7 +672,9 @@ report:;
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"valid\": %s, \"feasible\": %s, ",
 			r.valid ? "true" : "false",
-			budget_ok && rep.feasible ? "true" : "false");
+			budget_ok && rep.feasible && within_peak == HOFF_NONE
+				? "true"
+				: "false");
 		if (po.budget_bytes == HOFF_NONE)
 			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
 				   "%.17g, ",
@@ -651,32 +690,80 @@ report:;
 		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
 		fprintf(f,
 			", \"overhead_vs_lower_bound\": %.17g, "
-			"\"none_peak_bytes\": %lld, \"reduction\": %.17g, "
+			"\"none_peak_bytes\": %lld, \"none_makespan_s\": %.17g, "
+			"\"reduction\": %.17g, "
 			"\"solve_s\": %.6f, \"read_s\": %.6f, \"iterations\": "
 			"%d, \"source\": \"%s\", \"device_memory_bytes\": "
 			"%lld}\n",
-			lbo, (long long)np, red, solve_s, t1 - t0,
+			lbo, (long long)np, nm == HOFF_NONE ? 0 : hoff_s(nm), red,
+			solve_s, t1 - t0,
 			rep.iterations, rep.source,
 			(long long)g->device.memory_bytes);
 		goto out;
 	}
-	fprintf(f, "%-12s %14s %9s %12s %9s %14s %14s %9s\n", "policy",
-		"peak_bytes", "reduction", "makespan_s", "overhead",
-		"h2d_bytes", "d2h_bytes", "solve_s");
-	fprintf(f, "%-12s %14lld %8.2f%% %12.6g %8.2f%% %14lld %14lld %9.3f\n",
-		name, (long long)r.summary.peak_bytes, 100 * red,
-		hoff_s(r.summary.makespan_ps), 100 * ovh,
-		(long long)r.summary.h2d_bytes, (long long)r.summary.d2h_bytes,
-		solve_s);
-	fprintf(f, "lower bound %.6g s (schedule %.2f%% over it); none peaks at "
-		   "%lld B",
-		hoff_s(rep.lower_bound_ps), 100 * lbo, (long long)np);
-	if (po.kind == HOFF_POLICY_GREEDY && strcmp(rep.source, "greedy"))
-		fprintf(f, "; best candidate: %s", rep.source);
+	/* One line a quantity, each named for what it is measured against
+	 * (README's glossary): the plan, its peak against none's, its
+	 * makespan over the lower bound and over compute, none's own. */
+	fprintf(f, "plan          %s", name);
+	if (given) {
+		fputs(", the fastest found under the budget ", f);
+		print_bytes(f, po.budget_bytes);
+		if (strchr(o.budget, '%'))
+			fprintf(f, " (--budget %s of the all-resident peak)",
+				o.budget);
+	} else if (within_peak != HOFF_NONE) {
+		fputs(", the fastest found under the device's ", f);
+		print_bytes(f, g->device.memory_bytes);
+		fprintf(f, ": nothing found within %.4g%% over the lower bound "
+			   "fits it",
+			100 * po.max_overhead);
+	} else if (!baseline) {
+		fprintf(f, ", the least peak found within %.4g%% over the "
+			   "lower bound",
+			100 * po.max_overhead);
+	}
+	if (!baseline && strcmp(rep.source, "greedy"))
+		fprintf(f, " (best candidate: %s)", rep.source);
+	fputs("\npeak          ", f);
+	print_bytes(f, r.summary.peak_bytes);
+	fprintf(f, ", %.2f%% %s none's ", 100 * fabs(red),
+		red >= 0 ? "under" : "over");
+	print_bytes(f, np);
+	fprintf(f, "\nmakespan      %.6g s: %.2f%% over the lower bound %.6g s, "
+		   "%.2f%% over compute %.6g s\n",
+		hoff_s(r.summary.makespan_ps), 100 * lbo,
+		hoff_s(rep.lower_bound_ps), 100 * ovh,
+		hoff_s(r.summary.compute_ps));
+	if (nm != HOFF_NONE && rep.lower_bound_ps)
+		fprintf(f, "none          makespan %.6g s (%.2f%% over the lower "
+			   "bound): moves only what it must, keeps the rest "
+			   "resident\n",
+			hoff_s(nm),
+			100 * ((double)nm / (double)rep.lower_bound_ps - 1));
+	fputs("moved         h2d ", f);
+	print_bytes(f, r.summary.h2d_bytes);
+	fputs(", d2h ", f);
+	print_bytes(f, r.summary.d2h_bytes);
+	fprintf(f, "\nplanned       in %.2f s", solve_s);
+	if (!baseline)
+		fprintf(f, " (%d plans simulated)", rep.iterations);
 	fputc('\n', f);
+	if (rc == 0 && !o.out && !o.trace)
+		fputs("hint          nothing written: -o schedule.json keeps the "
+		      "plan, --trace trace.json its timeline\n",
+		      f);
 	fflush(f);
 out:
-	if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
+	if (rc == 0 && within_peak != HOFF_NONE)
+		fprintf(stderr,
+			"hoffopt: warning: greedy's least peak within %.4g%% of "
+			"the lower bound is %lld B, over the device's %lld B; "
+			"this is the fastest plan found that fits, %.4g%% over "
+			"the lower bound (try --exact, or a larger "
+			"--max-overhead)\n",
+			100 * po.max_overhead, (long long)within_peak,
+			(long long)g->device.memory_bytes, 100 * lbo);
+	else if (rc == 0 && po.kind == HOFF_POLICY_GREEDY &&
 	    po.budget_bytes == HOFF_NONE && !rep.feasible &&
 	    lbo <= po.max_overhead)
 		fprintf(stderr,
@@ -712,8 +799,12 @@ static const char *usage_gen =
 	"\n"
 	"Writes graph.json for a public model at its real dimensions (bf16),\n"
 	"op times by the roofline of the machine preset, and says on stderr\n"
-	"what it wrote. Defaults: decode, seq 4096, batch 1, full depth,\n"
-	"h100-pcie5, seed 1, -o - (stdout).\n"
+	"what it wrote. It models fused kernels: attention as one op that\n"
+	"keeps no seq x seq scores, SwiGLU's product inside down_proj, norms\n"
+	"that keep only their input (an eager PyTorch trace, formats/torch,\n"
+	"holds more at long sequences).\n"
+	"Defaults: decode, seq 4096, batch 1, full depth, h100-pcie5, seed 1,\n"
+	"-o - (stdout).\n"
 	"\n"
 	"  --list            models (parameters, bytes), machine presets\n"
 	"                    (memory, FLOP/s, link rates)\n"

@@ -12,6 +12,8 @@ typedef enum hoff_ev_kind {
 	HOFF_EV_STALL,    /* compute waited [start, end) before op `id` */
 	HOFF_EV_PREFETCH, /* tensor `id` moved on channel (tier, h2d) */
 	HOFF_EV_STORE,    /* tensor `id` moved on channel (tier, d2h) */
+	HOFF_EV_DETACH,   /* tensor `id` dropped its clean device copy at
+			   * start (an instant: end == start) */
 } hoff_ev_kind;
 
 typedef struct hoff_event {
@@ -20,6 +22,8 @@ typedef struct hoff_event {
 	int32_t id;   /* op or tensor id */
 	int16_t tier; /* for transfers, else HOFF_NONE */
 	uint8_t kind; /* hoff_ev_kind */
+	int32_t await; /* stalls: the tensor whose prefetch ended last, the
+			* one the op waited for; HOFF_NONE when unknown */
 } hoff_event;
 
 typedef struct hoff_memsample {

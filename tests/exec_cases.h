@@ -52,11 +52,20 @@ typedef struct ran {
 typedef hoff_status (*backend_new)(const hoff_xplan *, const hoff_exec_opts *,
 				   hoff_backend **, hoff_err *);
 
+/* Simulates s on g (valid, with no budget) into *pr and plans it with
+ * device blocks rounded to align into *p; fails the test on any error. */
+void plan_on(const hoff_graph *g, const hoff_sched *s, int64_t align,
+	     hoff_sim_result *pr, hoff_xplan *p);
+/* The checker's verdict on p with wait `drop` left out (HOFF_NONE: none). */
+hoff_race race_of(const hoff_xplan *p, int64_t drop);
 /* Simulates s on g (valid, with no budget), plans it and runs it on the
  * backend `make` builds; fails the test on any error. */
 void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
 	    const hoff_exec_opts *o, ran *x);
 void ran_free(ran *x);
+/* The index hoff_exec_walk gives command cmd's wait for event ev (op k,
+ * or transfer x as nops + x), -1 when it has none. */
+int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev);
 /* The measured timeline has the simulator's events (kind, step, id) in
  * the same order, stalls aside, each ending at or after its start. */
 void check_events(const ran *x);

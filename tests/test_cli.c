@@ -411,6 +411,54 @@ static void test_stdout_full(void **state)
 
 /* (5) A plan over the device (5 MB; greedy's least peak is 8 MB) is exit
  * 1 for every planner, with nothing written and the report kept. */
+/* A training graph, weights and Adam state on the host, on a 3 GiB
+ * device: greedy's least peak within 1% of the lower bound is
+ * 3834318860 B and does not fit; a slower plan does (lookahead:1's, at
+ * 482.9% over the bound). Greedy returns the fastest plan that fits,
+ * exit 0, and says what the least peak within 1% was (it returned
+ * nothing, exit 1, before). */
+static void test_plan_falls_back_to_device(void **state)
+{
+	(void)state;
+	if (!need_bin())
+		skip();
+	assert_int_equal(sh("\"$(dirname \"$H\")/hoff-gen-synth\" --ops 300 "
+			    "--shape train --home host --layers 4 --memory 3G "
+			    "-o g3.json"),
+			 0);
+	assert_int_equal(sh("$H --greedy g3.json -o s.json --json > out "
+			    "2> err"),
+			 0);
+	assert_true(contains("out", "\"feasible\": false"));
+	assert_true(contains("err", "greedy's least peak within 1% of the "
+				    "lower bound is 3834318860 B, over the "
+				    "device's 3221225472 B; this is the fastest "
+				    "plan found that fits"));
+	assert_int_equal(sh("$H simulate g3.json s.json > out"), 0);
+	assert_true(contains("out", "schedule valid"));
+}
+
+/* run without --size-scale on a graph of 3 GB (decode-2l) picks the
+ * factor that fits it in at most 1 GiB and says so; the report explains
+ * its arena line. */
+static void test_run_fits_size(void **state)
+{
+	(void)state;
+	if (!need_bin() || !tu_src_dir())
+		skip();
+	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-decode-2l.json' "
+			    "-o s.json > /dev/null",
+			    tu_src_dir()),
+			 0);
+	assert_int_equal(sh("$H run '%s/data/llama3-8b-decode-2l.json' s.json "
+			    "--time-scale 100 > out 2> err",
+			    tu_src_dir()),
+			 0);
+	assert_true(contains("out", "sizes chosen so the tensors fit"));
+	assert_true(contains("out", "the device footprint, every block at "
+				    "an offset planned ahead"));
+}
+
 static void test_plan_over_device(void **state)
 {
 	(void)state;
@@ -601,9 +649,9 @@ static void test_corrupt_step(void **state)
 /* (14) --time-limit bounds the whole --exact command, the model's build
  * and the solver's set-up included: llama3-8b-train's min-peak model
  * (about a million columns and three million rows) took 2 min 12 s under
- * --time-limit 30; under 3 s the run must end within a few seconds of it
- * (10 s here: a sanitizer build on a loaded machine) with greedy's
- * schedule, status time_limit, saying why. */
+ * --time-limit 30; under 3 s the run must end within seconds of it
+ * (20 s here: greedy's own search under a sanitizer build on a loaded
+ * machine) with greedy's schedule, status time_limit, saying why. */
 static void test_exact_time_limit(void **state)
 {
 	(void)state;
@@ -620,9 +668,9 @@ static void test_exact_time_limit(void **state)
 	print_message("--exact llama3-8b-train --time-limit 3: %.1f s, exit "
 		      "%d\n",
 		      wall, rc);
-	assert_true(wall < 10.0);
-	/* greedy's schedule misses 1% over the lower bound: exit 1 */
-	assert_int_equal(rc, 1);
+	assert_true(wall < 20.0);
+	/* greedy's schedule is within 1% of the lower bound: exit 0 */
+	assert_int_equal(rc, 0);
 	assert_true(contains("out", "\"status\": \"time_limit\""));
 	assert_true(contains("out", "\"source\": \"greedy\""));
 	assert_true(contains("out", "\"note\": \"--time-limit 3 s: "));
@@ -695,6 +743,8 @@ int main(void)
 		cmocka_unit_test(test_out_is_input),
 		cmocka_unit_test(test_stdout_full),
 		cmocka_unit_test(test_plan_over_device),
+		cmocka_unit_test(test_run_fits_size),
+		cmocka_unit_test(test_plan_falls_back_to_device),
 		cmocka_unit_test(test_tier_capacity),
 		cmocka_unit_test(test_fetch_sum_message),
 		cmocka_unit_test(test_budget_written),

@@ -466,6 +466,68 @@ static void test_plan_refuses_invalid(void **state)
 	hoff_graph_free(g);
 }
 
+/* Regression (issue 22, item 11): a schedule with no transfers plans
+ * and runs (xplan once passed qsort a NULL array of 0 dependencies,
+ * undefined behaviour the sanitizer build aborts on). */
+static void test_plan_no_transfers(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(
+		GRAPH("{\"id\": \"x\", \"bytes\": 100, \"kind\": \"input\"},"
+		      "{\"id\": \"y\", \"bytes\": 100, \"kind\": \"output\"}",
+		      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": "
+		      "[\"y\"], \"time_s\": 0.001}"));
+	hoff_sched *s = tu_sched(g, SCHED("{\"op\": \"op0\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_int_equal(x.p.nxfers, 0);
+	assert_int_equal(x.p.nwaits, 0);
+	assert_int_equal(x.m.nfaults, 0);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* Regression (issue 22, item 11): a simulation that fails (w, 3e6 bytes
+ * at 1 B/s, fetched twice: the second fetch ends past 2^62 ps; the
+ * reader allows one fetch of each tensor) leaves r owning nothing; its
+ * violation array once leaked there. */
+static void test_sim_error_frees(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, "
+		"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
+		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1, "
+		"\"d2h_Bps\": 1}]}, \"tensors\": ["
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
+		"\"home\": \"host\"},"
+		"{\"id\": \"a\", \"bytes\": 8, \"kind\": \"activation\"},"
+		"{\"id\": \"o\", \"bytes\": 8, \"kind\": \"output\"}], "
+		"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w\"], "
+		"\"outputs\": [\"a\"], \"time_s\": 0.001}, {\"id\": \"op1\", "
+		"\"inputs\": [\"a\", \"w\"], \"outputs\": [\"o\"], "
+		"\"time_s\": 0.001}]}");
+	hoff_sched *s =
+		tu_sched(g, SCHED("{\"prefetch\": \"w\", \"from\": \"host\"}, "
+				  "{\"op\": \"op0\"}, {\"detach\": \"w\"}, "
+				  "{\"prefetch\": \"w\", \"from\": \"host\"}, "
+				  "{\"op\": \"op1\"}"));
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.timeline = o.op_times = true;
+	hoff_sim_result r;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_sim_run(g, s, &o, &r, &e), HOFF_EINPUT);
+	assert_non_null(strstr(e.msg, "2^62 ps"));
+	assert_null(r.viol); /* freed: no hoff_sim_result_free needed */
+	assert_null(r.op_start_ps);
+	assert_null(r.tl.ev);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +540,8 @@ int main(void)
 		cmocka_unit_test(test_replay_models),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_plan_refuses_invalid),
+		cmocka_unit_test(test_plan_no_transfers),
+		cmocka_unit_test(test_sim_error_frees),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

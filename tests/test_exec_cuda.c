@@ -1,8 +1,11 @@
 /* test_exec_cuda.c: the CUDA backend against the CPU reference (llm.c's
  * dev/cuda habit: validate first). Skipped, with the reason, when hoffopt
  * was built without CUDA or no GPU answers. With one: --verify passes and
- * catches a flipped byte exactly as on the CPU, the measured events come
- * in the simulator's order, and spin-kernel ops last their time. */
+ * catches a flipped byte exactly as on the CPU (same faults, same
+ * order), streamed and captured into a CUDA graph; the measured events
+ * come in the simulator's order; spin-kernel ops last their time; a
+ * dropped wait is caught; --pace holds a slow tier to its rate. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,15 @@
 #define MS 1000000000LL
 
 #define KV_GRAPH KV_GRAPH_OF("0.002")
+
+#if defined(HOFF_HAVE_CUDA)
+/* Under compute-sanitizer (HOFF_SANITIZED set) kernels run many times
+ * slower: timing is not asserted, nor that a race shows. */
+static bool timed(void)
+{
+	return getenv("HOFF_SANITIZED") == NULL;
+}
+#endif
 
 /* Skips (with the reason) unless a GPU answers. */
 static void need_gpu(void)
@@ -45,7 +57,7 @@ static void test_cuda_verify(void **state)
 	assert_int_equal(c.m.nfaults, 0);
 	assert_int_equal(x.m.nfaults, 0);
 	check_events(&x);
-	for (int32_t k = 0; k < g->nops; k++) {
+	for (int32_t k = 0; timed() && k < g->nops; k++) {
 		int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
 		assert_true(d > 2 * MS * 9 / 10 && d < 2 * MS * 12 / 10);
 	}
@@ -78,6 +90,7 @@ static void test_cuda_catches(void **state)
 		assert_int_equal(x.m.nfaults, c.m.nfaults);
 		for (int64_t f = 0; f < x.m.nfaults; f++) {
 			assert_int_equal(x.m.fault[f].step, c.m.fault[f].step);
+			assert_int_equal(x.m.fault[f].at, c.m.fault[f].at);
 			assert_int_equal(x.m.fault[f].tensor,
 					 c.m.fault[f].tensor);
 			assert_int_equal(x.m.fault[f].byte, c.m.fault[f].byte);
@@ -90,11 +103,114 @@ static void test_cuda_catches(void **state)
 #endif
 }
 
+/* Captured into one CUDA graph: verifies, events in order, ops last
+ * their 2 ms, and the host never lags. */
+static void test_cuda_graph(void **state)
+{
+	(void)state;
+	need_gpu();
+#if defined(HOFF_HAVE_CUDA)
+	hoff_graph *g = tu_graph(KV_GRAPH);
+	hoff_sched *s = tu_sched(g, KV_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.cuda_graph = true;
+	for (int v = 0; v < 2; v++) {
+		o.verify = v;
+		ran x;
+		run_on(hoff_backend_cuda_new, g, s, &o, &x);
+		assert_int_equal(x.m.nfaults, 0);
+		assert_int_equal(x.m.lag_max_ps, 0);
+		check_events(&x);
+		for (int32_t k = 0; !v && timed() && k < g->nops; k++) {
+			int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
+			assert_true(d > 2 * MS * 9 / 10 &&
+				    d < 2 * MS * 12 / 10);
+		}
+		ran_free(&x);
+	}
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+#endif
+}
+
+/* op2 without its wait on kv's prefetch (slowed 4x): --verify fails on
+ * the GPU too, naming kv at step 4 or 5, in one of a few runs. */
+static void test_cuda_drop(void **state)
+{
+	(void)state;
+	need_gpu();
+#if defined(HOFF_HAVE_CUDA)
+	hoff_graph *g = tu_graph(KV_GRAPH);
+	hoff_sched *s = tu_sched(g, KV_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	o.slow_step = 4;
+	ran x;
+	run_on(hoff_backend_cuda_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0); /* every wait: correct, if slow */
+	int64_t pf = HOFF_NONE;
+	for (int64_t i = 0; i < x.p.nxfers; i++)
+		if (x.p.xfer[i].step == 4)
+			pf = x.p.nops + i;
+	o.drop_wait = wait_index(&x.p, 2, pf);
+	assert_true(o.drop_wait >= 0);
+	ran_free(&x);
+	bool caught = false;
+	for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+		run_on(hoff_backend_cuda_new, g, s, &o, &x);
+		if (x.m.nfaults) {
+			caught = true;
+			assert_true(x.m.fault[0].step == 4 ||
+				    x.m.fault[0].step == 5);
+			assert_int_equal(x.m.fault[0].tensor,
+					 hoff_graph_find_tensor(g, "kv"));
+		}
+		ran_free(&x);
+	}
+	assert_true(caught || !timed());
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+#endif
+}
+
+/* A tier far slower than the link (1e8 B/s: w's 999999 bytes take
+ * 10 ms): with --pace the transfer lasts its planned time. */
+static void test_cuda_pace(void **state)
+{
+	(void)state;
+	need_gpu();
+#if defined(HOFF_HAVE_CUDA)
+	char json[4096];
+	snprintf(json, sizeof json, "%s", KV_GRAPH);
+	char *r = strstr(json, "\"h2d_Bps\": 1e9");
+	assert_non_null(r);
+	memcpy(r, "\"h2d_Bps\": 1e8", strlen("\"h2d_Bps\": 1e8"));
+	hoff_graph *g = tu_graph(json);
+	hoff_sched *s = tu_sched(g, KV_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.pace = true;
+	ran x;
+	run_on(hoff_backend_cuda_new, g, s, &o, &x);
+	check_events(&x);
+	for (int64_t i = 0; timed() && i < x.p.nxfers; i++) {
+		int64_t d = x.m.x_end_ps[i] - x.m.x_start_ps[i];
+		assert_true(d >= x.p.xfer[i].dur_ps * 95 / 100);
+		assert_true(d <= x.p.xfer[i].dur_ps * 130 / 100 + MS / 10);
+	}
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cuda_verify),
 		cmocka_unit_test(test_cuda_catches),
+		cmocka_unit_test(test_cuda_graph),
+		cmocka_unit_test(test_cuda_drop),
+		cmocka_unit_test(test_cuda_pace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

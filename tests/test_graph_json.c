@@ -583,6 +583,12 @@ REJECT(rej_unterminated, "{\"format\": \"hoffopt.graph", "unterminated string")
 REJECT(rej_garbage_after, G(TX, "") " x", "garbage after")
 REJECT(rej_not_object, "[1, 2]", "must be an object")
 REJECT(rej_empty, "", "t.json:1:1: invalid JSON")
+/* A trailing comma is named, at the comma (column 24), not at what
+ * follows it. */
+REJECT(rej_trailing_comma, "{\"format\": \"hoffopt.graph\",\n \"tensors\": [{\"id\": \"x\",\n }]}",
+       "t.json:2:24: invalid JSON: trailing comma before '}'")
+REJECT(rej_trailing_comma_array, G(TX ",", ""),
+       "invalid JSON: trailing comma before ']'")
 REJECT(rej_control_char, "{\"format\": \"a\tb\"}", "control character")
 REJECT(rej_bad_utf8, "{\"format\": \"\xc3\x28\"}", "invalid UTF-8")
 REJECT(rej_nul_escape, "{\"format\": \"a\\u0000\"}", "\\u0000")
@@ -1011,6 +1017,8 @@ int main(void)
 		cmocka_unit_test(rej_garbage_after),
 		cmocka_unit_test(rej_not_object),
 		cmocka_unit_test(rej_empty),
+		cmocka_unit_test(rej_trailing_comma),
+		cmocka_unit_test(rej_trailing_comma_array),
 		cmocka_unit_test(rej_control_char),
 		cmocka_unit_test(rej_bad_utf8),
 		cmocka_unit_test(rej_nul_escape),

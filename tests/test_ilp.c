@@ -1137,7 +1137,9 @@ static void test_deepseek_optimal(void **state)
 	(void)state;
 	hoff_graph *g = data_graph_or_skip("deepseek-v3-decode-4l.json");
 	hoff_ilp_opts o = opts_overhead(0.01);
-	o.time_limit_s = 60;
+	/* The 60 s figure is a benchmark's (bench/exact_table.sh); here the
+	 * proof is checked, with room for ASan and a loaded machine. */
+	o.time_limit_s = 240;
 	hoff_exact_report rep;
 	hoff_sched *s = run_exact(g, &o, &rep);
 	assert_non_null(s);
@@ -1232,7 +1234,7 @@ static void test_root_cuts_train_probe(void **state)
 	po.max_stall_ps = m->bound_ps - m->compute_ps;
 	po.stride = m->stride;
 	po.first_solution = true;
-	po.time_limit_s = 60;
+	po.time_limit_s = 240; /* the answer, not its speed (see above) */
 	hoff_ilp *pm = NULL;
 	assert_int_equal(hoff_ilp_build(g, &po, &pm, &e), HOFF_OK);
 	assert_false(pm->infeasible);

@@ -396,11 +396,15 @@ static void test_trace(void **state)
 	hoff_err e = {{0}};
 	int32_t w0 = hoff_graph_find_tensor(G, "w0");
 	hoff_event ev[] = {
-		{0, 4000000000LL, 0, w0, 0, HOFF_EV_PREFETCH},
-		{0, 4000000000LL, 2, 0, HOFF_NONE, HOFF_EV_STALL},
-		{4000000000LL, 8000000000LL, 2, 0, HOFF_NONE, HOFF_EV_OP},
-		{8000000000LL, 8000000000LL, 4, 1, HOFF_NONE, HOFF_EV_OP},
-		{1234567891LL, 1234567892LL, 3, w0, 0, HOFF_EV_STORE},
+		{0, 4000000000LL, 0, w0, 0, HOFF_EV_PREFETCH, HOFF_NONE},
+		{0, 4000000000LL, 2, 0, HOFF_NONE, HOFF_EV_STALL, w0},
+		{4000000000LL, 8000000000LL, 2, 0, HOFF_NONE, HOFF_EV_OP,
+		 HOFF_NONE},
+		{8000000000LL, 8000000000LL, 3, w0, HOFF_NONE, HOFF_EV_DETACH,
+		 HOFF_NONE},
+		{8000000000LL, 8000000000LL, 4, 1, HOFF_NONE, HOFF_EV_OP,
+		 HOFF_NONE},
+		{1234567891LL, 1234567892LL, 3, w0, 0, HOFF_EV_STORE, HOFF_NONE},
 	};
 	for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
 		assert_int_equal(hoff_timeline_event(&tl, ev[i]), HOFF_OK);
@@ -431,6 +435,12 @@ static void test_trace(void **state)
 	assert_int_equal(nm, 1 + 3 * 2);
 	assert_int_equal(nx, 5);
 	assert_int_equal(nc, 2);
+	/* the detach as an instant on the compute track */
+	assert_non_null(strstr(text, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
+				     "\"tid\":1,\"cat\":\"detach\","
+				     "\"name\":\"w0\",\"ts\":8000,"
+				     "\"args\":{\"step\":3,"
+				     "\"bytes\":4000000}}"));
 	assert_non_null(strstr(text, "\"tid\":2,\"name\":\"thread_name\","
 				     "\"args\":{\"name\":\"host h2d\"}"));
 	assert_non_null(strstr(text, "\"tid\":3,\"name\":\"thread_name\","
@@ -440,9 +450,10 @@ static void test_trace(void **state)
 				     "\"ts\":0,\"dur\":4000,"
 				     "\"args\":{\"step\":0,\"bytes\":4000000}}"));
 	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":1,\"tid\":1,"
-				     "\"cat\":\"stall\",\"name\":\"stall\","
+				     "\"cat\":\"stall\",\"name\":\"stall: w0\","
 				     "\"ts\":0,\"dur\":4000,"
-				     "\"args\":{\"step\":2,\"op\":\"op0\"}}"));
+				     "\"args\":{\"step\":2,\"op\":\"op0\","
+				     "\"awaits\":\"w0\"}}"));
 	assert_non_null(strstr(text, "\"cat\":\"op\",\"name\":\"op0\","
 				     "\"ts\":4000,\"dur\":4000,"
 				     "\"args\":{\"step\":2}}"));
@@ -456,6 +467,17 @@ static void test_trace(void **state)
 	cJSON_Delete(j);
 	free(text);
 	hoff_timeline_free(&tl);
+	/* No store: the idle d2h link gets no track. */
+	hoff_timeline t2 = {0};
+	assert_int_equal(hoff_timeline_event(&t2, ev[0]), HOFF_OK);
+	assert_int_equal(hoff_trace_write(G, &t2, path, &e), HOFF_OK);
+	text = tu_slurp(path, NULL);
+	assert_non_null(text);
+	remove(path);
+	assert_non_null(strstr(text, "\"host h2d\""));
+	assert_null(strstr(text, "\"host d2h\""));
+	free(text);
+	hoff_timeline_free(&t2);
 }
 
 int main(void)
