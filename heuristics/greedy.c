@@ -1132,8 +1132,12 @@ static hoff_status refine_best(const plan *pl, goal go, int64_t work,
 					.b = c->b,
 					.start = c->kind == IV_START};
 	}
-	hoff_refine_goal rg = {
-		.cap = go.cap, .bound_ps = go.bound, .work = work};
+	/* the repair phase only in a run of its own, not on the budget
+	 * ladder's rungs (each a capped run) */
+	hoff_refine_goal rg = {.cap = go.cap,
+			       .bound_ps = go.bound,
+			       .work = work,
+			       .repair = work >= REFINE_WORK};
 	hoff_refine_result r;
 	st = hoff_refine(g, v, (int32_t)all.niv, best->s, &rg, &r, e);
 	free(v);

@@ -578,11 +578,14 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	 * trials that lower the peak at some makespan, on a quarter of
 	 * the work again, retrying at an op only the moves that failed
 	 * there with a repairable trial: it only adds to phase 0. */
-	for (int phase = 0; phase < (go->bound_ps == HOFF_NONE ? 1 : 2);
+	for (int phase = 0;
+	     phase < (go->bound_ps == HOFF_NONE || !go->repair ? 1 : 2);
 	     phase++) {
 		c.repair = phase == 1;
 		if (phase)
-			lim.work = c.work + go->work / 4;
+			lim.work =
+				c.work +
+				(c.work < go->work / 4 ? c.work : go->work / 4);
 		while (c.work <= lim.work) {
 			/* with the memo first; when that finds nothing but
 			 * skipped some, once more without it */

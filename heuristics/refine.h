@@ -21,6 +21,7 @@ typedef struct hoff_refine_goal {
 	int64_t bound_ps; /* overhead mode: the makespan bound; HOFF_NONE
 			     in budget mode */
 	int64_t work;	  /* schedule steps it may simulate, all moves */
+	bool repair;	  /* overhead mode: the repair phase after */
 } hoff_refine_goal;
 
 typedef struct hoff_refine_result {
@@ -41,8 +42,9 @@ typedef struct hoff_refine_result {
  * early and the later eviction drops a clean copy). Under a budget, at
  * the op with the longest stall: its prefetches one boundary earlier,
  * prefetches ahead of them on the link issued after them. Repeats until
- * no move helps or the work is spent. Then, in overhead mode, on a
- * quarter of the work again: a move that lowers the peak but runs up to
+ * no move helps or the work is spent. Then, in overhead mode with
+ * go->repair, on up to a quarter of the work again (at most what the
+ * first phase spent): a move that lowers the peak but runs up to
  * bound/250 past the bound is repaired (at each op that waits, longest
  * first, a prefetch for it one boundary earlier, under the move's peak)
  * and kept when that brings it within the bound; only moves whose trials

@@ -475,7 +475,7 @@ static void test_threads_agree(void **state)
 #else
 	for (int seed = 1; seed <= 3; seed++) {
 		hoff_synth_opts so = hoff_synth_defaults();
-		so.nops = 200 + 30 * seed;
+		so.nops = 140 + 30 * seed;
 		so.layers = 4;
 		so.shape = seed % 2 ? HOFF_SYNTH_TRAIN : HOFF_SYNTH_INFER;
 		so.weights_on_host = seed > 2;
