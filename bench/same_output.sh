@@ -61,6 +61,24 @@ same() {
 	diff -r -q "$1" "$2" >/dev/null
 }
 
+# what A B: the files of two runs that differ, and for report.json the
+# keys (a.b.c) whose values differ.
+what() {
+	local f out=""
+	for f in $(cd "$1" && ls); do
+		cmp -s "$1/$f" "$2/$f" && continue
+		out+="$f "
+	done
+	if ! cmp -s "$1/report.json" "$2/report.json"; then
+		local q='paths(scalars) as $p | {($p | map(tostring) | join(".")): getpath($p)}'
+		out+="(keys: $(diff <(jq -c "$q" "$1/report.json" 2>/dev/null) \
+			<(jq -c "$q" "$2/report.json" 2>/dev/null) |
+			sed -n 's/^[<>] {"\([^"]*\)".*/\1/p' | sort -u |
+			tr '\n' ' ' | sed 's/ $//'))"
+	fi
+	echo "$out"
+}
+
 fail=0
 n=0
 for g in "${graphs[@]}"; do
@@ -87,10 +105,10 @@ for g in "${graphs[@]}"; do
 			continue
 		fi
 		if ! same "$d/old" "$d/old2" || ! same "$d/new" "$d/new2"; then
-			echo "time-dep   $name $mode ($(diff -r -q "$d/old" "$d/old2" | wc -l) of OLD_BIN's outputs and $(diff -r -q "$d/new" "$d/new2" | wc -l) of NEW_BIN's differ between two runs)"
+			echo "time-dep   $name $mode (OLD_BIN's two runs differ in: $(what "$d/old" "$d/old2"); NEW_BIN's in: $(what "$d/new" "$d/new2"); OLD_BIN and NEW_BIN in: $(what "$d/old" "$d/new"))"
 			continue
 		fi
-		echo "DIFFERENT  $name $mode: $(diff -r -q "$d/old" "$d/new" | tr '\n' ' ')"
+		echo "DIFFERENT  $name $mode: $(what "$d/old" "$d/new")"
 		fail=1
 	done
 done
