@@ -7,7 +7,9 @@
  *   ilp_decode.c  decode, objective, predict
  *   ilp_start.c   warm start, solve, judging and repair
  *   peak_search.c overhead mode's peak search
- *   exact.c       the pipeline, hoff_exact_run */
+ *   exact.c       the pipeline, hoff_exact_run
+ *   mip.c         the column kinds' table, column and row names
+ * Functions that were static in the one ilp.c are hoff_ilp_* here. */
 #ifndef HOFF_ILP_INTERNAL_H
 #define HOFF_ILP_INTERNAL_H
 
