@@ -1,4 +1,4 @@
-/* glpk_backend.c: the model of ilp.c on GLPK — the only file that
+/* glpk_backend.c: the model of ilp.h on GLPK — the only file that
  * includes glpk.h.
  *
  * GLPK aborts the process on bad arguments, so every array is checked
@@ -40,6 +40,7 @@
 #include <glpk.h>
 
 #include "ilp_backend.h"
+#include "mip.h"
 #include "outfile.h"
 
 static double now_s(void)
@@ -281,8 +282,8 @@ static bool write_whole(glp_prob *P, const char *path, bool mps)
 	return hoff_outfile_commit(&o, NULL) == HOFF_OK;
 }
 
-hoff_status hoff_backend_write(const hoff_ilp *m, const char *lp,
-			       const char *mps, hoff_err *e)
+hoff_status hoff_glpk_write(const hoff_ilp *m, const char *lp, const char *mps,
+			    hoff_err *e)
 {
 	triplets t;
 	hoff_status st = prepare(m, &t, e);
@@ -413,21 +414,24 @@ static double user_units(const hoff_ilp *m, double v)
 	return m->budget_mode ? v * m->tu / 1e12 : v * m->bu;
 }
 
-/* The fetch counts (13) are branched on first: O_c, then X_cq with the
- * earliest boundary q; GLPK picks the child. */
+/* The columns of a kind with a branch priority (mip.h: the fetch counts
+ * (13), O_c before X_cq) are branched on first, the highest priority
+ * first, then the earliest second argument (X_cq's boundary q); GLPK
+ * picks the child. */
 static void branch_counts(const cbctx *c, glp_tree *T)
 {
-	int pick = 0;
+	int pick = 0, best = 0;
 	for (int j = 1; j <= c->nq; j++) {
 		int o = c->qmap[j];
-		if (!o || (c->m->ctag[o] != 'X' && c->m->ctag[o] != 'O') ||
-		    !glp_ios_can_branch(T, j))
+		int prio = o ? hoff_col_kind_of(c->m->ctag[o])->branch : 0;
+		if (prio <= 0 || !glp_ios_can_branch(T, j))
 			continue;
 		int p = pick ? c->qmap[pick] : 0;
-		if (!pick || (c->m->ctag[o] == 'O' && c->m->ctag[p] == 'X') ||
-		    (c->m->ctag[o] == c->m->ctag[p] &&
-		     c->m->carg1[o] < c->m->carg1[p]))
+		if (!pick || prio > best ||
+		    (prio == best && c->m->carg1[o] < c->m->carg1[p])) {
 			pick = j;
+			best = prio;
+		}
 	}
 	if (pick)
 		glp_ios_branch_upon(T, pick, GLP_NO_BRNCH);
@@ -705,8 +709,8 @@ out:
 	return res;
 }
 
-hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
-			       hoff_ilp_sol *sol, hoff_err *e)
+hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
+			    hoff_ilp_sol *sol, hoff_err *e)
 {
 	memset(sol, 0, sizeof *sol);
 	double t0 = now_s();
@@ -731,7 +735,7 @@ hoff_status hoff_backend_solve(const hoff_ilp *m, const double *start,
 	 * answer in 54 s */
 	bool counts = false;
 	for (int32_t j = 1; j <= m->ncols && !counts; j++)
-		counts = m->ctag[j] == 'X' || m->ctag[j] == 'O';
+		counts = hoff_col_kind_of(m->ctag[j])->branch > 0;
 again:
 	hooks_on(&g);
 	if (setjmp(g.jb)) {
@@ -1020,8 +1024,8 @@ done:
 	return st;
 }
 
-hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
-				  hoff_err *e)
+hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
+			       hoff_err *e)
 {
 	*ok = false;
 	triplets t;
@@ -1040,8 +1044,10 @@ hoff_status hoff_backend_complete(const hoff_ilp *m, double *x, bool *ok,
 	}
 	P = load(m, t.ia, t.ja, t.ar);
 	for (int32_t j = 1; j <= m->ncols; j++)
-		/* U: relaxed, set after; X, O: counts, set by their rows */
-		if (m->cbin[j] == 1 && m->ctag[j] != 'U') {
+		/* U: relaxed, set after (its warm-start rule); X, O: counts,
+		 * set by their rows */
+		if (m->cbin[j] == 1 &&
+		    hoff_col_kind_of(m->ctag[j])->warm != HOFF_WARM_SATURATED) {
 			double v = floor(x[j] + 0.5);
 			if (v < m->clb[j] || v > m->cub[j])
 				goto done;
@@ -1069,8 +1075,8 @@ done:
 	return st;
 }
 
-hoff_status hoff_backend_lp(const hoff_ilp *m, double time_limit_s,
-			    double *obj, bool *ok, hoff_err *e)
+hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
+			 bool *ok, hoff_err *e)
 {
 	*ok = false;
 	triplets t;

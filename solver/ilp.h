@@ -3,7 +3,7 @@
  * built in our own flat arrays (columns, rows, CSR matrix), solved by a
  * backend (glpk_backend.c, the only file that includes glpk.h), decoded
  * into a schedule through the emitter and checked by the simulator.
- * The model is written out in math in ilp.c and solver/README.md.
+ * The model is written out in math in ilp_model.c and solver/README.md.
  * requires a finished graph; never returns a schedule the simulator
  * rejected, nor one worse than greedy's. */
 #ifndef HOFF_ILP_H
@@ -77,9 +77,9 @@ typedef struct hoff_ilp_opts {
 				  feasibility probe) */
 	bool floor_rows;       /* overhead mode: rows (8) and (9) in the
 				  min-peak model too (the pipeline's LP
-				  floor sets it, ilp.c) */
+				  floor sets it, exact.c) */
 	bool no_mir;           /* GLPK's MIR cuts off in every solve (the
-				  bound phase's retry sets it, ilp.c) */
+				  bound phase's retry sets it, peak_search.c) */
 	double bound_share;    /* overhead mode: share of the time spent on
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
@@ -130,7 +130,8 @@ typedef struct hoff_ilp {
 	size_t col_cap;
 	double *clb, *cub, *cobj;
 	uint8_t *cbin;      /* 1: binary */
-	uint8_t *ctag;      /* kind letter for names: z Z R Q Y y s P */
+	uint8_t *ctag;      /* kind letter (hoff_col_kind, mip.h):
+			       z Z R Q Y y s P U X O */
 	int32_t *carg0, *carg1;
 	/* rows 1..nrows, CSR: entries roff[i] .. roff[i+1] */
 	int32_t nrows;

@@ -1,0 +1,166 @@
+/* ilp_internal.h: what the files of the exact scheduler share (private
+ * to solver/; the public API is ilp.h). The model in math is in
+ * solver/README.md; the files:
+ *   ilp_model.c   intervals, emit, model arrays and maps, the build
+ *   ilp_prune.c   stage planning and pruning (the plan)
+ *   ilp_rows.c    columns and the constraint families (1)-(13)
+ *   ilp_decode.c  decode, objective, predict
+ *   ilp_start.c   warm start, solve, judging and repair
+ *   peak_search.c overhead mode's peak search
+ *   exact.c       the pipeline, hoff_exact_run
+ *   mip.c         the column kinds' table, column and row names
+ * Functions that were static in the one ilp.c are hoff_ilp_* here. */
+#ifndef HOFF_ILP_INTERNAL_H
+#define HOFF_ILP_INTERNAL_H
+
+#include "analysis.h"
+#include "emit.h"
+#include "ilp.h"
+#include "mip.h"
+#include "policy.h"
+#include "sim.h"
+
+#define IDX(w) ((size_t)((w) + 1)) /* instant w in [-1, 2n-2] -> index */
+
+/* Row under construction: entries appended with merge through pos[]. */
+typedef struct rowb {
+	hoff_ilp *m;
+	int64_t *pos; /* (ncols + 1) entry of column j in the open row, -1 */
+	double konst; /* constant part of the left-hand side */
+	bool oom;
+} rowb;
+
+typedef struct plan {
+	int32_t *P;    /* allowed boundaries, pooled */
+	int32_t *Poff; /* (niv + 1) */
+	uint8_t *keep; /* (niv) */
+	uint8_t *late; /* (niv) 1: its fetch cannot fit (crowded), or NULL */
+} plan;
+
+/* A (window, interval) pair, bucketed by window for rows (5) and (6). */
+typedef struct wentry {
+	int32_t w, i;
+	uint8_t store;
+} wentry;
+
+/* The (window, channel) groups of transfers, and their saturation
+ * columns U (0 where the channel can never be saturated). */
+typedef struct chan_plan {
+	wentry *we;
+	size_t ne;
+	size_t *goff;  /* (ngrp + 1) */
+	int32_t *ucol; /* (ngrp) */
+	size_t ngrp;
+} chan_plan;
+
+typedef struct count_col {
+	int32_t col, c, q; /* q: O_COUNT for O_c */
+} count_col;
+
+typedef struct judged {
+	hoff_sched *s;
+	hoff_summary sum;
+	bool legal;	 /* every rule but the budget's */
+	bool fits;	 /* budget (or device memory) and makespan bound */
+	int32_t peak_op; /* the first op starting at or after the peak */
+} judged;
+
+typedef struct peak_search {
+	hoff_ilp_status status;
+	hoff_ilp *bm;	/* the model bx belongs to: a probe's (owned) or m */
+	bool own;	/* bm is a probe's */
+	double *bx;	/* best solution known (1-based), NULL: none */
+	int64_t lo, hi; /* lo <= least model peak <= hi (bx's), INT64_MAX */
+	int64_t mu;	/* margin below the half-grain the solver needs */
+	int32_t probes, probes_cut;
+	int64_t nodes;
+	double solve_s;
+	int64_t G;   /* the grain of every peak (peak_grain) */
+	int64_t *pv; /* the peaks a model solution can have in the
+			search's first [lo, hi], ascending (peak_values);
+			NULL: too many to list, the grain G stands in */
+	int64_t npv;
+	judged sim; /* the best probe schedule the simulator finds
+		       within the overhead bound (none: sim.s NULL) */
+	char note[160];
+} peak_search;
+
+/* ilp_model.c */
+extern const hoff_ilp_iv *hoff_ilp_sort_iv;
+double hoff_ilp_now_s(void);
+const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi);
+hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e);
+void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
+			  const hoff_ilp *m, hoff_exact_report *rep);
+int hoff_ilp_by_evict(const void *x, const void *y);
+bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w);
+int32_t hoff_ilp_add_col(hoff_ilp *m, double lb, double ub, double obj,
+			 bool bin, hoff_col_kind tag, int32_t a0, int32_t a1);
+void hoff_ilp_row_begin(rowb *r, int type, double rhs, char tag, int32_t arg);
+void hoff_ilp_row_add(rowb *r, int32_t col, double v);
+void hoff_ilp_row_end(rowb *r);
+void hoff_ilp_row_le(rowb *r, char tag, int32_t arg, int32_t a, int32_t b);
+int32_t hoff_ilp_map_new(hoff_ilp *m, int32_t len);
+int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q);
+int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+int32_t hoff_ilp_ys_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+int32_t hoff_ilp_yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
+		       const int32_t *idx, int32_t n, int32_t first);
+
+/* ilp_prune.c */
+void hoff_ilp_absent_range(const hoff_ilp_iv *v, int32_t n, int32_t *w0,
+			   int32_t *w1);
+int32_t hoff_ilp_stage_of(int32_t w);
+int32_t hoff_ilp_bound_of(int32_t w);
+void hoff_ilp_crowded(const hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
+		      int64_t most, int64_t *slack, uint8_t *late);
+int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
+			   int32_t K, plan *pl);
+
+/* ilp_rows.c */
+bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
+			    int32_t nP, bool has_zs, bool has_zd,
+			    int32_t *scratch);
+void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i);
+void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r);
+void hoff_ilp_chan_plan_free(chan_plan *cp);
+bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp);
+void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp);
+bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r);
+void hoff_ilp_time_rows(hoff_ilp *m, rowb *r);
+void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r);
+bool hoff_ilp_deadline_rows(hoff_ilp *m, rowb *r, int64_t most);
+void hoff_ilp_slow_stores(hoff_ilp *m, int64_t most);
+bool hoff_ilp_count_cols(hoff_ilp *m, count_col **out, int32_t *nout);
+bool hoff_ilp_count_rows(hoff_ilp *m, rowb *r, const count_col *x, int32_t nx);
+bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r);
+
+/* ilp_decode.c */
+bool hoff_ilp_measurable(const hoff_ilp *m, int32_t w);
+
+/* ilp_start.c */
+hoff_status hoff_ilp_judge(const hoff_ilp *m, const hoff_graph *g,
+			   hoff_sched *s, judged *j, hoff_err *e);
+bool hoff_ilp_better(const hoff_ilp *m, const judged *a, const judged *b);
+int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
+		    int32_t *pick, judged *cur, double until, hoff_status *st,
+		    hoff_err *e);
+bool hoff_ilp_repair_mapped(const hoff_graph *g, const hoff_ilp *m,
+			    int32_t *pick, double until, double *x, judged *sim,
+			    hoff_status *st, hoff_err *e);
+bool hoff_ilp_probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
+			      double until, double *x, judged *sim,
+			      hoff_status *st, hoff_err *e);
+
+/* peak_search.c */
+void hoff_ilp_peak_search_free(peak_search *ps, const hoff_ilp *m);
+double hoff_ilp_bytes_under(const hoff_ilp *m, double v);
+hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
+				 hoff_ilp *m, const double *start,
+				 double deadline, peak_search *ps, hoff_err *e);
+hoff_status hoff_ilp_write_probe(const hoff_graph *g, const hoff_ilp_opts *o,
+				 const hoff_ilp *m, peak_search *ps,
+				 int64_t *asked, hoff_err *e);
+
+#endif

@@ -1,0 +1,1029 @@
+/* ilp_model.c: the exact scheduler's model in our own arrays (candidate
+ * intervals, columns, rows, the build), one part of the pipeline
+ * (greedy -> model -> solve -> decode -> simulate -> keep the better);
+ * ilp_internal.h lists the files of the others.
+ *
+ * requires a finished graph; builds the model in our own arrays (the
+ * backend copies them into the solver); returns only schedules the
+ * simulator accepted, and never one worse than greedy's.
+ *
+ * THE MODEL (also in solver/README.md, with the assumptions)
+ *
+ * Time. Ops k = 0..n-1 run in graph order, op k lasting d_k. The run is
+ * cut into windows: sigma_k, the stall before op k (length s_k >= 0, a
+ * variable), gamma_k, op k itself (length d_k), and sigma_n, the tail of
+ * transfers after the last op. Window w = 2k is sigma_k, w = 2k + 1 is
+ * gamma_k. Instant w is the end of window w: instant 2k is S_k (op k
+ * starts), instant 2k + 1 is E_k (op k ends: boundary k, where the cache
+ * steps after op k are issued); instant -1 is time 0, boundary -1.
+ * Memory rises only at boundaries and op starts and falls in between
+ * (stores completing), so a peak is at some S_k, or at E_{k-1} when op k
+ * stalls: those are the instants the model constrains.
+ *
+ * Candidates. Interval i: tensor t_i of B_i bytes may be off the device
+ * after touch a_i until touch b_i needs it (b_i = n: a tail, never fetched
+ * back). START: a tier-homed input before first use (must be fetched);
+ * CLEAN: its home copy is valid (leaves by detach, free at issue);
+ * DIRTY: leaves by a store, or by a detach when an earlier interval of
+ * its dirty segment (no update in between) stored it. D^f_i, D^s_i: the
+ * fetch and store durations on its tier's h2d / d2h channel. Evictions
+ * are issued right after touch a_i (a detach there frees soonest at no
+ * cost; a store there has the most windows); the prefetch boundary is the
+ * choice: P_i, a subset of [lo_i, b_i - 1] (lo_i = a_i + 1; -1 for START).
+ *
+ * Binary:  zs_i   i used, leaving by a store          (DIRTY)
+ *          zd_i   i used, leaving by a detach         (CLEAN, DIRTY)
+ *          R_iq   i's prefetch issued at boundary <= q, q in P_i
+ *          Q_iw   i's store complete by instant w
+ *          U_cw   channel c saturated (busy throughout) in window w
+ * In [0,1]: Yf_iw, Ys_iw: fraction of i's fetch / store moved by the end
+ *          of window w; a transfer may span any number of windows.
+ * >= 0:    s_k (k = 0..n), Pk (overhead mode: the peak).
+ * sel_i = zs_i + zd_i (the constant 1 for START and home-clean tails);
+ * X_i(v) is the variable in force at index v: the last one defined at or
+ * before v, 0 before the first. D_i: i's duration on channel c(i);
+ * I_i(w): 1 when i is issued before window w (R_i(floor(w/2) - 1) for a
+ * fetch, zs_i for a store).
+ *
+ *  (1) R_i(b_i - 1) = sel_i,  R_iq <= R_iq' for q < q'
+ *  (2) sum_{j in seg} zs_j <= 1,  zd_i <= sum_{j in seg, j < i} zs_j,
+ *      zs_i + zd_i <= 1
+ *  (3) Ys_i(last) = zs_i, Ys monotone, Q_iw <= Ys_i(w), Q monotone,
+ *      R_iq <= zd_i + Q_i(2q+1)  (fetch back only a completed store)
+ *  (4) Yf_iw <= I_i(w) (no progress before issue), Yf monotone,
+ *      Yf_i(2 b_i) = sel_i  (done before op b_i starts)
+ *  (5) channel c, window w:  sum_{i on c} D_i (Y_i(w) - Y_i(w-1)) <= len_w
+ *      with len = d_k on gamma_k and s_k on sigma_k
+ *  (5b) work conservation (FIFO channels never idle with work pending):
+ *      sum_{i on c} D_i (Y_i(w) - Y_i(w-1)) >= len_w - M (1 - U_cw),
+ *      Y_i(w) >= I_i(w) - U_cw
+ *  (5c) FIFO among stores (issued at fixed boundaries, so their order is
+ *      known): sum_{i ahead of j} D_i (zs_i - Ys_i(w)) <= M_j (1 - Ys_j(w))
+ *  (6) an op waits only for its own inputs:
+ *      s_k <= M sum_{i: b_i = k} (sel_i - Yf_i(2k - 1))  (one is late)
+ *      s_k <= sum_{i on the tiers of those} D_i (Yf_i(2k) - Yf_i(2k-1))
+ *  (7) memory at each constrained instant w:
+ *      F_w - sum_i B_i (zd_i - R_i(q(w)) + Q_i(w)) <= cap   (or <= Pk)
+ *      F_w: memory with nothing offloaded (analysis.c's closed form),
+ *      q(w) = floor((w - 1) / 2) the last boundary at or before w
+ *  (8) store time (budget-mode models and the min-peak model's LP floor),
+ *      the hull of Q_iw in {0, 1}:
+ *      (D^s_i - sum_{a_i < k <= w/2} d_k) Q_iw <= sum_{a_i < k <= w/2} s_k
+ *  (9) fetch time (where (8) is), the same for fetches
+ *  (10) issue deadlines (overhead mode's min-peak model): with S the
+ *      stall bound, sum_{i in A} R_i(q) >= |A| - m for the START fetches
+ *      A on one channel due by op b, m the most of them that fit in
+ *      sum_{q+1 < k < b} d_k + S
+ *  (11) Q_iw = 0 where the store cannot be done by w even with all of S
+ *  budget mode:    min sum_{k<=n} s_k               (total stall)
+ *  overhead mode:  min Pk, Pk <= device memory,
+ *                  sum_k d_k + sum_k s_k <= (1 + X) lower_bound
+ *
+ * Pruning (dominance; `prune` off keeps everything). An instant whose F_w
+ * is at most the budget (overhead mode: at most a lower bound on the
+ * peak, from the LP relaxation) can never bind, since offloading only
+ * lowers memory: it gets no row. An interval covering no binding instant
+ * is dropped, unless its store lets a later interval of its segment
+ * leave by a free detach, or its late fetch can stall an op while a store
+ * drains. Among prefetch boundaries covering the same binding instants
+ * the earliest has a superset of windows, so P_i keeps one per binding
+ * stage, plus every boundary late enough to stall its op when a store may
+ * be pending then. A stride K > 1 (coarsening) rounds P_i up to every
+ * K-th boundary and keeps Q only there (a conservative credit) when the
+ * binaries would be too many.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "emit.h"
+#include "ilp.h"
+#include "ilp_backend.h"
+#include "ilp_internal.h"
+#include "policy.h"
+#include "sim.h"
+
+double hoff_ilp_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* "[lo, hi]" of the peak search for progress lines; an upper end not
+ * known yet (no schedule within the bound) reads "none found". */
+const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
+{
+	if (hi == INT64_MAX)
+		snprintf(buf, n, "[%lld, none found yet]", (long long)lo);
+	else
+		snprintf(buf, n, "[%lld, %lld]", (long long)lo, (long long)hi);
+	return buf;
+}
+
+/* The command's deadline (hoff_ilp_opts.deadline) has passed. */
+static bool past(const hoff_ilp_opts *o)
+{
+	return o->deadline > 0 && hoff_ilp_now_s() > o->deadline;
+}
+
+/* GLPK's set-up of a model (load, scaling, presolve) cannot be stopped,
+ * so a model goes to it only when that is expected to end in the time
+ * left: at SETUP_NNZ_PER_S nonzeros (plus rows and columns) a second.
+ * Measured (the progress line of hoff_glpk_lp) on a loaded 2-core
+ * machine: llama3-8b-train-2l's LP floor, 132,215 nonzeros, loaded and
+ * scaled in 1.4 s (94k a second); llama3-8b-train's, about 3 million
+ * rows, scaled for minutes. A margin of two for an idle machine. */
+#define SETUP_NNZ_PER_S 2.0e5
+
+/* Seconds GLPK's set-up of m is expected to take. */
+static double setup_s(const hoff_ilp *m)
+{
+	return ((double)m->nnz + (double)m->nrows + (double)m->ncols) /
+	       SETUP_NNZ_PER_S;
+}
+
+/* HOFF_ETIMEOUT, saying what did not fit, when m cannot be set up before
+ * the deadline; else HOFF_OK. */
+hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e)
+{
+	if (m->o.deadline <= 0)
+		return HOFF_OK;
+	double left = m->o.deadline - hoff_ilp_now_s();
+	if (setup_s(m) < left)
+		return HOFF_OK;
+	return hoff_seterr(e, HOFF_ETIMEOUT,
+			   "the model (%d columns, %d rows, %zu nonzeros) "
+			   "needs about %.0f s of solver set-up, more than "
+			   "the %.1f s left",
+			   m->ncols, m->nrows, m->nnz, setup_s(m),
+			   fmax(0, left));
+}
+
+const char *hoff_ilp_status_name(hoff_ilp_status st)
+{
+	switch (st) {
+	case HOFF_ILP_OPTIMAL:
+		return "optimal";
+	case HOFF_ILP_FEASIBLE:
+		return "feasible";
+	case HOFF_ILP_TIME_LIMIT:
+		return "time_limit";
+	default:
+		return "infeasible";
+	}
+}
+
+const char *hoff_exact_status_name(const hoff_exact_report *rep)
+{
+	return rep->status == HOFF_ILP_OPTIMAL
+		       ? "optimal_over_candidates"
+		       : hoff_ilp_status_name(rep->status);
+}
+
+/* rep->restriction: what the model m leaves out of the machine model. */
+void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
+			  const hoff_ilp *m, hoff_exact_report *rep)
+{
+	char small[96] = "";
+	int64_t below = o->all_candidates ? 0 : hoff_small_below(g, NULL);
+	if (below > 0)
+		snprintf(small, sizeof small,
+			 "; tensors under %lld B only drop a clean copy after "
+			 "their last use",
+			 (long long)below);
+	snprintf(rep->restriction, sizeof rep->restriction,
+		 "over the model's candidates: %d of %d tensors may move "
+		 "(none alive for %d ops or fewer unless persistent, none "
+		 "with offload false)%s; evictions right after a use, "
+		 "prefetches at every %d-op boundary, transfers timed by the "
+		 "stage model (solver/README.md); a schedule outside them may "
+		 "be better",
+		 m->ncand, g->ntensors, HOFF_SHORT_LIVED_OPS, small, m->stride);
+}
+
+hoff_ilp_opts hoff_ilp_defaults(void)
+{
+	return (hoff_ilp_opts){.budget_bytes = HOFF_NONE,
+			       .max_overhead = 0.01,
+			       .time_limit_s = 60,
+			       .gap = 0,
+			       .stride = 0,
+			       .max_binaries = 0,
+			       .prune = true,
+			       .incumbent = true,
+			       .bound_share = 0.45,
+			       .max_stall_ps = HOFF_NONE};
+}
+
+/* ---------------------------------------------------------------------
+ * Candidate intervals and the schedule a set of decisions makes.
+ */
+
+static bool op_updates(const hoff_graph *g, int32_t k, int32_t t)
+{
+	if (k < 0)
+		return false;
+	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+		if (g->upd[j] == t)
+			return true;
+	return false;
+}
+
+static bool push_iv(hoff_ilp_iv **iv, int32_t *n, size_t *cap, hoff_ilp_iv x)
+{
+	if (*n == INT32_MAX ||
+	    !hoff_grow((void **)iv, cap, (size_t)*n + 1, sizeof **iv))
+		return false;
+	(*iv)[(*n)++] = x;
+	return true;
+}
+
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
+			       hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
+{
+	hoff_ilp_iv *iv = NULL;
+	int32_t n = 0;
+	size_t cap = 0;
+	int32_t best = hoff_best_tier(g);
+	int64_t small_below = all ? 0 : hoff_small_below(g, NULL);
+	if (small_below < 0)
+		goto oom;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
+		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
+		int32_t tier = homed ? x->home : best;
+		/* Never used, or nowhere to go. A result no op reads (a
+		 * persistent output) still gets its tail: stored after its
+		 * producer, it need not stay on the device to the end. */
+		if ((u0 == u1 && (x->producer == HOFF_NONE ||
+				  !hoff_tensor_persistent(x))) ||
+		    tier == HOFF_NONE)
+			continue;
+		bool small = x->bytes < small_below;
+		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
+				    .tier = (int16_t)tier};
+		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
+		base.rmap = base.qmap = base.ysmap = base.ypmap = HOFF_NONE;
+		if (homed) {
+			hoff_ilp_iv s = base;
+			s.kind = HOFF_ILP_START;
+			s.a = -1;
+			s.lo = -1;
+			s.b = g->use[u0];
+			s.fixed = true;
+			s.seg = n;
+			if (!push_iv(&iv, &n, &cap, s))
+				goto oom;
+		}
+		if (!hoff_tensor_movable(g, t))
+			continue;
+		int32_t prev = homed ? g->use[u0]
+			       : x->producer != HOFF_NONE ? x->producer
+							  : -1;
+		bool clean = homed && !op_updates(g, prev, t);
+		int32_t seg = HOFF_NONE;
+		for (int64_t i = homed ? u0 + 1 : u0; i <= u1; i++) {
+			bool tail = i == u1;
+			if (tail && !hoff_tensor_persistent(x))
+				break;
+			int32_t b = tail ? g->nops : g->use[i];
+			if (b - prev - 1 >= 1 && (!small || (tail && clean))) {
+				hoff_ilp_iv c = base;
+				c.a = prev;
+				c.b = b;
+				c.lo = prev + 1;
+				c.kind = clean ? HOFF_ILP_CLEAN : HOFF_ILP_DIRTY;
+				c.store_ps = clean ? 0
+						   : hoff_xfer_ps(g, tier,
+								  x->bytes,
+								  false);
+				if (tail)
+					c.fetch_ps = 0;
+				c.fixed = clean && tail;
+				if (!clean && seg == HOFF_NONE)
+					seg = n;
+				c.seg = clean ? n : seg;
+				if (!push_iv(&iv, &n, &cap, c))
+					goto oom;
+			}
+			if (!tail) {
+				prev = b;
+				if (op_updates(g, b, t)) {
+					clean = false;
+					seg = HOFF_NONE;
+				}
+			}
+		}
+	}
+	*out = iv;
+	*nout = n;
+	return HOFF_OK;
+oom:
+	free(iv);
+	return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+}
+
+const hoff_ilp_iv *hoff_ilp_sort_iv;
+static const int32_t *sort_pick;
+
+int hoff_ilp_by_evict(const void *x, const void *y)
+{
+	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[*(const int32_t *)x];
+	const hoff_ilp_iv *b = &hoff_ilp_sort_iv[*(const int32_t *)y];
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+static int by_fetch(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[i], *b = &hoff_ilp_sort_iv[j];
+	if (sort_pick[i] != sort_pick[j])
+		return sort_pick[i] < sort_pick[j] ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
+			  int32_t niv, const int32_t *pick, const char *policy,
+			  hoff_sched **out, hoff_err *e)
+{
+	*out = NULL;
+	int32_t *ev = hoff_alloc((size_t)niv + 1, sizeof *ev);
+	int32_t *pf = hoff_alloc((size_t)niv + 1, sizeof *pf);
+	hoff_emit m;
+	hoff_status st = HOFF_OK;
+	if (!ev || !pf || hoff_emit_init(&m, g, policy) != HOFF_OK) {
+		free(ev);
+		free(pf);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	size_t ne = 0, np = 0;
+	for (int32_t i = 0; i < niv; i++) {
+		const hoff_ilp_iv *v = &iv[i];
+		if (pick[i] == HOFF_ILP_OFF)
+			continue;
+		if (v->b < g->nops && (pick[i] < v->lo || pick[i] > v->b - 1)) {
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "exact: interval %d of \"%s\": "
+					 "prefetch boundary %d outside "
+					 "[%d, %d]",
+					 i, g->tensor[v->t].id, pick[i], v->lo,
+					 v->b - 1);
+			goto out;
+		}
+		if (v->kind != HOFF_ILP_START)
+			ev[ne++] = i;
+		if (v->b < g->nops)
+			pf[np++] = i;
+	}
+	hoff_ilp_sort_iv = iv;
+	sort_pick = pick;
+	qsort(ev, ne, sizeof *ev, hoff_ilp_by_evict);
+	qsort(pf, np, sizeof *pf, by_fetch);
+	size_t ie = 0, ip = 0;
+	for (int32_t q = -1; q < g->nops; q++) {
+		if (q >= 0)
+			hoff_emit_op(&m, q);
+		for (; ie < ne && iv[ev[ie]].a == q; ie++)
+			if (!hoff_emit_evict(&m, iv[ev[ie]].t)) {
+				st = hoff_seterr(e, HOFF_EINPUT,
+						 "exact: cannot evict \"%s\" "
+						 "after op %d",
+						 g->tensor[iv[ev[ie]].t].id, q);
+				goto out;
+			}
+		for (; ip < np && pick[pf[ip]] == q; ip++)
+			if (!hoff_emit_prefetch(&m, iv[pf[ip]].t)) {
+				st = hoff_seterr(e, HOFF_EINPUT,
+						 "exact: cannot prefetch \"%s\" "
+						 "after op %d",
+						 g->tensor[iv[pf[ip]].t].id, q);
+				goto out;
+			}
+	}
+	*out = hoff_emit_finish(&m);
+	if (!*out)
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	free(ev);
+	free(pf);
+	return st;
+out:
+	hoff_emit_free(&m);
+	free(ev);
+	free(pf);
+	return st;
+}
+
+/* ---------------------------------------------------------------------
+ * Model arrays.
+ */
+
+bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
+{
+	if (w < 0 || w > 2 * m->n)
+		return false;
+	if (w % 2 == 0)
+		return m->s_col[w / 2] != 0;
+	return m->g->op[(w - 1) / 2].time_ps > 0;
+}
+
+/* Parallel arrays resized to cap items (their capacity is the owner's). */
+#define RESIZE(a, cap) hoff_resize((void **)&(a), (cap), sizeof *(a))
+
+int32_t hoff_ilp_add_col(hoff_ilp *m, double lb, double ub, double obj,
+			 bool bin, hoff_col_kind tag, int32_t a0, int32_t a1)
+{
+	if (m->ncols >= INT_MAX - 2)
+		return 0;
+	size_t need = (size_t)m->ncols + 2;
+	if (need > m->col_cap) {
+		size_t cap = m->col_cap ? 2 * m->col_cap : 1024;
+		if (!RESIZE(m->clb, cap) || !RESIZE(m->cub, cap) ||
+		    !RESIZE(m->cobj, cap) || !RESIZE(m->cbin, cap) ||
+		    !RESIZE(m->ctag, cap) || !RESIZE(m->carg0, cap) ||
+		    !RESIZE(m->carg1, cap))
+			return 0;
+		m->col_cap = cap;
+	}
+	int32_t j = ++m->ncols;
+	m->clb[j] = lb;
+	m->cub[j] = ub;
+	m->cobj[j] = obj;
+	m->cbin[j] = bin;
+	m->ctag[j] = (uint8_t)tag;
+	m->carg0[j] = a0;
+	m->carg1[j] = a1;
+	if (bin)
+		m->nbin++;
+	return j;
+}
+
+void hoff_ilp_row_begin(rowb *r, int type, double rhs, char tag, int32_t arg)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom)
+		return;
+	if (m->nrows >= INT_MAX - 2) {
+		r->oom = true;
+		return;
+	}
+	size_t need = (size_t)m->nrows + 3;
+	if (need > m->row_cap) {
+		size_t cap = m->row_cap ? 2 * m->row_cap : 1024;
+		if (!RESIZE(m->rtype, cap) || !RESIZE(m->rrhs, cap) ||
+		    !RESIZE(m->rtag, cap) || !RESIZE(m->rarg, cap) ||
+		    !RESIZE(m->roff, cap)) {
+			r->oom = true;
+			return;
+		}
+		m->row_cap = cap;
+	}
+	int32_t i = ++m->nrows;
+	m->rtype[i] = (uint8_t)type;
+	m->rrhs[i] = rhs;
+	m->rtag[i] = (uint8_t)tag;
+	m->rarg[i] = arg;
+	m->roff[i] = (int64_t)m->nnz;
+	r->konst = 0;
+}
+
+void hoff_ilp_row_add(rowb *r, int32_t col, double v)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom || col == 0 || v == 0)
+		return;
+	if (r->pos[col] >= 0) {
+		m->rval[r->pos[col]] += v;
+		return;
+	}
+	if (m->nnz + 1 > m->nz_cap) {
+		size_t cap = m->nz_cap ? 2 * m->nz_cap : 4096;
+		if (!RESIZE(m->rcol, cap) || !RESIZE(m->rval, cap)) {
+			r->oom = true;
+			return;
+		}
+		m->nz_cap = cap;
+	}
+	r->pos[col] = (int64_t)m->nnz;
+	m->rcol[m->nnz] = col;
+	m->rval[m->nnz] = v;
+	m->nnz++;
+}
+
+/* Ends the open row: drops cancelled entries, moves the constant to the
+ * right-hand side; a row left without columns is checked and removed. */
+void hoff_ilp_row_end(rowb *r)
+{
+	hoff_ilp *m = r->m;
+	if (r->oom)
+		return;
+	int32_t i = m->nrows;
+	size_t out = (size_t)m->roff[i];
+	for (size_t k = (size_t)m->roff[i]; k < m->nnz; k++) {
+		r->pos[m->rcol[k]] = -1;
+		if (fabs(m->rval[k]) > 1e-12) {
+			m->rcol[out] = m->rcol[k];
+			m->rval[out] = m->rval[k];
+			out++;
+		}
+	}
+	m->nnz = out;
+	m->rrhs[i] -= r->konst;
+	r->konst = 0;
+	if (out == (size_t)m->roff[i]) {
+		double rhs = m->rrhs[i], tol = 1e-9 * (1 + fabs(rhs));
+		bool ok = m->rtype[i] == HOFF_ILP_LE   ? 0 <= rhs + tol
+			  : m->rtype[i] == HOFF_ILP_GE ? 0 >= rhs - tol
+						       : fabs(rhs) <= tol;
+		if (!ok && !m->infeasible) {
+			m->infeasible = true;
+			if (m->rtag[i] == 'M') {
+				int32_t w = m->rarg[i], k = (w + 1) / 2;
+				snprintf(m->why, sizeof m->why,
+					 "memory %s op \"%s\" is above the "
+					 "budget whatever is offloaded",
+					 w % 2 == 0 ? "while" : "just before",
+					 m->g->op[k].id);
+			} else {
+				char name[64];
+				hoff_ilp_row_name(m, i, name, sizeof name);
+				snprintf(m->why, sizeof m->why,
+					 "row %s cannot hold", name);
+			}
+		}
+		m->nrows--;
+	}
+}
+
+/* The row x_a - x_b <= 0 (x_a <= x_b), tagged. */
+void hoff_ilp_row_le(rowb *r, char tag, int32_t arg, int32_t a, int32_t b)
+{
+	hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, tag, arg);
+	hoff_ilp_row_add(r, a, 1);
+	hoff_ilp_row_add(r, b, -1);
+	hoff_ilp_row_end(r);
+}
+
+/* ---------------------------------------------------------------------
+ * Maps: the column in force at an index (latest defined at or before).
+ */
+
+int32_t hoff_ilp_map_new(hoff_ilp *m, int32_t len)
+{
+	if (len <= 0)
+		return HOFF_NONE;
+	if (m->nmap + (size_t)len > (size_t)INT32_MAX ||
+	    !hoff_grow((void **)&m->map, &m->map_cap, m->nmap + (size_t)len,
+		       sizeof *m->map))
+		return -2;
+	int32_t off = (int32_t)m->nmap;
+	memset(m->map + off, 0, (size_t)len * sizeof *m->map);
+	m->nmap += (size_t)len;
+	return off;
+}
+
+static int32_t map_at(const hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
+		      int32_t v)
+{
+	if (map < 0 || v < lo)
+		return 0;
+	if (v > hi)
+		v = hi;
+	return m->map[map + v - lo];
+}
+
+int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q)
+{
+	return map_at(m, v->rmap, v->lo, v->b - 1, q);
+}
+
+int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->qmap, v->q_lo, v->q_hi, w);
+}
+
+int32_t hoff_ilp_ys_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->ysmap, v->ys_lo, v->ys_hi, w);
+}
+
+int32_t hoff_ilp_yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
+{
+	return map_at(m, v->ypmap, v->yp_lo, v->yp_hi, w);
+}
+
+/* Fills a map over [lo, hi] from the sorted defined indices idx[0..n)
+ * whose columns are first, first + 1, ... */
+void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
+		       const int32_t *idx, int32_t n, int32_t first)
+{
+	int32_t j = 0, cur = 0;
+	for (int32_t v = lo; v <= hi; v++) {
+		while (j < n && idx[j] <= v)
+			cur = first + j++;
+		m->map[map + v - lo] = cur;
+	}
+}
+
+hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
+			   hoff_ilp **out, hoff_err *e)
+{
+	double t0 = hoff_ilp_now_s();
+	*out = NULL;
+	hoff_ilp *m = hoff_zalloc(1, sizeof *m);
+	if (!m)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	m->g = g;
+	m->o = *o;
+	m->n = g->nops;
+	const int32_t n = m->n;
+	hoff_analysis an;
+	hoff_status st = hoff_analyze(g, &an, e);
+	if (st != HOFF_OK) {
+		hoff_ilp_free(m);
+		return st;
+	}
+	m->compute_ps = an.compute_ps;
+	m->lower_bound_ps = an.lower_bound_ps;
+	m->budget_mode = o->budget_bytes != HOFF_NONE;
+	m->cap_bytes = m->budget_mode ? o->budget_bytes
+				      : g->device.memory_bytes;
+	double bound = floor((1.0 + o->max_overhead) *
+			     (double)an.lower_bound_ps);
+	m->bound_ps = bound < (double)HOFF_PS_LIMIT ? (int64_t)bound
+						    : HOFF_PS_LIMIT;
+	/* Units: powers of ten near the mean op time and the largest
+	 * tensor, so that round durations and sizes stay exact decimals in
+	 * an LP or MPS file. */
+	m->tu = n > 0 && an.compute_ps > n
+			? pow(10, floor(log10((double)an.compute_ps / n)))
+			: 1.0;
+	size_t nw = (size_t)2 * (size_t)n; /* instants -1 .. 2n-2 */
+	m->fixed = hoff_alloc(nw + 1, sizeof *m->fixed);
+	m->hot = hoff_zalloc(nw + 1, sizeof *m->hot);
+	m->s_col = hoff_zalloc((size_t)n + 1, sizeof *m->s_col);
+	int64_t *during = hoff_alloc((size_t)n + 1, sizeof *during);
+	hoff_ilp_iv *all = NULL;
+	int32_t nall = 0;
+	plan pl = {0};
+	uint8_t *dl = hoff_zalloc((size_t)n + 1, sizeof *dl);
+	int64_t *cover = hoff_zalloc(nw + 1, sizeof *cover);
+	int32_t *scratch = hoff_alloc(nw + 8, sizeof *scratch);
+	int32_t *seg_first = NULL, *seg_zs = NULL;
+	rowb r = {.m = m};
+	chan_plan cp = {0};
+	count_col *xc = NULL;
+	int32_t nxc = 0;
+	if (!m->fixed || !m->hot || !m->s_col || !during || !dl || !cover ||
+	    !scratch)
+		goto oom;
+	hoff_analysis_profile(g, during);
+	for (int32_t k = 0; k < n; k++) {
+		int64_t alloc = g->op[k].workspace_bytes;
+		for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
+			alloc += g->tensor[g->out[j]].bytes;
+		m->fixed[IDX(2 * k)] = during[k];
+		m->fixed[IDX(2 * k - 1)] = during[k] - alloc;
+	}
+	if ((st = hoff_ilp_intervals(g, o->all_candidates, &all, &nall, e)) !=
+	    HOFF_OK)
+		goto fail;
+	if (past(o))
+		goto late;
+	int64_t maxb = 1;
+	for (int32_t i = 0; i < nall; i++) {
+		if (all[i].bytes > maxb)
+			maxb = all[i].bytes;
+		if (all[i].b < n)
+			dl[all[i].b] = 1;
+		int32_t w0, w1;
+		hoff_ilp_absent_range(&all[i], n, &w0, &w1);
+		for (int32_t w = w0; w <= w1; w++)
+			cover[IDX(w)] += all[i].bytes;
+	}
+	m->bu = pow(10, floor(log10((double)maxb)));
+	/* Instants that can bind: above the budget, or above a lower bound
+	 * on the peak (what no offloading can remove). */
+	int64_t thr = m->cap_bytes;
+	if (!m->budget_mode) {
+		int64_t floor_b = 0;
+		for (int32_t w = -1; w <= 2 * n - 2; w++)
+			if (m->fixed[IDX(w)] - cover[IDX(w)] > floor_b)
+				floor_b = m->fixed[IDX(w)] - cover[IDX(w)];
+		if (o->peak_floor > floor_b)
+			floor_b = o->peak_floor;
+		thr = floor_b;
+		m->peak_floor = floor_b;
+	}
+	for (int32_t w = -1; w <= 2 * n - 2; w++) {
+		bool can_measure = w % 2 == 0 || dl[hoff_ilp_stage_of(w)];
+		m->hot[IDX(w)] = can_measure &&
+				 (!o->prune || m->fixed[IDX(w)] > thr);
+	}
+	/* Intervals and their boundaries; a coarser stride when the
+	 * binaries would be too many. */
+	pl.Poff = hoff_alloc((size_t)nall + 1, sizeof *pl.Poff);
+	pl.keep = hoff_alloc((size_t)nall + 1, sizeof *pl.keep);
+	if (!pl.Poff || !pl.keep)
+		goto oom;
+	const bool stall_bound = !m->budget_mode || o->max_stall_ps != HOFF_NONE;
+	const int64_t most = !stall_bound      ? 0
+			     : m->budget_mode ? o->max_stall_ps
+					      : m->bound_ps - m->compute_ps;
+	if (stall_bound && o->prune) {
+		int64_t *slack = hoff_alloc((size_t)n + 1, sizeof *slack);
+		pl.late = hoff_zalloc((size_t)nall + 1, sizeof *pl.late);
+		if (!slack || !pl.late) {
+			free(slack);
+			goto oom;
+		}
+		hoff_ilp_crowded(m, all, nall, most, slack, pl.late);
+		free(slack);
+	}
+	int32_t K = o->stride > 0 ? o->stride : 1;
+	int64_t bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
+	/* the overhead search's probes are pruned at their caps, below the
+	 * min-peak model: it affords finer stages */
+	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries
+			 : m->budget_mode    ? 6000
+					     : 8500;
+	while (o->stride <= 0 && bins > maxbin && K < n) {
+		K *= 2;
+		bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
+		if (bins < 0)
+			goto oom;
+	}
+	if (bins < 0)
+		goto oom;
+	if (past(o))
+		goto late;
+	m->stride = K;
+	m->bin_limit = maxbin;
+	/* Keep the chosen intervals. */
+	m->iv = hoff_alloc((size_t)nall + 1, sizeof *m->iv);
+	int32_t *orig = hoff_alloc((size_t)nall + 1, sizeof *orig);
+	seg_first = hoff_alloc((size_t)nall + 1, sizeof *seg_first);
+	seg_zs = hoff_zalloc((size_t)nall + 1, sizeof *seg_zs);
+	if (!m->iv || !orig || !seg_first || !seg_zs) {
+		free(orig);
+		goto oom;
+	}
+	for (int32_t i = 0; i < nall; i++)
+		seg_first[i] = HOFF_NONE;
+	int32_t last_t = HOFF_NONE;
+	for (int32_t i = 0; i < nall; i++) {
+		if (!pl.keep[i])
+			continue;
+		orig[m->niv] = i;
+		m->iv[m->niv++] = all[i];
+		if (all[i].t != last_t) {
+			m->ncand++;
+			last_t = all[i].t;
+		}
+	}
+	memset(dl, 0, (size_t)n + 1);
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (v->b < n)
+			dl[v->b] = 1;
+		else if (v->kind == HOFF_ILP_DIRTY)
+			dl[n] = 1;
+	}
+	/* Stall columns: only where a fetch has its deadline, and the tail. */
+	for (int32_t k = 0; k <= n; k++) {
+		if (!dl[k])
+			continue;
+		double ub = 0;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (k < n && v->b == k)
+				ub += (double)v->fetch_ps;
+			else if (k == n && v->kind == HOFF_ILP_DIRTY)
+				ub += (double)v->store_ps;
+		}
+		m->s_col[k] = hoff_ilp_add_col(m, 0, ub / m->tu,
+					       m->budget_mode ? 1 : 0, false,
+					       HOFF_COL_STALL, k, 0);
+		if (!m->s_col[k])
+			goto oom_orig;
+	}
+	for (int32_t k = 0; k < n; k++)
+		if (!m->s_col[k])
+			m->hot[IDX(2 * k - 1)] = 0;
+	if (!m->budget_mode) {
+		double lb = fmin((double)m->peak_floor, (double)m->cap_bytes);
+		m->peak_col = hoff_ilp_add_col(m, lb / m->bu,
+					       (double)m->cap_bytes / m->bu, 1,
+					       false, HOFF_COL_PEAK, 0, 0);
+		if (!m->peak_col)
+			goto oom_orig;
+	}
+	/* Interval columns; segments re-linked among the kept. */
+	for (int32_t i = 0; i < m->niv; i++) {
+		hoff_ilp_iv *v = &m->iv[i];
+		int32_t oi = orig[i];
+		const int32_t *P = pl.P + pl.Poff[oi];
+		int32_t nP = pl.Poff[oi + 1] - pl.Poff[oi];
+		bool has_zs = false, has_zd = false;
+		if (v->kind == HOFF_ILP_DIRTY) {
+			int32_t os = all[oi].seg;
+			if (seg_first[os] == HOFF_NONE)
+				seg_first[os] = i;
+			v->seg = seg_first[os];
+			/* a store needs some window to run in */
+			int32_t hi = v->b >= n ? 2 * n : 2 * P[nP - 1] + 1;
+			for (int32_t w = 2 * v->a + 2; w <= hi && !has_zs; w++)
+				has_zs = hoff_ilp_win_exists(m, w);
+			has_zd = seg_zs[os] > 0;
+			if (has_zs)
+				seg_zs[os]++;
+		} else {
+			v->seg = i;
+			has_zd = v->kind == HOFF_ILP_CLEAN && !v->fixed;
+		}
+		if (!hoff_ilp_interval_cols(m, i, P, nP, has_zs, has_zd,
+					    scratch))
+			goto oom_orig;
+		if (i % 64 == 63 && past(o)) {
+			free(orig);
+			goto late;
+		}
+	}
+	free(orig);
+	orig = NULL;
+	if (m->budget_mode && stall_bound && !hoff_ilp_count_cols(m, &xc, &nxc))
+		goto oom;
+	if (!hoff_ilp_channel_plan(m, &cp))
+		goto oom;
+	/* Rows. */
+	r.pos = hoff_alloc((size_t)m->ncols + 1, sizeof *r.pos);
+	if (!r.pos)
+		goto oom;
+	for (int32_t j = 0; j <= m->ncols; j++)
+		r.pos[j] = -1;
+	for (int32_t i = 0; i < m->niv; i++) {
+		hoff_ilp_interval_rows(m, &r, i);
+		if (i % 64 == 63 && past(o))
+			goto late;
+	}
+	hoff_ilp_segment_rows(m, &r);
+	hoff_ilp_channel_rows(m, &r, &cp);
+	if (past(o))
+		goto late;
+	if (!hoff_ilp_store_fifo_rows(m, &r) || !hoff_ilp_memory_rows(m, &r) ||
+	    !hoff_ilp_count_rows(m, &r, xc, nxc))
+		goto oom;
+	/* (8), (9): in the min-peak model only for its LP floor, since
+	 * GLPK's MIR cut rounds at its root did worse with them
+	 * (solver/README.md) */
+	if (m->budget_mode || o->floor_rows) {
+		hoff_ilp_time_rows(m, &r);
+		hoff_ilp_fetch_time_rows(m, &r);
+	}
+	if (stall_bound) {
+		hoff_ilp_row_begin(&r, HOFF_ILP_LE, (double)most / m->tu, 'B',
+				   0);
+		for (int32_t k = 0; k <= n; k++)
+			hoff_ilp_row_add(&r, m->s_col[k], 1);
+		hoff_ilp_row_end(&r);
+		/* (10) not in the probes: llama3-8b-train-2l's has 38 of
+		 * them, none binding, and its root rounds then stall 0.1 ms
+		 * short of infeasible instead of answering it */
+		if (!m->budget_mode && !hoff_ilp_deadline_rows(m, &r, most))
+			goto oom;
+		hoff_ilp_slow_stores(m, most);
+	}
+	if (r.oom)
+		goto oom;
+	if (!m->roff) {
+		m->roff = hoff_zalloc(2, sizeof *m->roff);
+		if (!m->roff)
+			goto oom;
+	}
+	m->roff[m->nrows + 1] = (int64_t)m->nnz;
+	if (m->nnz > (size_t)INT_MAX - 1) {
+		st = hoff_seterr(e, HOFF_EINPUT,
+				 "exact: the model has %zu nonzeros, more than "
+				 "the solver takes; use a larger --stride",
+				 m->nnz);
+		goto fail;
+	}
+	if (past(o))
+		goto late;
+	m->build_s = hoff_ilp_now_s() - t0;
+	*out = m;
+	m = NULL;
+	st = HOFF_OK;
+	goto done;
+oom_orig:
+	free(orig);
+oom:
+	st = hoff_seterr(e, HOFF_ENOMEM, "exact: out of memory building the "
+					 "model");
+	goto fail;
+late:
+	st = hoff_seterr(e, HOFF_ETIMEOUT,
+			 "the time limit ran out while building the model "
+			 "(after %.1f s)",
+			 hoff_ilp_now_s() - t0);
+fail:
+	hoff_ilp_free(m);
+	m = NULL;
+done:
+	hoff_ilp_chan_plan_free(&cp);
+	free(r.pos);
+	free(during);
+	free(all);
+	free(pl.P);
+	free(pl.Poff);
+	free(pl.keep);
+	free(pl.late);
+	free(xc);
+	free(dl);
+	free(cover);
+	free(scratch);
+	free(seg_first);
+	free(seg_zs);
+	return st;
+}
+
+void hoff_ilp_free(hoff_ilp *m)
+{
+	if (!m)
+		return;
+	free(m->fixed);
+	free(m->hot);
+	free(m->s_col);
+	free(m->iv);
+	free(m->map);
+	free(m->clb);
+	free(m->cub);
+	free(m->cobj);
+	free(m->cbin);
+	free(m->ctag);
+	free(m->carg0);
+	free(m->carg1);
+	free(m->rtype);
+	free(m->rrhs);
+	free(m->rtag);
+	free(m->rarg);
+	free(m->roff);
+	free(m->rcol);
+	free(m->rval);
+	free(m);
+}
+
+double hoff_ilp_violation(const hoff_ilp *m, const double *x, int32_t *row)
+{
+	double worst = 0;
+	*row = 0;
+	for (int32_t j = 1; j <= m->ncols; j++) {
+		double v = 0;
+		if (x[j] < m->clb[j])
+			v = m->clb[j] - x[j];
+		if (x[j] > m->cub[j])
+			v = x[j] - m->cub[j];
+		if (m->cbin[j] && fabs(x[j] - floor(x[j] + 0.5)) > v)
+			v = fabs(x[j] - floor(x[j] + 0.5));
+		if (v > worst)
+			worst = v;
+	}
+	for (int32_t i = 1; i <= m->nrows; i++) {
+		double act = 0;
+		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++)
+			act += m->rval[k] * x[m->rcol[k]];
+		double rhs = m->rrhs[i], v = 0;
+		if (m->rtype[i] != HOFF_ILP_GE && act > rhs)
+			v = act - rhs;
+		if (m->rtype[i] != HOFF_ILP_LE && act < rhs)
+			v = rhs - act;
+		v /= 1 + fabs(rhs);
+		if (v > worst) {
+			worst = v;
+			*row = i;
+		}
+	}
+	return worst;
+}
+
+hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
+			      double *bound, bool *ok, hoff_err *e)
+{
+	*ok = false;
+	if (m->infeasible)
+		return HOFF_OK;
+	return hoff_glpk_lp(m, time_limit_s, bound, ok, e);
+}
