@@ -12,13 +12,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 hoff=${1:-$root/build/hoffopt}
 shift || true
 [ -x "$hoff" ] || { echo "policy_table.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
-graphs=("$@")
-if [ ${#graphs[@]} -eq 0 ]; then
-	for g in "$root"/data/*.json; do
-		case $g in *.schedule.json) continue ;; esac
-		graphs+=("$g")
-	done
-fi
+# every graph of data/ when none is given (bench/small_graphs.sh, no op cap)
+# shellcheck source=small_graphs.sh
+MAXOPS=${MAXOPS:-2000000000} . "$root/bench/small_graphs.sh"
+split_args "$@"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for g in "${graphs[@]}"; do

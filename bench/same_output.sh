@@ -27,13 +27,10 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 limit=${TIME_LIMIT:-20}
 small=${SMALL:-60000}
-graphs=("$@")
-if [ ${#graphs[@]} -eq 0 ]; then
-	for g in "$root"/data/*.json; do
-		case $g in *.schedule.json) continue ;; esac
-		graphs+=("$g")
-	done
-fi
+# every graph of data/ when none is given (bench/small_graphs.sh, no op cap)
+# shellcheck source=small_graphs.sh
+MAXOPS=${MAXOPS:-2000000000} . "$root/bench/small_graphs.sh"
+split_args "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

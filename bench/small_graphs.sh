@@ -1,4 +1,5 @@
-# small_graphs.sh: sourced by exact_table.sh and probe_cbc.sh. After
+# small_graphs.sh: sourced by exact_table.sh, probe_cbc.sh, greedy_exact.sh,
+# same_output.sh and policy_table.sh (the last two with no op cap). After
 # getopts, split_args "$@" puts the .json arguments in graphs and the
 # rest (the hoffopt options after "--") in extra; with no graph given,
 # the hoffopt graphs of data/ with at most $maxops ops (MAXOPS, default
