@@ -101,7 +101,7 @@ if [ -z "$hoff" ]; then
 		exit 2
 	fi
 	hoff=$root/build-nightly/hoffopt
-	if [ "$gpu" = 1 ] && [ ! -f "$root/build-nightly/libhoffcuda.a" ]; then
+	if [ "$gpu" = 1 ] && [ ! -f "$root/build-nightly/runtime/libhoff_cuda.a" ]; then
 		echo "nightly: warning: a GPU is present but hoffopt was built without CUDA (no nvcc?); the CUDA executor jobs will fail"
 	fi
 fi

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # same_output.sh OLD_BIN NEW_BIN [GRAPH.json ...]: shows that two hoffopt
 # binaries plan alike (a refactor's proof of no behaviour change). On
-# every graph of data/ (or those given), in budget mode (--budget 95%)
-# and in overhead mode (the default 1%), both run
+# every graph of data/ (or those given), for every planner (PLANNERS,
+# default: the policies none, reactive, lookahead:2 and greedy, then
+# exact), in budget mode (--budget 95%) and in overhead mode (the default
+# 1%), both run
+#   hoffopt --policy P GRAPH --json -o S --trace T
 #   hoffopt --exact GRAPH --time-limit 20 --json --quiet -o S --trace T
 # one after the other (never side by side: a time limit is a clock), and
 # the schedules, the traces, the exit codes and the --json reports (less
 # the timing fields, every key ending in _s that is a wall-clock time:
-# solve_s, build_s, prep_s, greedy_s, repair_s) are compared byte for
+# solve_s, build_s, prep_s, greedy_s, repair_s, read_s) are compared byte for
 # byte; on each small graph (at most SMALL bytes of JSON, default 60000)
 # the --write-lp model of both modes too. A pair that differs is run
 # again with both: a second pair that agrees (or a second run that
@@ -34,20 +37,26 @@ split_args "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# run BIN DIR GRAPH MODE_ARGS...: one --exact run's outputs into DIR.
+planners=(${PLANNERS:-none reactive lookahead:2 greedy exact})
+
+# run BIN DIR GRAPH PLANNER MODE_ARGS...: one run's outputs into DIR.
 run() {
-	local bin=$1 dir=$2 g=$3
-	shift 3
+	local bin=$1 dir=$2 g=$3 planner=$4
+	shift 4
 	mkdir -p "$dir"
-	local lp=()
-	[ "$(stat -c %s "$g")" -le "$small" ] && lp=(--write-lp "$dir/model.lp")
-	"$bin" --exact "$g" --time-limit "$limit" --json --quiet \
-		-o "$dir/schedule.json" --trace "$dir/trace.json" "${lp[@]}" \
+	local how=(--policy "$planner" "$g")
+	if [ "$planner" = exact ]; then
+		how=(--exact "$g" --time-limit "$limit" --quiet)
+		[ "$(stat -c %s "$g")" -le "$small" ] &&
+			how+=(--write-lp "$dir/model.lp")
+	fi
+	"$bin" "${how[@]}" --json \
+		-o "$dir/schedule.json" --trace "$dir/trace.json" \
 		"$@" >"$dir/report.raw" 2>/dev/null
 	echo $? >"$dir/rc"
 	# timing fields out; anything else stays, in its order
 	jq -S 'walk(if type == "object" then
-		with_entries(select(.key | test("^(solve|build|prep|greedy|repair)_s$") | not))
+		with_entries(select(.key | test("^(solve|build|prep|greedy|repair|read)_s$") | not))
 		else . end)' "$dir/report.raw" >"$dir/report.json" 2>/dev/null ||
 		cp "$dir/report.raw" "$dir/report.json"
 	rm -f "$dir/report.raw"
@@ -79,13 +88,14 @@ what() {
 fail=0
 n=0
 for g in "${graphs[@]}"; do
-	name=$(basename "$g" .json)
+  for planner in "${planners[@]}"; do
+	name="$(basename "$g" .json) $planner"
 	for mode in budget overhead; do
 		args=()
 		[ $mode = budget ] && args=(--budget 95%)
-		d=$work/$name-$mode
-		run "$old" "$d/old" "$g" "${args[@]}"
-		run "$new" "$d/new" "$g" "${args[@]}"
+		d=$work/$(basename "$g" .json)-${planner/:/}-$mode
+		run "$old" "$d/old" "$g" "$planner" "${args[@]}"
+		run "$new" "$d/new" "$g" "$planner" "${args[@]}"
 		n=$((n + 1))
 		files=$(cd "$d/old" && ls | tr '\n' ' ')
 		if same "$d/old" "$d/new"; then
@@ -94,8 +104,8 @@ for g in "${graphs[@]}"; do
 		fi
 		# a second run of each: a binary that disagrees with itself
 		# stopped on the clock somewhere
-		run "$old" "$d/old2" "$g" "${args[@]}"
-		run "$new" "$d/new2" "$g" "${args[@]}"
+		run "$old" "$d/old2" "$g" "$planner" "${args[@]}"
+		run "$new" "$d/new2" "$g" "$planner" "${args[@]}"
 		if same "$d/old2" "$d/new2" || same "$d/old" "$d/new2" ||
 			same "$d/old2" "$d/new"; then
 			echo "same       $name $mode (on the second run)"
@@ -108,6 +118,7 @@ for g in "${graphs[@]}"; do
 		echo "DIFFERENT  $name $mode: $(what "$d/old" "$d/new")"
 		fail=1
 	done
+  done
 done
 echo "$n cases, $([ $fail = 0 ] && echo 'no difference' || echo 'DIFFERENCES')"
 exit $fail

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "emit.h"
-#include "policy.h"
+#include "baselines.h"
 
 int64_t hoff_op_layer(const hoff_graph *g, int32_t k)
 {
@@ -127,9 +127,8 @@ out:
 	free(start);
 }
 
-hoff_status hoff_policy_baseline(const hoff_graph *g,
-				 const hoff_policy_opts *o, hoff_sched **out,
-				 hoff_err *e)
+hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
+			       hoff_sched **out, hoff_err *e)
 {
 	char name[32];
 	hoff_policy_name(o, name, sizeof name);

@@ -68,7 +68,7 @@
 #include "analysis.h"
 #include "emit.h"
 #include "greedy.h"
-#include "policy.h"
+#include "baselines.h"
 #include "refine.h"
 #include "sim.h"
 
@@ -1307,7 +1307,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		bo.kind = base[i].kind;
 		bo.lookahead = base[i].n;
 		hoff_sched *s = NULL;
-		bst[i] = hoff_policy_baseline(g, &bo, &s, &be[i]);
+		bst[i] = hoff_baseline_plan(g, &bo, &s, &be[i]);
 		if (bst[i] == HOFF_OK)
 			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, &be[i]);
 	}

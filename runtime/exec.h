@@ -140,7 +140,6 @@ struct hoff_backend {
  * has work. Caller frees with hoff_backend_free. HOFF_ENOMEM. */
 hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 				 hoff_backend **out, hoff_err *e);
-#if defined(HOFF_HAVE_CUDA)
 /* Counts the CUDA devices into *ndev; HOFF_EIO saying why when there is
  * none (no driver, no device). */
 hoff_status hoff_cuda_probe(int32_t *ndev, hoff_err *e);
@@ -150,7 +149,6 @@ hoff_status hoff_cuda_probe(int32_t *ndev, hoff_err *e);
 hoff_status hoff_backend_cuda_new(const hoff_xplan *p,
 				  const hoff_exec_opts *o, hoff_backend **out,
 				  hoff_err *e);
-#endif
 /* Frees b; NULL is fine. */
 void hoff_backend_free(hoff_backend *b);
 
@@ -250,7 +248,6 @@ typedef struct hoff_calib {
 /* Measures the CPU backend's machine (memcpy rates, thread hand-off
  * latency, a multiply-add loop). HOFF_ENOMEM. */
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e);
-#if defined(HOFF_HAVE_CUDA)
 /* Measures device `device`: cudaMemcpy rates pinned and pageable, alone
  * and h2d with d2h at once, the latency of a small copy, an FMA kernel, a
  * device-to-device copy and the spin kernel's fixed cost. HOFF_EIO with
@@ -261,6 +258,19 @@ hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c, hoff_err *e);
  * markdown row each to f. HOFF_EIO with the CUDA error. */
 hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes, FILE *f,
 				 hoff_err *e);
-#endif
+
+/* The CUDA backend's entry points above, as the hoffopt executable hands
+ * them to `run` and `calibrate` when it links hoff_cuda. The libraries
+ * never name them: a program that does not link CUDA passes NULL, and
+ * `--backend cuda` then says this build has none. */
+typedef struct hoff_cuda_api {
+	hoff_status (*probe)(int32_t *ndev, hoff_err *e);
+	hoff_status (*backend_new)(const hoff_xplan *p,
+				   const hoff_exec_opts *o,
+				   hoff_backend **out, hoff_err *e);
+	hoff_status (*calibrate)(int32_t device, hoff_calib *c, hoff_err *e);
+	hoff_status (*copy_sweep)(int32_t device, int64_t max_bytes, FILE *f,
+				  hoff_err *e);
+} hoff_cuda_api;
 
 #endif

@@ -14,10 +14,7 @@ foreach(kind graph sched)
   add_executable(fuzz_driver_${kind}
     ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_driver.c
     ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_${kind}.c)
-  target_link_libraries(fuzz_driver_${kind} PRIVATE hoffcore)
-  if(TARGET hoffcuda) # as in add_cmocka_test: hoffcore refers to it
-    target_link_libraries(fuzz_driver_${kind} PRIVATE hoffcuda)
-  endif()
+  target_link_libraries(fuzz_driver_${kind} PRIVATE hoff_formats)
   add_test(NAME fuzz_${kind}
     COMMAND fuzz_driver_${kind} ${CMAKE_CURRENT_SOURCE_DIR}/corpus/${kind}
             ${HOFF_FUZZ_ITERS} 1 ${HOFF_FUZZ_SECONDS})

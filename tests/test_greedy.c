@@ -11,6 +11,7 @@
 #endif
 
 #include "analysis.h"
+#include "baselines.h"
 #include "policy.h"
 #include "refine.h"
 #include "synth.h"

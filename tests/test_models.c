@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "graph_json.h"
 #include "models.h"
+#include "baselines.h"
 #include "policy.h"
 #include "synth.h"
 #include "testutil.h"
@@ -781,7 +782,7 @@ static void test_shapes_simulate(void **state)
 			hoff_sched_free(s);
 			hoff_policy_opts po = hoff_policy_defaults();
 			po.kind = HOFF_POLICY_NONE;
-			assert_int_equal(hoff_policy_baseline(g, &po, &s, &e),
+			assert_int_equal(hoff_baseline_plan(g, &po, &s, &e),
 					 HOFF_OK);
 			r = tu_sim(g, s, peak);
 			if (!r.valid)

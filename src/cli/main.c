@@ -22,10 +22,22 @@
 #include "graph_json.h"
 #include "models.h"
 #include "outfile.h"
+#include "baselines.h"
 #include "policy.h"
 #include "sched_json.h"
 #include "sim.h"
 #include "trace_json.h"
+
+/* The CUDA backend, when this executable links hoff_cuda (only it does:
+ * the libraries and the tests but test_exec_cuda never name CUDA). */
+#if defined(HOFF_HAVE_CUDA)
+static const hoff_cuda_api cuda_api = {hoff_cuda_probe, hoff_backend_cuda_new,
+				       hoff_calibrate_cuda,
+				       hoff_cuda_copy_sweep};
+#define CUDA_API (&cuda_api)
+#else
+#define CUDA_API NULL
+#endif
 
 #define EXIT_INVALID  HOFF_EXIT_INVALID
 #define EXIT_BAD      HOFF_EXIT_BAD
@@ -581,7 +593,7 @@ static int cmd_plan(int argc, char **argv)
 		hoff_policy_opts no = po;
 		no.kind = HOFF_POLICY_NONE;
 		no.budget_bytes = HOFF_NONE;
-		st = hoff_policy_baseline(g, &no, &none, &e);
+		st = hoff_baseline_plan(g, &no, &none, &e);
 		hoff_sim_opts nso = hoff_sim_defaults();
 		nso.budget_bytes = INT64_MAX;
 		if (st == HOFF_OK)
@@ -1001,9 +1013,9 @@ static int dispatch(int argc, char **argv)
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc, argv);
 	if (!strcmp(cmd, "run"))
-		return hoff_cmd_run(argc, argv);
+		return hoff_cmd_run(argc, argv, CUDA_API);
 	if (!strcmp(cmd, "calibrate"))
-		return hoff_cmd_calibrate(argc, argv);
+		return hoff_cmd_calibrate(argc, argv, CUDA_API);
 	if (!strcmp(cmd, "gen"))
 		return cmd_gen(argc, argv);
 	if (!strcmp(cmd, "simulate"))

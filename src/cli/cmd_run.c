@@ -162,6 +162,7 @@ typedef struct run_opts {
 	bool size_auto; /* no --size-scale: chosen to fit this machine */
 	double time_k, size_k;
 	int64_t align, corrupt, device, drop_wait, slow;
+	const hoff_cuda_api *cuda; /* NULL: this program has no CUDA */
 } run_opts;
 
 static int parse_run(int argc, char **argv, run_opts *o)
@@ -519,19 +520,17 @@ static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
 	return 0;
 }
 
+#define NO_CUDA "--backend cuda: this hoffopt was built without its CUDA backend"
+
 static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 			       const hoff_exec_opts *eo, hoff_backend **b,
 			       hoff_err *e)
 {
 	if (!strcmp(o->backend, "cpu"))
 		return hoff_backend_cpu_new(p, eo, b, e);
-#if defined(HOFF_HAVE_CUDA)
-	return hoff_backend_cuda_new(p, eo, b, e);
-#else
-	return hoff_seterr(e, HOFF_EIO,
-			   "--backend cuda: this hoffopt was built without "
-			   "its CUDA backend");
-#endif
+	if (o->cuda)
+		return o->cuda->backend_new(p, eo, b, e);
+	return hoff_seterr(e, HOFF_EIO, "%s", NO_CUDA);
 }
 
 /* The CPU backend holds every tensor's bytes in this machine's memory
@@ -551,10 +550,11 @@ static double fit_size_scale(const hoff_graph *g)
 	return total > limit ? limit / total : 1;
 }
 
-int hoff_cmd_run(int argc, char **argv)
+int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	run_opts o;
 	int rc = parse_run(argc, argv, &o);
+	o.cuda = cuda;
 	if (!rc && o.help) {
 		fputs(usage_run, stdout);
 		fputs(usage_run_more, stdout);
@@ -692,7 +692,7 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 	fputs("}\n}\n", f);
 }
 
-int hoff_cmd_calibrate(int argc, char **argv)
+int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	const char *backend = "cpu", *out = "-";
 	int64_t device = 0, sweep = 0;
@@ -740,9 +740,10 @@ int hoff_cmd_calibrate(int argc, char **argv)
 	if (!strcmp(backend, "cpu")) {
 		st = hoff_calibrate_cpu(&c, &e);
 	} else {
-#if defined(HOFF_HAVE_CUDA)
-		if (sweep) {
-			st = hoff_cuda_copy_sweep((int32_t)device, sweep,
+		if (!cuda) {
+			st = hoff_seterr(&e, HOFF_EIO, "%s", NO_CUDA);
+		} else if (sweep) {
+			st = cuda->copy_sweep((int32_t)device, sweep,
 						  stdout, &e);
 			if (st != HOFF_OK) {
 				fprintf(stderr, "hoffopt: calibrate: %s\n",
@@ -750,13 +751,9 @@ int hoff_cmd_calibrate(int argc, char **argv)
 				return EXIT_BAD;
 			}
 			return 0;
+		} else {
+			st = cuda->calibrate((int32_t)device, &c, &e);
 		}
-		st = hoff_calibrate_cuda((int32_t)device, &c, &e);
-#else
-		st = hoff_seterr(&e, HOFF_EIO,
-				 "--backend cuda: this hoffopt was built "
-				 "without its CUDA backend");
-#endif
 	}
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);

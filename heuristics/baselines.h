@@ -1,0 +1,17 @@
+/* baselines.h: the runtime offloaders hoffopt compares against (none,
+ * reactive, lookahead:N; baselines.c), which greedy also runs as
+ * candidates of its portfolio. */
+#ifndef HOFF_BASELINES_H
+#define HOFF_BASELINES_H
+
+#include "plan.h"
+
+/* Plans o->kind (a baseline, not greedy) for g; caller frees *out. */
+hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
+			       hoff_sched **out, hoff_err *e);
+
+/* The layer of op k: its `layer` field, else the N of an id prefix
+ * "layers.N." (or "layer.N.", "h.N.", "blocks.N."), else HOFF_NONE. */
+int64_t hoff_op_layer(const hoff_graph *g, int32_t k);
+
+#endif
