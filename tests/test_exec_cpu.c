@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd_run.h"
+#include "cmd.h"
 #include "exec_cases.h"
 #include "graph_json.h"
 #include "models.h"

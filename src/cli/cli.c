@@ -1,4 +1,5 @@
 /* cli.c: what the commands share (cli.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cli.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis.h"
 #include "outfile.h"
@@ -224,4 +226,138 @@ void hoff_json_summary(FILE *f, const hoff_summary *s)
 	hoff_json_time(f, "stall_s", s->stall_ps);
 	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
 		s->h2d_bytes, s->d2h_bytes);
+}
+
+bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (end == s || *end || errno || x < lo || x > hi)
+		return false;
+	*v = x;
+	return true;
+}
+
+bool hoff_cli_real(const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(x) || x <= 0)
+		return false;
+	*v = x;
+	return true;
+}
+
+double hoff_cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Whether v is one of the '|'-separated words of list. */
+static bool one_of(const char *v, const char *list)
+{
+	size_t n = strlen(v);
+	for (const char *w = list; *w;) {
+		const char *bar = strchr(w, '|');
+		size_t len = bar ? (size_t)(bar - w) : strlen(w);
+		if (len == n && !strncmp(w, v, n))
+			return true;
+		if (!bar)
+			break;
+		w = bar + 1;
+	}
+	return false;
+}
+
+/* Stores value v of option o into dst; false when v is not one it takes. */
+static bool store(const hoff_opt *o, const char *v, void *dst)
+{
+	char *field = (char *)dst + o->off;
+	switch (o->kind) {
+	case HOFF_OPT_STR:
+		if (o->set && !one_of(v, o->set))
+			return false;
+		*(const char **)(void *)field = v;
+		return true;
+	case HOFF_OPT_INT:
+		return hoff_cli_int(v, o->lo, o->hi, (int64_t *)(void *)field);
+	case HOFF_OPT_REAL:
+		return hoff_cli_real(v, (double *)(void *)field);
+	default:
+		return false;
+	}
+}
+
+int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
+		   size_t n, void *dst, const char **pos, int maxpos,
+		   int *npos)
+{
+	for (int i = from; i < argc; i++) {
+		const char *a = argv[i];
+		const hoff_opt *o = NULL;
+		for (size_t j = 0; j < n && !o; j++)
+			if (!strcmp(a, table[j].name))
+				o = &table[j];
+		if (!o && a[0] == '-' && a[1] != '\0')
+			return hoff_cli_bad("unknown option '%s'", a);
+		if (!o) {
+			if (*npos >= maxpos)
+				return hoff_cli_bad("unexpected argument '%s'",
+						    a);
+			pos[(*npos)++] = a;
+			continue;
+		}
+		char *field = (char *)dst + o->off;
+		switch (o->kind) {
+		case HOFF_OPT_FLAG:
+		case HOFF_OPT_UNFLAG:
+			*(bool *)(void *)field = o->kind == HOFF_OPT_FLAG;
+			continue;
+		case HOFF_OPT_CONST:
+			*(const char **)(void *)field = o->set;
+			continue;
+		default:
+			break;
+		}
+		if (i + 1 >= argc)
+			return hoff_cli_bad("option '%s' needs a value", a);
+		const char *v = argv[++i];
+		if (!store(o, v, dst))
+			return hoff_cli_bad(o->bad ? o->bad : "bad value '%s'",
+					    v);
+	}
+	return 0;
+}
+
+void hoff_cli_bytes(FILE *f, int64_t b)
+{
+	double v = (double)b;
+	const char *u = "B";
+	if (v >= 1073741824.0) {
+		v /= 1073741824.0;
+		u = "GiB";
+	} else if (v >= 1048576.0) {
+		v /= 1048576.0;
+		u = "MiB";
+	} else if (v >= 1024.0) {
+		v /= 1024.0;
+		u = "KiB";
+	}
+	if (*u == 'B')
+		fprintf(f, "%" PRId64 " B", b);
+	else
+		fprintf(f, "%" PRId64 " B (%.2f %s)", b, v, u);
+}
+
+void hoff_json_overhead(FILE *f, const hoff_summary *s)
+{
+	if (s->compute_ps == 0)
+		fprintf(f, "\"overhead\": null");
+	else
+		fprintf(f, "\"overhead\": %.17g",
+			(double)s->makespan_ps / (double)s->compute_ps - 1.0);
 }

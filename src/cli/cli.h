@@ -6,6 +6,7 @@
 #define HOFF_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "graph.h"
@@ -17,6 +18,66 @@
 #define HOFF_EXIT_INVALID  1
 #define HOFF_EXIT_BAD 2
 #define HOFF_EXIT_INTERNAL 3
+
+/* One option of a command, in the table hoff_cli_parse reads: the
+ * option's name, what it does with the field at `off` of the command's
+ * options struct, and for a value the range and the message when the
+ * value is bad (a format with one %s, the value). */
+typedef enum hoff_opt_kind {
+	HOFF_OPT_FLAG,	 /* bool field = true */
+	HOFF_OPT_UNFLAG, /* bool field = false (--progress after --quiet) */
+	HOFF_OPT_CONST,	 /* const char * field = set (--greedy) */
+	HOFF_OPT_STR,	 /* const char * field = the value; with `set`, a
+			    '|' list of the values allowed ("cpu|cuda") */
+	HOFF_OPT_INT,	 /* int64_t field = the value, in [lo, hi] */
+	HOFF_OPT_REAL,	 /* double field = the value, > 0 and finite */
+} hoff_opt_kind;
+
+typedef struct hoff_opt {
+	const char *name;
+	hoff_opt_kind kind;
+	size_t off;
+	const char *set;
+	int64_t lo, hi;
+	const char *bad;
+} hoff_opt;
+
+/* Table rows: HOFF_FLAG("--json", my_opts, json) and so on. */
+#define HOFF_FLAG(nm, T, f) \
+	{.name = (nm), .kind = HOFF_OPT_FLAG, .off = offsetof(T, f)}
+#define HOFF_UNFLAG(nm, T, f) \
+	{.name = (nm), .kind = HOFF_OPT_UNFLAG, .off = offsetof(T, f)}
+#define HOFF_CONST(nm, T, f, v) \
+	{.name = (nm), .kind = HOFF_OPT_CONST, .off = offsetof(T, f), .set = (v)}
+#define HOFF_STR(nm, T, f) \
+	{.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f)}
+#define HOFF_CHOICE(nm, T, f, list, msg)                                      \
+	{.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f),           \
+	 .set = (list), .bad = (msg)}
+#define HOFF_INT(nm, T, f, l, h, msg)                                         \
+	{.name = (nm), .kind = HOFF_OPT_INT, .off = offsetof(T, f), .lo = (l), \
+	 .hi = (h), .bad = (msg)}
+#define HOFF_REAL(nm, T, f, msg) \
+	{.name = (nm), .kind = HOFF_OPT_REAL, .off = offsetof(T, f), .bad = (msg)}
+#define HOFF_HELP(T, f) HOFF_FLAG("--help", T, f), HOFF_FLAG("-h", T, f)
+#define HOFF_NOPTS(t) (sizeof(t) / sizeof *(t))
+
+/* Parses argv[from..argc) by the n options of table into the struct at
+ * dst, and up to maxpos operands into pos[*npos++]. Returns 0, or prints
+ * one line (an unknown option, a missing or bad value, an operand too
+ * many) and returns HOFF_EXIT_BAD. */
+int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
+		   size_t n, void *dst, const char **pos, int maxpos,
+		   int *npos);
+
+/* A whole decimal number in [lo, hi] into *v; false otherwise. */
+bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v);
+
+/* A finite number > 0 into *v; false otherwise. */
+bool hoff_cli_real(const char *s, double *v);
+
+/* Seconds on a monotonic clock. */
+double hoff_cli_now_s(void);
 
 /* The exit code of a status: 0, 1 (HOFF_EINVALID), 3 (HOFF_EINTERNAL),
  * else 2. */
@@ -78,5 +139,11 @@ void hoff_json_time(FILE *f, const char *key, int64_t ps);
 /* The summary's members, without braces: peak_bytes, makespan_s,
  * compute_s, stall_s, h2d_bytes, d2h_bytes. */
 void hoff_json_summary(FILE *f, const hoff_summary *s);
+
+/* b as "N B", with the GiB/MiB/KiB figure beside from 1 KiB on. */
+void hoff_cli_bytes(FILE *f, int64_t b);
+
+/* "overhead": the makespan over compute, null when compute is 0. */
+void hoff_json_overhead(FILE *f, const hoff_summary *s);
 
 #endif

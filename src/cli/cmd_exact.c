@@ -12,17 +12,15 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "cmd_exact.h"
+#include "cmd.h"
 #include "graph_json.h"
 #include "ilp.h"
+#include "pipeline.h"
 #include "outfile.h"
 #include "sched_json.h"
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INFEASIBLE HOFF_EXIT_INVALID
-#define EXIT_BAD	HOFF_EXIT_BAD
-#define EXIT_INTERNAL	HOFF_EXIT_INTERNAL
 
 const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
@@ -78,70 +76,43 @@ typedef struct xopts {
 	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps,
 		*probe;
 	const char *time_limit, *gap, *stride;
+	int npos;
 	bool json, quiet, verbose, help, no_incumbent, all_candidates;
 } xopts;
+
+/* compare takes the same options less the outputs of a schedule. */
+#define XOPTS_COMMON                                                   \
+	HOFF_HELP(xopts, help), HOFF_FLAG("--json", xopts, json),       \
+		HOFF_FLAG("--quiet", xopts, quiet),                     \
+		HOFF_UNFLAG("--progress", xopts, quiet),                \
+		HOFF_FLAG("--verbose", xopts, verbose),                 \
+		HOFF_FLAG("--no-incumbent", xopts, no_incumbent),       \
+		HOFF_FLAG("--all-candidates", xopts, all_candidates),   \
+		HOFF_STR("--budget", xopts, budget),                    \
+		HOFF_STR("--max-overhead", xopts, overhead),            \
+		HOFF_STR("--write-lp", xopts, lp),                      \
+		HOFF_STR("--write-mps", xopts, mps),                    \
+		HOFF_STR("--time-limit", xopts, time_limit),            \
+		HOFF_STR("--gap", xopts, gap), HOFF_STR("--stride", xopts, stride)
+
+static const hoff_opt exact_table[] = {
+	XOPTS_COMMON,
+	HOFF_STR("-o", xopts, out),
+	HOFF_STR("--trace", xopts, trace),
+	HOFF_STR("--write-probe", xopts, probe),
+};
+
+static const hoff_opt compare_table[] = {XOPTS_COMMON};
 
 static int parse(int argc, char **argv, xopts *o, bool compare)
 {
 	memset(o, 0, sizeof *o);
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		bool more = i + 1 < argc;
-		const char **slot = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			o->help = true;
-			continue;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-			continue;
-		} else if (!strcmp(a, "--quiet")) {
-			o->quiet = true;
-			continue;
-		} else if (!strcmp(a, "--progress")) {
-			o->quiet = false;
-			continue;
-		} else if (!strcmp(a, "--verbose")) {
-			o->verbose = true;
-			continue;
-		} else if (!strcmp(a, "--no-incumbent")) {
-			o->no_incumbent = true;
-			continue;
-		} else if (!strcmp(a, "--all-candidates")) {
-			o->all_candidates = true;
-			continue;
-		} else if (!strcmp(a, "--budget")) {
-			slot = &o->budget;
-		} else if (!strcmp(a, "--max-overhead")) {
-			slot = &o->overhead;
-		} else if (!strcmp(a, "-o") && !compare) {
-			slot = &o->out;
-		} else if (!strcmp(a, "--trace") && !compare) {
-			slot = &o->trace;
-		} else if (!strcmp(a, "--write-lp")) {
-			slot = &o->lp;
-		} else if (!strcmp(a, "--write-mps")) {
-			slot = &o->mps;
-		} else if (!strcmp(a, "--write-probe") && !compare) {
-			slot = &o->probe;
-		} else if (!strcmp(a, "--time-limit")) {
-			slot = &o->time_limit;
-		} else if (!strcmp(a, "--gap")) {
-			slot = &o->gap;
-		} else if (!strcmp(a, "--stride")) {
-			slot = &o->stride;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return hoff_cli_bad("unknown option '%s'", a);
-		} else if (!o->graph) {
-			o->graph = a;
-			continue;
-		} else {
-			return hoff_cli_bad("unexpected argument '%s'", a);
-		}
-		if (!more)
-			return hoff_cli_bad("option '%s' needs a value", a);
-		*slot = argv[++i];
-	}
-	return 0;
+	return compare ? hoff_cli_parse(argc, argv, 2, compare_table,
+					HOFF_NOPTS(compare_table), o, &o->graph,
+					1, &o->npos)
+		       : hoff_cli_parse(argc, argv, 2, exact_table,
+					HOFF_NOPTS(exact_table), o, &o->graph,
+					1, &o->npos);
 }
 
 /* Refuses outputs that would overwrite the graph or one another. */
@@ -175,30 +146,23 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 			"--max-overhead: '%s' is not an overhead (0.01 or "
 			"1%%)",
 			x->overhead);
-	if (x->time_limit) {
-		char *end;
-		errno = 0;
-		double v = strtod(x->time_limit, &end);
-		if (end == x->time_limit || *end || errno || !isfinite(v) ||
-		    v <= 0 || v > 1e6)
-			return hoff_cli_bad(
-				"--time-limit: '%s' is not a number of "
-				"seconds",
-				x->time_limit);
-		io->time_limit_s = v;
-	}
+	if (x->time_limit && (!hoff_cli_real(x->time_limit,
+					     &io->time_limit_s) ||
+			      io->time_limit_s > 1e6))
+		return hoff_cli_bad("--time-limit: '%s' is not a number of "
+				    "seconds",
+				    x->time_limit);
 	if (x->gap && ((io->gap = hoff_cli_frac(x->gap)) < 0 || io->gap >= 1))
 		return hoff_cli_bad(
 			"--gap: '%s' is not a relative gap (0.01 or 1%%)",
 			x->gap);
+	int64_t stride;
 	if (x->stride) {
-		char *end;
-		long v = strtol(x->stride, &end, 10);
-		if (end == x->stride || *end || v < 1 || v > 1000000)
+		if (!hoff_cli_int(x->stride, 1, 1000000, &stride))
 			return hoff_cli_bad(
 				"--stride: '%s' is not a positive count",
 				x->stride);
-		io->stride = (int32_t)v;
+		io->stride = (int32_t)stride;
 	}
 	io->write_lp = x->lp;
 	io->write_mps = x->mps;
@@ -234,6 +198,19 @@ static void print_model_line(FILE *f, const hoff_exact_report *r)
 			r->probes, r->probes_cut);
 }
 
+/* The pipeline's planner: the exact pipeline of solver/ilp.h. */
+typedef struct exact_ctx {
+	hoff_ilp_opts io;
+	hoff_exact_report rep;
+} exact_ctx;
+
+static hoff_status plan_exact(hoff_pipeline *p, void *ctx, hoff_err *e)
+{
+	exact_ctx *c = ctx;
+	c->io.budget_bytes = p->budget_bytes;
+	return hoff_exact_run(p->g, &c->io, &p->s, &c->rep, e);
+}
+
 int hoff_cmd_exact(int argc, char **argv)
 {
 	xopts x;
@@ -241,65 +218,51 @@ int hoff_cmd_exact(int argc, char **argv)
 	if (hoff_cli_stop(&rc, x.help, hoff_usage_exact, x.graph != NULL,
 			  "needs one GRAPH (see hoffopt --exact --help)"))
 		return rc;
-	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
+	exact_ctx c;
+	memset(&c, 0, sizeof c);
+	if ((rc = setup(&x, &c.io)) || (rc = clobbers(&x)))
 		return rc;
+	const hoff_ilp_opts io = c.io; /* less the budget: p.budget_bytes */
+	hoff_pipeline p = {.graph_file = x.graph,
+			   .budget_arg = x.budget,
+			   .name = "exact",
+			   .timeline = x.trace != NULL,
+			   .plan = plan_exact,
+			   .ctx = &c};
 	hoff_err e = {{0}};
-	hoff_graph *g = NULL;
-	hoff_sched *s = NULL;
-	hoff_sim_result r = {0};
-	hoff_exact_report rep;
-	memset(&rep, 0, sizeof rep);
-	hoff_status st = hoff_graph_read(x.graph, &g, &e);
-	if (st == HOFF_OK)
-		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
-	if (st == HOFF_OK)
-		st = hoff_exact_run(g, &io, &s, &rep, &e);
-	if (st == HOFF_OK && !s)
-		st = hoff_seterr(&e, HOFF_EINTERNAL,
-				 "exact: no legal schedule found (a bug)");
-	hoff_sim_opts so = hoff_sim_defaults();
-	so.budget_bytes = INT64_MAX; /* measured; judged against the budget
-				      * below, so rule 8 is a tier's here */
-	so.timeline = x.trace != NULL;
-	if (st == HOFF_OK)
-		st = hoff_sim_run(g, s, &so, &r, &e);
+	hoff_status st = hoff_pipeline_run(&p, &e);
 	if (st != HOFF_OK) {
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	/* --budget, else the device's memory (FORMAT.md rule 8). */
-	const int64_t budget = io.budget_bytes != HOFF_NONE
-				       ? io.budget_bytes
-				       : g->device.memory_bytes;
-	bool budget_ok = r.summary.peak_bytes <= budget;
+	const hoff_graph *g = p.g;
+	const hoff_sim_result r = p.r;
+	const hoff_exact_report rep = c.rep;
+	bool budget_ok = r.summary.peak_bytes <= p.budget;
 	if (!r.valid) {
-		char line[HOFF_ERRLEN], sa[4 * HOFF_ERRLEN];
-		hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
+		char line[4 * HOFF_ERRLEN];
+		hoff_pipeline_violation(&p, line, sizeof line);
 		fprintf(stderr,
 			"hoffopt: internal error: exact planned an invalid "
 			"schedule: %s\n",
-			hoff_cli_safe(line, sa, sizeof sa));
-		rc = EXIT_INTERNAL;
+			line);
+		rc = HOFF_EXIT_INTERNAL;
 		goto out;
 	}
-	s->summary = r.summary;
-	s->has_summary = true;
-	s->budget_bytes = budget;
 	if (rep.feasible && !budget_ok) {
 		fprintf(stderr,
 			"hoffopt: exact's schedule peaks at %" PRId64
 			" B, over the device's %" PRId64
 			" B (machine.device.memory_bytes); nothing written\n",
-			r.summary.peak_bytes, budget);
-		rc = EXIT_INFEASIBLE;
+			r.summary.peak_bytes, p.budget);
+		rc = HOFF_EXIT_INVALID;
 	} else if (!rep.feasible) {
 		if (rep.budget_mode)
 			fprintf(stderr,
 				"hoffopt: budget %" PRId64 " B cannot be met: "
 				"the model is %s and the smallest peak found "
 				"is %" PRId64 " B\n",
-				io.budget_bytes,
+				p.budget_bytes,
 				rep.status == HOFF_ILP_INFEASIBLE
 					? "infeasible"
 					: "unsolved",
@@ -312,16 +275,11 @@ int hoff_cmd_exact(int argc, char **argv)
 				100 * io.max_overhead,
 				hoff_ilp_status_name(rep.status),
 				hoff_s(r.summary.makespan_ps));
-		rc = EXIT_INFEASIBLE;
-	} else {
-		if (x.out)
-			st = hoff_sched_write(s, g, x.out, &e);
-		if (st == HOFF_OK && x.trace)
-			st = hoff_trace_write(g, &r.tl, x.trace, &e);
-		if (st != HOFF_OK) {
-			rc = hoff_cli_fail(st, &e);
-			goto out;
-		}
+		rc = HOFF_EXIT_INVALID;
+	} else if ((st = hoff_pipeline_write(&p, x.out, x.trace, &e)) !=
+		   HOFF_OK) {
+		rc = hoff_cli_fail(st, &e);
+		goto out;
 	}
 	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
 	double sim_obj = hoff_exact_objective(rep.budget_mode, &r.summary);
@@ -342,14 +300,14 @@ int hoff_cmd_exact(int argc, char **argv)
 		fprintf(f, "\"valid\": %s, \"feasible\": %s, ",
 			r.valid ? "true" : "false",
 			rep.feasible ? "true" : "false");
-		if (io.budget_bytes == HOFF_NONE)
+		if (p.budget_bytes == HOFF_NONE)
 			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
 				   "%.17g, ",
 				io.max_overhead);
 		else
 			fprintf(f, "\"budget_bytes\": %" PRId64
 				   ", \"max_overhead\": null, ",
-				io.budget_bytes);
+				p.budget_bytes);
 		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
 		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
@@ -470,9 +428,7 @@ int hoff_cmd_exact(int argc, char **argv)
 		fprintf(f, "status and bound are %s\n", rep.restriction);
 	fflush(f);
 out:
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
-	hoff_graph_free(g);
+	hoff_pipeline_free(&p);
 	return rc;
 }
 
@@ -504,7 +460,7 @@ int hoff_cmd_compare(int argc, char **argv)
 	rc = rep.feasible && (rep.budget_mode ||
 			      rep.best.peak_bytes <= g->device.memory_bytes)
 		     ? 0
-		     : EXIT_INFEASIBLE;
+		     : HOFF_EXIT_INVALID;
 	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
 	double gobj = hoff_exact_objective(rep.budget_mode, &rep.greedy);
 	double xobj = hoff_exact_objective(rep.budget_mode, &rep.best);

@@ -2,7 +2,7 @@
  * simulator (an invalid schedule never runs) → scale → simulate the scaled
  * graph (the prediction) → lower (xplan) → run on a backend → compare and
  * report. Prints for the user and returns exit codes; main.c dispatches. */
-#include "cmd_run.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <inttypes.h>

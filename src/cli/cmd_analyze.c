@@ -1,0 +1,182 @@
+/* cmd_analyze.c: `hoffopt analyze GRAPH` — the op count, compute, the
+ * lower bound, bytes by kind, and the no-offload memory timeline's peak
+ * with the tensors that make it up. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "cmd.h"
+#include "graph_json.h"
+#include "outfile.h"
+#include "sim.h"
+
+static const char *const usage =
+	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
+	"\n"
+	"Reads GRAPH (graph.json, '-' for stdin) and reports the op count,\n"
+	"compute time, FORMAT.md's lower_bound_s, bytes by tensor kind, and\n"
+	"the no-offload memory timeline (every tensor resident while live,\n"
+	"tier-homed tensors fetched at time 0): its peak and the tensors\n"
+	"that make it up.\n"
+	"\n"
+	"  --json       one JSON object on stdout\n"
+	"  --tensors    with --json: each tensor's first/last use and lifetime\n"
+	"  --top N      contributors to the peak to list (default 10)\n";
+
+typedef struct analyze_opts {
+	const char *pos[1];
+	int npos;
+	bool json, tensors, help;
+	int64_t top;
+} analyze_opts;
+
+static const hoff_opt table[] = {
+	HOFF_HELP(analyze_opts, help),
+	HOFF_FLAG("--json", analyze_opts, json),
+	HOFF_FLAG("--tensors", analyze_opts, tensors),
+	HOFF_INT("--top", analyze_opts, top, 0, 1000000,
+		 "--top takes a count, not '%s'"),
+};
+
+/* Sorts tensor ids by bytes descending, then id ascending. */
+static const hoff_graph *sort_graph;
+static int by_bytes(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	int64_t bx = sort_graph->tensor[x].bytes, by = sort_graph->tensor[y].bytes;
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+int hoff_cmd_analyze(int argc, char **argv)
+{
+	analyze_opts o = {.top = 10};
+	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table),
+				&o, o.pos, 1, &o.npos);
+	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
+			  "analyze needs GRAPH (see --help)"))
+		return rc;
+	hoff_err e = {{0}};
+	hoff_graph *g = NULL;
+	hoff_analysis a;
+	hoff_sim_result r = {0};
+	hoff_status st = hoff_graph_read(o.pos[0], &g, &e);
+	if (st == HOFF_OK)
+		st = hoff_analyze(g, &a, &e);
+	if (st == HOFF_OK)
+		st = hoff_cli_noffload(g, o.top > 0, &r, &e);
+	if (st != HOFF_OK) {
+		rc = hoff_cli_fail(st, &e);
+		goto out;
+	}
+	sort_graph = g;
+	if (r.nsnap)
+		qsort(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes);
+	int64_t ntop = r.nsnap < o.top ? r.nsnap : o.top;
+	FILE *f = stdout;
+	if (o.json) {
+		fputs("{\"graph\": ", f);
+		hoff_json_string(f, g->name ? g->name : "");
+		fprintf(f, ", \"ops\": %d, \"tensors\": %d, \"tiers\": %d, ",
+			g->nops, g->ntensors, g->ntiers);
+		hoff_json_time(f, "compute_s", a.compute_ps);
+		fputs(", ", f);
+		hoff_json_time(f, "lower_bound_s", a.lower_bound_ps);
+		fprintf(f, ", \"budget_bytes\": %" PRId64,
+			g->device.memory_bytes);
+		fprintf(f, ", \"no_offload\": {");
+		hoff_json_summary(f, &r.summary);
+		fputs(", ", f);
+		hoff_json_time(f, "peak_at_s", r.peak_ps);
+		fprintf(f, ", \"fits\": %s, \"top\": [",
+			r.summary.peak_bytes <= g->device.memory_bytes
+				? "true"
+				: "false");
+		for (int64_t i = 0; i < ntop; i++) {
+			const hoff_tensor *t = &g->tensor[r.snap[i]];
+			fputs(i ? ", {\"tensor\": " : "{\"tensor\": ", f);
+			hoff_json_string(f, t->id);
+			fprintf(f, ", \"bytes\": %" PRId64 ", \"kind\": \"%s\"}",
+				t->bytes, hoff_kind_name(t->kind));
+		}
+		fprintf(f, "], \"workspace_bytes_at_peak\": %" PRId64 "}",
+			r.snap_workspace_bytes);
+		fputs(", \"bytes_by_kind\": {", f);
+		for (int k = 0, n = 0; k < HOFF_NKINDS; k++)
+			if (a.count_by_kind[k])
+				fprintf(f, "%s\"%s\": %" PRId64, n++ ? ", " : "",
+					hoff_kind_name(k), a.bytes_by_kind[k]);
+		fputs("}", f);
+		if (o.tensors) {
+			fputs(", \"tensor_lifetimes\": [", f);
+			for (int32_t t = 0; t < g->ntensors; t++) {
+				const hoff_tensor *x = &g->tensor[t];
+				fputs(t ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
+				hoff_json_string(f, x->id);
+				fprintf(f,
+					", \"bytes\": %" PRId64
+					", \"first_use\": %d, \"last_use\": %d"
+					", \"producer\": %d, \"lifetime_ops\": "
+					"%d}",
+					x->bytes, x->first_use, x->last_use,
+					x->producer, hoff_tensor_lifetime(g, t));
+			}
+			fputs("]", f);
+		}
+		fputs("}\n", f);
+		goto out;
+	}
+	char sa[1024], sb[1024]; /* ids as shown: control characters escaped */
+	fprintf(f, "graph %s: %d ops, %d tensors, %d tiers\n",
+		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "(unnamed)",
+		g->nops, g->ntensors, g->ntiers);
+	fprintf(f, "compute       %.9g s\n", hoff_s(a.compute_ps));
+	fprintf(f, "lower bound   %.9g s", hoff_s(a.lower_bound_ps));
+	if (a.lb_op != HOFF_NONE)
+		fprintf(f,
+			" (transfers from %s needed by op \"%s\", then the "
+			"rest of compute)",
+			hoff_cli_safe(g->tier[a.lb_tier].name, sa, sizeof sa),
+			hoff_cli_safe(g->op[a.lb_op].id, sb, sizeof sb));
+	fputs("\nno-offload    peak ", f);
+	hoff_cli_bytes(f, r.summary.peak_bytes);
+	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",
+		hoff_s(r.peak_ps), hoff_s(r.summary.makespan_ps));
+	hoff_cli_bytes(f, g->device.memory_bytes);
+	fputs(r.summary.peak_bytes <= g->device.memory_bytes ? " (fits)\n"
+							      : " (does not fit)\n",
+	      f);
+	if (ntop) {
+		fprintf(f, "at the peak   %" PRId64 " tensors", r.nsnap);
+		if (r.snap_workspace_bytes)
+			fprintf(f, " + workspace %" PRId64 " B",
+				r.snap_workspace_bytes);
+		fputs("; largest:\n", f);
+		for (int64_t i = 0; i < ntop; i++) {
+			const hoff_tensor *t = &g->tensor[r.snap[i]];
+			fprintf(f, "  %-24s %-10s ",
+				hoff_cli_safe(t->id, sa, sizeof sa),
+				hoff_kind_name(t->kind));
+			hoff_cli_bytes(f, t->bytes);
+			fputc('\n', f);
+		}
+	}
+	fputs("bytes by kind\n", f);
+	for (int k = 0; k < HOFF_NKINDS; k++)
+		if (a.count_by_kind[k]) {
+			fprintf(f, "  %-12s %8d tensors  ", hoff_kind_name(k),
+				a.count_by_kind[k]);
+			hoff_cli_bytes(f, a.bytes_by_kind[k]);
+			fputc('\n', f);
+		}
+out:
+	hoff_sim_result_free(&r);
+	hoff_graph_free(g);
+	return rc;
+}
+

@@ -1,0 +1,69 @@
+/* pipeline.c: read → budget → plan → simulate → stamp (pipeline.h). */
+#include "pipeline.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "graph_json.h"
+#include "sched_json.h"
+#include "trace_json.h"
+
+hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e)
+{
+	double t0 = hoff_cli_now_s();
+	p->budget_bytes = HOFF_NONE;
+	hoff_status st = hoff_graph_read(p->graph_file, &p->g, e);
+	if (st == HOFF_OK)
+		st = hoff_cli_budget(p->g, p->budget_arg, &p->budget_bytes, e);
+	double t1 = hoff_cli_now_s();
+	p->read_s = t1 - t0;
+	if (st != HOFF_OK)
+		return st;
+	p->budget = p->budget_bytes != HOFF_NONE ? p->budget_bytes
+						 : p->g->device.memory_bytes;
+	st = p->plan(p, p->ctx, e);
+	p->plan_s = hoff_cli_now_s() - t1;
+	if (st == HOFF_OK && !p->s)
+		st = hoff_seterr(e, HOFF_EINTERNAL,
+				 "%s: no legal schedule found (a bug)",
+				 p->name);
+	if (st != HOFF_OK)
+		return st;
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	so.timeline = p->timeline;
+	st = hoff_sim_run(p->g, p->s, &so, &p->r, e);
+	if (st == HOFF_OK && p->r.valid) {
+		p->s->summary = p->r.summary;
+		p->s->has_summary = true;
+		p->s->budget_bytes = p->budget;
+	}
+	return st;
+}
+
+void hoff_pipeline_violation(const hoff_pipeline *p, char *buf, size_t n)
+{
+	char line[HOFF_ERRLEN], safe[4 * HOFF_ERRLEN];
+	hoff_violation_format(p->g, p->s, &p->r.viol[0], line, sizeof line);
+	snprintf(buf, n, "%s", hoff_cli_safe(line, safe, sizeof safe));
+}
+
+hoff_status hoff_pipeline_write(const hoff_pipeline *p, const char *out,
+				const char *trace, hoff_err *e)
+{
+	hoff_status st = HOFF_OK;
+	if (out)
+		st = hoff_sched_write(p->s, p->g, out, e);
+	if (st == HOFF_OK && trace)
+		st = hoff_trace_write(p->g, &p->r.tl, trace, e);
+	return st;
+}
+
+void hoff_pipeline_free(hoff_pipeline *p)
+{
+	hoff_sim_result_free(&p->r);
+	hoff_sched_free(p->s);
+	hoff_graph_free(p->g);
+	p->s = NULL;
+	p->g = NULL;
+}
