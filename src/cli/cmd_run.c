@@ -20,7 +20,7 @@
 #include "sim.h"
 #include "trace_json.h"
 
-#define EXIT_INVALID 1
+#define EXIT_INVALID HOFF_EXIT_INVALID
 #define EXIT_BAD     HOFF_EXIT_BAD
 
 static const char *usage_run =
@@ -126,34 +126,6 @@ static const char *usage_calibrate =
 	"\n"
 	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
 
-static int exit_for(hoff_status st)
-{
-	return st == HOFF_OK ? 0 : st == HOFF_EINVALID ? EXIT_INVALID : EXIT_BAD;
-}
-
-/* A factor: a finite number > 0; false otherwise. */
-static bool parse_factor(const char *s, double *v)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(x) || x <= 0)
-		return false;
-	*v = x;
-	return true;
-}
-
-static bool parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (end == s || *end || errno || x < lo || x > hi)
-		return false;
-	*v = x;
-	return true;
-}
-
 typedef struct run_opts {
 	const char *pos[2];
 	int npos;
@@ -165,94 +137,51 @@ typedef struct run_opts {
 	const hoff_cuda_api *cuda; /* NULL: this program has no CUDA */
 } run_opts;
 
+static const hoff_opt run_table[] = {
+	HOFF_HELP(run_opts, help),
+	HOFF_FLAG("--verify", run_opts, verify),
+	HOFF_FLAG("--json", run_opts, json),
+	HOFF_FLAG("--check-plan", run_opts, check),
+	HOFF_FLAG("--no-run", run_opts, no_run),
+	HOFF_FLAG("--cuda-graph", run_opts, cuda_graph),
+	HOFF_FLAG("--pace", run_opts, pace),
+	HOFF_CHOICE("--backend", run_opts, backend, "cpu|cuda",
+		    "--backend: '%s' is not cpu or cuda"),
+	HOFF_STR("--trace", run_opts, trace),
+	HOFF_STR("--sim-trace", run_opts, sim_trace),
+	HOFF_REAL("--time-scale", run_opts, time_k,
+		  "--time-scale: '%s' is not a number > 0"),
+	HOFF_REAL("--size-scale", run_opts, size_k,
+		  "--size-scale: '%s' is not a number > 0"),
+	HOFF_INT("--align", run_opts, align, 1, (int64_t)1 << 30,
+		 "--align: '%s' is not a byte count in 1 .. 2^30"),
+	HOFF_INT("--device", run_opts, device, 0, 1024,
+		 "--device: '%s' is not a device number"),
+	HOFF_INT("--drop-wait", run_opts, drop_wait, 0, INT64_MAX,
+		 "--drop-wait: '%s' is not a wait number"),
+	HOFF_INT("--slow-step", run_opts, slow, 0, INT64_MAX,
+		 "--slow-step: '%s' is not a step"),
+	HOFF_INT("--corrupt-step", run_opts, corrupt, 0, INT64_MAX,
+		 "--corrupt-step: '%s' is not a step"),
+};
+
 static int parse_run(int argc, char **argv, run_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->backend = "cpu";
-	o->time_k = o->size_k = 1;
-	o->size_auto = true;
-	o->align = 0; /* the backend's default */
+	o->time_k = 1;
+	o->size_k = 0; /* not given: chosen to fit this machine */
+	o->align = 0;  /* the backend's default */
 	o->corrupt = HOFF_NONE;
 	o->drop_wait = HOFF_NONE;
 	o->slow = HOFF_NONE;
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			o->help = true;
-		} else if (!strcmp(a, "--verify")) {
-			o->verify = true;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--check-plan")) {
-			o->check = true;
-		} else if (!strcmp(a, "--no-run")) {
-			o->no_run = true;
-		} else if (!strcmp(a, "--cuda-graph")) {
-			o->cuda_graph = true;
-		} else if (!strcmp(a, "--pace")) {
-			o->pace = true;
-		} else if (a[0] == '-' && a[1] != '\0' && !v) {
-			return hoff_cli_bad(
-				"option '%s' needs a value (or is unknown)", a);
-		} else if (!strcmp(a, "--backend")) {
-			o->backend = argv[++i];
-			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-				return hoff_cli_bad(
-					"--backend: '%s' is not cpu or cuda",
-					v);
-		} else if (!strcmp(a, "--trace")) {
-			o->trace = argv[++i];
-		} else if (!strcmp(a, "--sim-trace")) {
-			o->sim_trace = argv[++i];
-		} else if (!strcmp(a, "--time-scale")) {
-			if (!parse_factor(argv[++i], &o->time_k))
-				return hoff_cli_bad(
-					"--time-scale: '%s' is not a number "
-					"> 0",
-					v);
-		} else if (!strcmp(a, "--size-scale")) {
-			o->size_auto = false;
-			if (!parse_factor(argv[++i], &o->size_k))
-				return hoff_cli_bad(
-					"--size-scale: '%s' is not a number "
-					"> 0",
-					v);
-		} else if (!strcmp(a, "--align")) {
-			if (!parse_count(argv[++i], 1, (int64_t)1 << 30,
-					 &o->align))
-				return hoff_cli_bad(
-					"--align: '%s' is not a byte count "
-					"in 1 .. 2^30",
-					v);
-		} else if (!strcmp(a, "--device")) {
-			if (!parse_count(argv[++i], 0, 1024, &o->device))
-				return hoff_cli_bad(
-					"--device: '%s' is not a device number",
-					v);
-		} else if (!strcmp(a, "--drop-wait")) {
-			if (!parse_count(argv[++i], 0, INT64_MAX,
-					 &o->drop_wait))
-				return hoff_cli_bad(
-					"--drop-wait: '%s' is not a wait number",
-					v);
-		} else if (!strcmp(a, "--slow-step")) {
-			if (!parse_count(argv[++i], 0, INT64_MAX, &o->slow))
-				return hoff_cli_bad(
-					"--slow-step: '%s' is not a step", v);
-		} else if (!strcmp(a, "--corrupt-step")) {
-			if (!parse_count(argv[++i], 0, INT64_MAX, &o->corrupt))
-				return hoff_cli_bad(
-					"--corrupt-step: '%s' is not a step",
-					v);
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return hoff_cli_bad("unknown option '%s'", a);
-		} else if (o->npos < 2) {
-			o->pos[o->npos++] = a;
-		} else {
-			return hoff_cli_bad("unexpected argument '%s'", a);
-		}
-	}
+	int rc = hoff_cli_parse(argc, argv, 2, run_table, HOFF_NOPTS(run_table),
+				o, o->pos, 2, &o->npos);
+	if (rc)
+		return rc;
+	o->size_auto = o->size_k == 0;
+	if (o->size_auto)
+		o->size_k = 1;
 	if (o->no_run && !o->check)
 		return hoff_cli_bad("%s", "--no-run needs --check-plan");
 	if (o->align == 0)
@@ -459,7 +388,7 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: %s\n", e.msg);
 		hoff_sim_result_free(&r);
-		return exit_for(st);
+		return hoff_cli_exit(st);
 	}
 	if (r.valid) {
 		hoff_sim_result_free(&r);
@@ -575,7 +504,7 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		st = hoff_sched_read(o.pos[1], g, &s, &e);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: %s\n", e.msg);
-		rc = exit_for(st);
+		rc = hoff_cli_exit(st);
 		goto out;
 	}
 	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt)) != 0 ||
@@ -626,7 +555,7 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		st = hoff_trace_write(g, &pr.tl, o.sim_trace, &e);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: run: %s\n", e.msg);
-		rc = st == HOFF_EINVALID ? EXIT_BAD : exit_for(st);
+		rc = st == HOFF_EINVALID ? EXIT_BAD : hoff_cli_exit(st);
 		goto out;
 	}
 	if (o.json)
@@ -692,46 +621,37 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 	fputs("}\n}\n", f);
 }
 
+typedef struct calib_opts {
+	const char *backend, *out;
+	int64_t device, sweep;
+	bool help;
+	int npos;
+} calib_opts;
+
+static const hoff_opt calib_table[] = {
+	HOFF_HELP(calib_opts, help),
+	HOFF_CHOICE("--backend", calib_opts, backend, "cpu|cuda",
+		    "--backend: '%s' is not cpu or cuda"),
+	HOFF_STR("-o", calib_opts, out),
+	HOFF_INT("--device", calib_opts, device, 0, 1024,
+		 "--device: '%s' is not a device number"),
+	HOFF_INT("--sweep", calib_opts, sweep, 4096, (int64_t)1 << 36,
+		 "--sweep: '%s' is not a byte count in 4096 .. 2^36"),
+};
+
 int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
 {
-	const char *backend = "cpu", *out = "-";
-	int64_t device = 0, sweep = 0;
-	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage_calibrate, stdout);
-			return 0;
-		} else if (!strcmp(a, "--backend") && v) {
-			backend = argv[++i];
-			if (strcmp(v, "cpu") && strcmp(v, "cuda"))
-				return hoff_cli_bad(
-					"--backend: '%s' is not cpu or cuda",
-					v);
-		} else if (!strcmp(a, "-o") && v) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--device") && v) {
-			if (!parse_count(argv[++i], 0, 1024, &device))
-				return hoff_cli_bad(
-					"--device: '%s' is not a device number",
-					v);
-		} else if (!strcmp(a, "--sweep") && v) {
-			if (!parse_count(argv[++i], 4096, (int64_t)1 << 36,
-					 &sweep))
-				return hoff_cli_bad(
-					"--sweep: '%s' is not a byte count in "
-					"4096 .. 2^36",
-					v);
-		} else if (a[0] == '-' && a[1] != '\0') {
-			return hoff_cli_bad(
-				v ? "unknown option '%s'"
-				  : "option '%s' needs a value (or is "
-				    "unknown)",
-				a);
-		} else {
-			return hoff_cli_bad("unexpected argument '%s'", a);
-		}
+	calib_opts o = {.backend = "cpu", .out = "-"};
+	int rc = hoff_cli_parse(argc, argv, 2, calib_table,
+				HOFF_NOPTS(calib_table), &o, NULL, 0, &o.npos);
+	if (rc)
+		return rc;
+	if (o.help) {
+		fputs(usage_calibrate, stdout);
+		return 0;
 	}
+	const char *backend = o.backend, *out = o.out;
+	const int64_t device = o.device, sweep = o.sweep;
 	hoff_calib c;
 	hoff_err e = {{0}};
 	hoff_status st;
