@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
 #include "baselines.h"
+#include "emit.h"
 
 int64_t hoff_op_layer(const hoff_graph *g, int32_t k)
 {

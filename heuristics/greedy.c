@@ -66,9 +66,9 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "baselines.h"
 #include "emit.h"
 #include "greedy.h"
-#include "baselines.h"
 #include "refine.h"
 #include "sim.h"
 

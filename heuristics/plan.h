@@ -9,34 +9,34 @@
 #include "sched.h"
 
 typedef enum hoff_policy_kind {
-	HOFF_POLICY_NONE = 0, /* everything resident; tier-homed tensors
-				 prefetched just before first use, kept */
-	HOFF_POLICY_REACTIVE, /* prefetch right before each use, evict right
-				 after, no lookahead */
+	HOFF_POLICY_NONE = 0,  /* everything resident; tier-homed tensors
+				  prefetched just before first use, kept */
+	HOFF_POLICY_REACTIVE,  /* prefetch right before each use, evict right
+				  after, no lookahead */
 	HOFF_POLICY_LOOKAHEAD, /* per-layer prefetch N layers ahead */
 	HOFF_POLICY_GREEDY,    /* cost-model refinement (greedy.c) */
 } hoff_policy_kind;
 
 typedef struct hoff_policy_opts {
 	hoff_policy_kind kind;
-	int32_t lookahead;     /* N for HOFF_POLICY_LOOKAHEAD */
-	int64_t budget_bytes;  /* greedy: HOFF_NONE for the overhead mode */
-	double max_overhead;   /* greedy without a budget: makespan at most
-				  (1 + x) * lower_bound_s */
-	bool progress;         /* greedy: progress lines on stderr */
+	int32_t lookahead;    /* N for HOFF_POLICY_LOOKAHEAD */
+	int64_t budget_bytes; /* greedy: HOFF_NONE for the overhead mode */
+	double max_overhead;  /* greedy without a budget: makespan at most
+				 (1 + x) * lower_bound_s */
+	bool progress;	      /* greedy: progress lines on stderr */
 } hoff_policy_opts;
 
 typedef struct hoff_policy_report {
-	bool feasible;        /* budget or overhead bound met */
-	int64_t peak_bytes;   /* simulated */
-	int64_t makespan_ps;  /* simulated */
+	bool feasible;	     /* budget or overhead bound met */
+	int64_t peak_bytes;  /* simulated */
+	int64_t makespan_ps; /* simulated */
 	int64_t lower_bound_ps;
 	int64_t noffload_peak_bytes; /* the no-offload analysis peak */
-	int64_t none_peak_bytes; /* policy none's simulated peak, when the
-				  * run simulated it; else HOFF_NONE */
-	int64_t none_makespan_ps; /* and its makespan (HOFF_NONE likewise) */
-	int32_t iterations;   /* greedy plans simulated */
-	char source[32];      /* which candidate won ("greedy", "reactive") */
+	int64_t none_peak_bytes;     /* policy none's simulated peak, when the
+				      * run simulated it; else HOFF_NONE */
+	int64_t none_makespan_ps;    /* and its makespan (HOFF_NONE likewise) */
+	int32_t iterations;	     /* greedy plans simulated */
+	char source[32]; /* which candidate won ("greedy", "reactive") */
 } hoff_policy_report;
 
 /* Default options: greedy, overhead 1%. */

@@ -146,9 +146,8 @@ hoff_status hoff_cuda_probe(int32_t *ndev, hoff_err *e);
 /* Creates the CUDA backend for p on device o->device: one arena from
  * cudaMalloc, pinned host memory, a stream per channel. HOFF_EIO with the
  * CUDA error when there is no device or a call fails. */
-hoff_status hoff_backend_cuda_new(const hoff_xplan *p,
-				  const hoff_exec_opts *o, hoff_backend **out,
-				  hoff_err *e);
+hoff_status hoff_backend_cuda_new(const hoff_xplan *p, const hoff_exec_opts *o,
+				  hoff_backend **out, hoff_err *e);
 /* Frees b; NULL is fine. */
 void hoff_backend_free(hoff_backend *b);
 
@@ -265,8 +264,7 @@ hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes, FILE *f,
  * `--backend cuda` then says this build has none. */
 typedef struct hoff_cuda_api {
 	hoff_status (*probe)(int32_t *ndev, hoff_err *e);
-	hoff_status (*backend_new)(const hoff_xplan *p,
-				   const hoff_exec_opts *o,
+	hoff_status (*backend_new)(const hoff_xplan *p, const hoff_exec_opts *o,
 				   hoff_backend **out, hoff_err *e);
 	hoff_status (*calibrate)(int32_t device, hoff_calib *c, hoff_err *e);
 	hoff_status (*copy_sweep)(int32_t device, int64_t max_bytes, FILE *f,

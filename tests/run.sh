@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh: the test command — dependencies, a from-scratch Debug build with
+# run.sh: the test command — dependencies, clang-format on the lines changed
+# since .ci/format-base (tests/check_format.sh), a from-scratch Debug build with
 # ASan/UBSan and -Werror in build-test/, then every ctest test; then a
 # second configuration, ThreadSanitizer in build-tsan/ (no CUDA; no OpenMP,
 # since libgomp is not instrumented, and so no -Werror: the omp pragmas
@@ -12,13 +13,16 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 # CBC: test_ilp checks that it finds the optimum GLPK proved; torch and
 # torchvision: the PyTorch front end's tests (tests/torch)
-tests/deps.sh coinor-cbc python3-torch python3-torchvision
+tests/deps.sh coinor-cbc python3-torch python3-torchvision clang-format
+
+# clang-format on the lines changed since .ci/format-base
+status=0
+tests/check_format.sh || status=$?
 
 rm -rf build-test
 cmake -S . -B build-test -DHOFF_SANITIZE=ON -DHOFF_WERROR=ON \
 	-DCMAKE_BUILD_TYPE=Debug
 cmake --build build-test -j "$(nproc)"
-status=0
 (cd build-test && ctest --output-on-failure -j "$(nproc)") || status=$?
 
 if [ "${HOFF_TSAN:-1}" != 0 ]; then

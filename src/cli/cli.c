@@ -137,11 +137,16 @@ int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak)
 	static const struct {
 		const char *unit;
 		double scale; /* -1: a percentage */
-	} units[] = {{"", 1},		    {"B", 1},
-		     {"KiB", 1024.0},	    {"MiB", 1048576.0},
-		     {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-		     {"KB", 1e3},	    {"MB", 1e6},
-		     {"GB", 1e9},	    {"TB", 1e12},
+	} units[] = {{"", 1},
+		     {"B", 1},
+		     {"KiB", 1024.0},
+		     {"MiB", 1048576.0},
+		     {"GiB", 1073741824.0},
+		     {"TiB", 1099511627776.0},
+		     {"KB", 1e3},
+		     {"MB", 1e6},
+		     {"GB", 1e9},
+		     {"TB", 1e12},
 		     {"%", -1}};
 	errno = 0;
 	char *end;
@@ -293,8 +298,7 @@ static bool store(const hoff_opt *o, const char *v, void *dst)
 }
 
 int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
-		   size_t n, void *dst, const char **pos, int maxpos,
-		   int *npos)
+		   size_t n, void *dst, const char **pos, int maxpos, int *npos)
 {
 	for (int i = from; i < argc; i++) {
 		const char *a = argv[i];

@@ -16,7 +16,7 @@
  * (device memory) that cannot be met, bad input or usage (or an output
  * that cannot be written), a bug of hoffopt's own. */
 #define HOFF_EXIT_INVALID  1
-#define HOFF_EXIT_BAD 2
+#define HOFF_EXIT_BAD	   2
 #define HOFF_EXIT_INTERNAL 3
 
 /* One option of a command, in the table hoff_cli_parse reads: the
@@ -43,24 +43,40 @@ typedef struct hoff_opt {
 } hoff_opt;
 
 /* Table rows: HOFF_FLAG("--json", my_opts, json) and so on. */
-#define HOFF_FLAG(nm, T, f) \
-	{.name = (nm), .kind = HOFF_OPT_FLAG, .off = offsetof(T, f)}
-#define HOFF_UNFLAG(nm, T, f) \
-	{.name = (nm), .kind = HOFF_OPT_UNFLAG, .off = offsetof(T, f)}
-#define HOFF_CONST(nm, T, f, v) \
-	{.name = (nm), .kind = HOFF_OPT_CONST, .off = offsetof(T, f), .set = (v)}
-#define HOFF_STR(nm, T, f) \
-	{.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f)}
-#define HOFF_CHOICE(nm, T, f, list, msg)                                      \
-	{.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f),           \
-	 .set = (list), .bad = (msg)}
-#define HOFF_INT(nm, T, f, l, h, msg)                                         \
-	{.name = (nm), .kind = HOFF_OPT_INT, .off = offsetof(T, f), .lo = (l), \
-	 .hi = (h), .bad = (msg)}
-#define HOFF_REAL(nm, T, f, msg) \
-	{.name = (nm), .kind = HOFF_OPT_REAL, .off = offsetof(T, f), .bad = (msg)}
+#define HOFF_FLAG(nm, T, f)                                                \
+	{                                                                  \
+		.name = (nm), .kind = HOFF_OPT_FLAG, .off = offsetof(T, f) \
+	}
+#define HOFF_UNFLAG(nm, T, f)                                                \
+	{                                                                    \
+		.name = (nm), .kind = HOFF_OPT_UNFLAG, .off = offsetof(T, f) \
+	}
+#define HOFF_CONST(nm, T, f, v)                                              \
+	{                                                                    \
+		.name = (nm), .kind = HOFF_OPT_CONST, .off = offsetof(T, f), \
+		.set = (v)                                                   \
+	}
+#define HOFF_STR(nm, T, f)                                                \
+	{                                                                 \
+		.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f) \
+	}
+#define HOFF_CHOICE(nm, T, f, list, msg)                                   \
+	{                                                                  \
+		.name = (nm), .kind = HOFF_OPT_STR, .off = offsetof(T, f), \
+		.set = (list), .bad = (msg)                                \
+	}
+#define HOFF_INT(nm, T, f, l, h, msg)                                      \
+	{                                                                  \
+		.name = (nm), .kind = HOFF_OPT_INT, .off = offsetof(T, f), \
+		.lo = (l), .hi = (h), .bad = (msg)                         \
+	}
+#define HOFF_REAL(nm, T, f, msg)                                            \
+	{                                                                   \
+		.name = (nm), .kind = HOFF_OPT_REAL, .off = offsetof(T, f), \
+		.bad = (msg)                                                \
+	}
 #define HOFF_HELP(T, f) HOFF_FLAG("--help", T, f), HOFF_FLAG("-h", T, f)
-#define HOFF_NOPTS(t) (sizeof(t) / sizeof *(t))
+#define HOFF_NOPTS(t)	(sizeof(t) / sizeof *(t))
 
 /* Parses argv[from..argc) by the n options of table into the struct at
  * dst, and up to maxpos operands into pos[*npos++]. Returns 0, or prints

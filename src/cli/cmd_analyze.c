@@ -47,7 +47,8 @@ static const hoff_graph *sort_graph;
 static int by_bytes(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-	int64_t bx = sort_graph->tensor[x].bytes, by = sort_graph->tensor[y].bytes;
+	int64_t bx = sort_graph->tensor[x].bytes,
+		by = sort_graph->tensor[y].bytes;
 	if (bx != by)
 		return bx > by ? -1 : 1;
 	return (x > y) - (x < y);
@@ -56,8 +57,8 @@ static int by_bytes(const void *a, const void *b)
 int hoff_cmd_analyze(int argc, char **argv)
 {
 	analyze_opts o = {.top = 10};
-	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table),
-				&o, o.pos, 1, &o.npos);
+	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
+				o.pos, 1, &o.npos);
 	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
 			  "analyze needs GRAPH (see --help)"))
 		return rc;
@@ -101,7 +102,8 @@ int hoff_cmd_analyze(int argc, char **argv)
 			const hoff_tensor *t = &g->tensor[r.snap[i]];
 			fputs(i ? ", {\"tensor\": " : "{\"tensor\": ", f);
 			hoff_json_string(f, t->id);
-			fprintf(f, ", \"bytes\": %" PRId64 ", \"kind\": \"%s\"}",
+			fprintf(f,
+				", \"bytes\": %" PRId64 ", \"kind\": \"%s\"}",
 				t->bytes, hoff_kind_name(t->kind));
 		}
 		fprintf(f, "], \"workspace_bytes_at_peak\": %" PRId64 "}",
@@ -109,14 +111,16 @@ int hoff_cmd_analyze(int argc, char **argv)
 		fputs(", \"bytes_by_kind\": {", f);
 		for (int k = 0, n = 0; k < HOFF_NKINDS; k++)
 			if (a.count_by_kind[k])
-				fprintf(f, "%s\"%s\": %" PRId64, n++ ? ", " : "",
-					hoff_kind_name(k), a.bytes_by_kind[k]);
+				fprintf(f, "%s\"%s\": %" PRId64,
+					n++ ? ", " : "", hoff_kind_name(k),
+					a.bytes_by_kind[k]);
 		fputs("}", f);
 		if (o.tensors) {
 			fputs(", \"tensor_lifetimes\": [", f);
 			for (int32_t t = 0; t < g->ntensors; t++) {
 				const hoff_tensor *x = &g->tensor[t];
-				fputs(t ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
+				fputs(t ? ",\n  {\"id\": " : "\n  {\"id\": ",
+				      f);
 				hoff_json_string(f, x->id);
 				fprintf(f,
 					", \"bytes\": %" PRId64
@@ -124,7 +128,8 @@ int hoff_cmd_analyze(int argc, char **argv)
 					", \"producer\": %d, \"lifetime_ops\": "
 					"%d}",
 					x->bytes, x->first_use, x->last_use,
-					x->producer, hoff_tensor_lifetime(g, t));
+					x->producer,
+					hoff_tensor_lifetime(g, t));
 			}
 			fputs("]", f);
 		}
@@ -148,8 +153,9 @@ int hoff_cmd_analyze(int argc, char **argv)
 	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",
 		hoff_s(r.peak_ps), hoff_s(r.summary.makespan_ps));
 	hoff_cli_bytes(f, g->device.memory_bytes);
-	fputs(r.summary.peak_bytes <= g->device.memory_bytes ? " (fits)\n"
-							      : " (does not fit)\n",
+	fputs(r.summary.peak_bytes <= g->device.memory_bytes
+		      ? " (fits)\n"
+		      : " (does not fit)\n",
 	      f);
 	if (ntop) {
 		fprintf(f, "at the peak   %" PRId64 " tensors", r.nsnap);
@@ -179,4 +185,3 @@ out:
 	hoff_graph_free(g);
 	return rc;
 }
-

@@ -15,12 +15,11 @@
 #include "cmd.h"
 #include "graph_json.h"
 #include "ilp.h"
-#include "pipeline.h"
 #include "outfile.h"
+#include "pipeline.h"
 #include "sched_json.h"
 #include "sim.h"
 #include "trace_json.h"
-
 
 const char *const hoff_usage_exact =
 	"usage: hoffopt --exact GRAPH [-o SCHEDULE] [--budget B | "
@@ -73,27 +72,27 @@ const char *const hoff_usage_compare =
 	"and makespan, and the time each took. Options as hoffopt --exact.\n";
 
 typedef struct xopts {
-	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps,
-		*probe;
+	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps, *probe;
 	const char *time_limit, *gap, *stride;
 	int npos;
 	bool json, quiet, verbose, help, no_incumbent, all_candidates;
 } xopts;
 
 /* compare takes the same options less the outputs of a schedule. */
-#define XOPTS_COMMON                                                   \
-	HOFF_HELP(xopts, help), HOFF_FLAG("--json", xopts, json),       \
-		HOFF_FLAG("--quiet", xopts, quiet),                     \
-		HOFF_UNFLAG("--progress", xopts, quiet),                \
-		HOFF_FLAG("--verbose", xopts, verbose),                 \
-		HOFF_FLAG("--no-incumbent", xopts, no_incumbent),       \
-		HOFF_FLAG("--all-candidates", xopts, all_candidates),   \
-		HOFF_STR("--budget", xopts, budget),                    \
-		HOFF_STR("--max-overhead", xopts, overhead),            \
-		HOFF_STR("--write-lp", xopts, lp),                      \
-		HOFF_STR("--write-mps", xopts, mps),                    \
-		HOFF_STR("--time-limit", xopts, time_limit),            \
-		HOFF_STR("--gap", xopts, gap), HOFF_STR("--stride", xopts, stride)
+#define XOPTS_COMMON                                                  \
+	HOFF_HELP(xopts, help), HOFF_FLAG("--json", xopts, json),     \
+		HOFF_FLAG("--quiet", xopts, quiet),                   \
+		HOFF_UNFLAG("--progress", xopts, quiet),              \
+		HOFF_FLAG("--verbose", xopts, verbose),               \
+		HOFF_FLAG("--no-incumbent", xopts, no_incumbent),     \
+		HOFF_FLAG("--all-candidates", xopts, all_candidates), \
+		HOFF_STR("--budget", xopts, budget),                  \
+		HOFF_STR("--max-overhead", xopts, overhead),          \
+		HOFF_STR("--write-lp", xopts, lp),                    \
+		HOFF_STR("--write-mps", xopts, mps),                  \
+		HOFF_STR("--time-limit", xopts, time_limit),          \
+		HOFF_STR("--gap", xopts, gap),                        \
+		HOFF_STR("--stride", xopts, stride)
 
 static const hoff_opt exact_table[] = {
 	XOPTS_COMMON,
@@ -146,9 +145,9 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 			"--max-overhead: '%s' is not an overhead (0.01 or "
 			"1%%)",
 			x->overhead);
-	if (x->time_limit && (!hoff_cli_real(x->time_limit,
-					     &io->time_limit_s) ||
-			      io->time_limit_s > 1e6))
+	if (x->time_limit &&
+	    (!hoff_cli_real(x->time_limit, &io->time_limit_s) ||
+	     io->time_limit_s > 1e6))
 		return hoff_cli_bad("--time-limit: '%s' is not a number of "
 				    "seconds",
 				    x->time_limit);
@@ -263,9 +262,8 @@ int hoff_cmd_exact(int argc, char **argv)
 				"the model is %s and the smallest peak found "
 				"is %" PRId64 " B\n",
 				p.budget_bytes,
-				rep.status == HOFF_ILP_INFEASIBLE
-					? "infeasible"
-					: "unsolved",
+				rep.status == HOFF_ILP_INFEASIBLE ? "infeasible"
+								  : "unsolved",
 				r.summary.peak_bytes);
 		else
 			fprintf(stderr,
@@ -301,18 +299,21 @@ int hoff_cmd_exact(int argc, char **argv)
 			r.valid ? "true" : "false",
 			rep.feasible ? "true" : "false");
 		if (p.budget_bytes == HOFF_NONE)
-			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
-				   "%.17g, ",
+			fprintf(f,
+				"\"budget_bytes\": null, \"max_overhead\": "
+				"%.17g, ",
 				io.max_overhead);
 		else
-			fprintf(f, "\"budget_bytes\": %" PRId64
-				   ", \"max_overhead\": null, ",
+			fprintf(f,
+				"\"budget_bytes\": %" PRId64
+				", \"max_overhead\": null, ",
 				p.budget_bytes);
 		hoff_json_summary(f, &r.summary);
 		fputs(", ", f);
 		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
-		fprintf(f, ", \"simulated_objective\": %.17g, \"source\": "
-			   "\"%s\", ",
+		fprintf(f,
+			", \"simulated_objective\": %.17g, \"source\": "
+			"\"%s\", ",
 			sim_obj, rep.source);
 		if (rep.has_objective) {
 			hoff_json_time(f, "predicted_makespan_s",
@@ -403,7 +404,8 @@ int hoff_cmd_exact(int argc, char **argv)
 					  (double)rep.decoded.makespan_ps
 				: 0.0,
 			rep.repair_moves ? "; repaired by local search" : "");
-	fprintf(f, "greedy: objective %.9g, peak %" PRId64 " B, makespan %.9g s",
+	fprintf(f,
+		"greedy: objective %.9g, peak %" PRId64 " B, makespan %.9g s",
 		hoff_exact_objective(rep.budget_mode, &rep.greedy),
 		rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps));
 	if (rep.has_bound)

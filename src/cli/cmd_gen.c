@@ -10,8 +10,8 @@
 #include "cli.h"
 #include "cmd.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "models.h"
+#include "outfile.h"
 
 static const char *const usage =
 	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"
@@ -181,4 +181,3 @@ int hoff_cmd_gen(int argc, char **argv)
 	}
 	return 0;
 }
-

@@ -229,10 +229,11 @@ report:;
 					       (double)r->summary.compute_ps -
 				       1.0
 			     : 0;
-	lbo = rep->lower_bound_ps ? (double)r->summary.makespan_ps /
-						   (double)rep->lower_bound_ps -
-					   1.0
-				 : 0;
+	lbo = rep->lower_bound_ps
+		      ? (double)r->summary.makespan_ps /
+					(double)rep->lower_bound_ps -
+				1.0
+		      : 0;
 	FILE *f = (o.out && !strcmp(o.out, "-")) ? stderr : stdout;
 	if (o.json) {
 		fprintf(f, "{\"policy\": \"%s\", \"graph\": ", name);
@@ -243,12 +244,14 @@ report:;
 				? "true"
 				: "false");
 		if (!given)
-			fprintf(f, "\"budget_bytes\": null, \"max_overhead\": "
-				   "%.17g, ",
+			fprintf(f,
+				"\"budget_bytes\": null, \"max_overhead\": "
+				"%.17g, ",
 				po->max_overhead);
 		else
-			fprintf(f, "\"budget_bytes\": %lld, \"max_overhead\": "
-				   "null, ",
+			fprintf(f,
+				"\"budget_bytes\": %lld, \"max_overhead\": "
+				"null, ",
 				(long long)p.budget_bytes);
 		hoff_json_summary(f, &r->summary);
 		fputs(", ", f);
@@ -262,9 +265,8 @@ report:;
 			"\"solve_s\": %.6f, \"read_s\": %.6f, \"iterations\": "
 			"%d, \"source\": \"%s\", \"device_memory_bytes\": "
 			"%lld}\n",
-			lbo, (long long)np, nm == HOFF_NONE ? 0 : hoff_s(nm), red,
-			solve_s, p.read_s,
-			rep->iterations, rep->source,
+			lbo, (long long)np, nm == HOFF_NONE ? 0 : hoff_s(nm),
+			red, solve_s, p.read_s, rep->iterations, rep->source,
 			(long long)g->device.memory_bytes);
 		goto out;
 	}
@@ -281,12 +283,14 @@ report:;
 	} else if (c.within_peak != HOFF_NONE) {
 		fputs(", the fastest found under the device's ", f);
 		hoff_cli_bytes(f, g->device.memory_bytes);
-		fprintf(f, ": nothing found within %.4g%% over the lower bound "
-			   "fits it",
+		fprintf(f,
+			": nothing found within %.4g%% over the lower bound "
+			"fits it",
 			100 * po->max_overhead);
 	} else if (!baseline) {
-		fprintf(f, ", the least peak found within %.4g%% over the "
-			   "lower bound",
+		fprintf(f,
+			", the least peak found within %.4g%% over the "
+			"lower bound",
 			100 * po->max_overhead);
 	}
 	if (!baseline && strcmp(rep->source, "greedy"))
@@ -296,15 +300,17 @@ report:;
 	fprintf(f, ", %.2f%% %s none's ", 100 * fabs(red),
 		red >= 0 ? "under" : "over");
 	hoff_cli_bytes(f, np);
-	fprintf(f, "\nmakespan      %.6g s: %.2f%% over the lower bound %.6g s, "
-		   "%.2f%% over compute %.6g s\n",
+	fprintf(f,
+		"\nmakespan      %.6g s: %.2f%% over the lower bound %.6g s, "
+		"%.2f%% over compute %.6g s\n",
 		hoff_s(r->summary.makespan_ps), 100 * lbo,
 		hoff_s(rep->lower_bound_ps), 100 * ovh,
 		hoff_s(r->summary.compute_ps));
 	if (nm != HOFF_NONE && rep->lower_bound_ps)
-		fprintf(f, "none          makespan %.6g s (%.2f%% over the lower "
-			   "bound): moves only what it must, keeps the rest "
-			   "resident\n",
+		fprintf(f,
+			"none          makespan %.6g s (%.2f%% over the lower "
+			"bound): moves only what it must, keeps the rest "
+			"resident\n",
 			hoff_s(nm),
 			100 * ((double)nm / (double)rep->lower_bound_ps - 1));
 	fputs("moved         h2d ", f);
@@ -331,8 +337,8 @@ out:
 			100 * po->max_overhead, (long long)c.within_peak,
 			(long long)g->device.memory_bytes, 100 * lbo);
 	else if (rc == 0 && po->kind == HOFF_POLICY_GREEDY &&
-	    po->budget_bytes == HOFF_NONE && !rep->feasible &&
-	    lbo <= po->max_overhead)
+		 po->budget_bytes == HOFF_NONE && !rep->feasible &&
+		 lbo <= po->max_overhead)
 		fprintf(stderr,
 			"hoffopt: warning: greedy's least peak within %.4g%% "
 			"of the lower bound is %lld B, over the device's %lld "
@@ -352,4 +358,3 @@ out:
 	hoff_pipeline_free(&p);
 	return rc;
 }
-

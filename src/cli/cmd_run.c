@@ -221,10 +221,12 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		hoff_json_string(f, s->policy);
 	else
 		fputs("null", f);
-	fprintf(f, ", \"time_scale\": %.17g, \"size_scale\": %.17g",
-		o->time_k, o->size_k);
+	fprintf(f, ", \"time_scale\": %.17g, \"size_scale\": %.17g", o->time_k,
+		o->size_k);
 	fprintf(f, ", \"verified\": %s",
-		!m->checked ? "null" : m->nfaults ? "false" : "true");
+		!m->checked  ? "null"
+		: m->nfaults ? "false"
+			     : "true");
 	fputs(", \"faults\": [", f);
 	for (int64_t i = 0; i < m->nfaults && i < HOFF_EXEC_MAXFAULTS; i++) {
 		hoff_exec_fault_format(p, &m->fault[i], line, sizeof line);
@@ -239,7 +241,8 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	fputs("}, \"error_pct\": ", f);
 	json_pct(f, pct(m->measured.makespan_ps, pr->summary.makespan_ps));
 	fprintf(f,
-		", \"arena_bytes\": %" PRId64 ", \"planned_peak_bytes\": %" PRId64
+		", \"arena_bytes\": %" PRId64
+		", \"planned_peak_bytes\": %" PRId64
 		", \"host_bytes\": %" PRId64 ", \"align_bytes\": %" PRId64,
 		p->arena_bytes, p->plan_peak_bytes, p->host_bytes,
 		p->align_bytes);
@@ -305,8 +308,9 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		g->name ? g->name : "(unnamed)", s->policy ? s->policy : "?",
 		o->backend, m->device);
 	if (o->time_k != 1 || o->size_k != 1)
-		fprintf(f, "scaled: times x %g, sizes x %g (figures below in "
-			   "scaled units)%s\n",
+		fprintf(f,
+			"scaled: times x %g, sizes x %g (figures below in "
+			"scaled units)%s\n",
 			o->time_k, o->size_k,
 			o->size_auto && o->size_k != 1
 				? "; sizes chosen so the tensors fit in an "
@@ -329,8 +333,9 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		" B, simulator peak %" PRId64 " B",
 		p->arena_bytes, p->plan_peak_bytes, a->peak_bytes);
 	if (p->arena_bytes > a->peak_bytes)
-		fprintf(f, "; %" PRId64 " B more than the peak: free space "
-			   "split between blocks, and alignment",
+		fprintf(f,
+			"; %" PRId64 " B more than the peak: free space "
+			"split between blocks, and alignment",
 			p->arena_bytes - a->peak_bytes);
 	fputs(")\n", f);
 	for (int32_t i = 1; i < p->nstreams; i++) {
@@ -449,7 +454,8 @@ static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
 	return 0;
 }
 
-#define NO_CUDA "--backend cuda: this hoffopt was built without its CUDA backend"
+#define NO_CUDA \
+	"--backend cuda: this hoffopt was built without its CUDA backend"
 
 static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 			       const hoff_exec_opts *eo, hoff_backend **b,
@@ -565,7 +571,8 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 	if (m.nfaults) {
 		char line[HOFF_ERRLEN];
 		hoff_exec_fault_format(&plan, &m.fault[0], line, sizeof line);
-		fprintf(stderr, "hoffopt: run: verification failed: %s\n", line);
+		fprintf(stderr, "hoffopt: run: verification failed: %s\n",
+			line);
 		rc = EXIT_INVALID;
 	}
 out:
@@ -663,8 +670,8 @@ int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
 		if (!cuda) {
 			st = hoff_seterr(&e, HOFF_EIO, "%s", NO_CUDA);
 		} else if (sweep) {
-			st = cuda->copy_sweep((int32_t)device, sweep,
-						  stdout, &e);
+			st = cuda->copy_sweep((int32_t)device, sweep, stdout,
+					      &e);
 			if (st != HOFF_OK) {
 				fprintf(stderr, "hoffopt: calibrate: %s\n",
 					e.msg);

@@ -51,8 +51,8 @@ static const hoff_opt table[] = {
 int hoff_cmd_simulate(int argc, char **argv)
 {
 	simulate_opts o = {0};
-	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table),
-				&o, o.pos, 2, &o.npos);
+	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
+				o.pos, 2, &o.npos);
 	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 2,
 			  "simulate needs GRAPH and SCHEDULE (see --help)"))
 		return rc;
@@ -133,7 +133,8 @@ int hoff_cmd_simulate(int argc, char **argv)
 		hoff_json_overhead(f, &r.summary);
 		fputs(", ", f);
 		hoff_json_time(f, "lower_bound_s", a.lower_bound_ps);
-		fprintf(f, ", \"budget_bytes\": %" PRId64 "}\n", r.budget_bytes);
+		fprintf(f, ", \"budget_bytes\": %" PRId64 "}\n",
+			r.budget_bytes);
 		goto out;
 	}
 	for (int64_t i = 0; i < shown && i < 20; i++) {
@@ -176,4 +177,3 @@ out:
 	hoff_graph_free(g);
 	return rc;
 }
-

@@ -68,11 +68,16 @@ static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } verbs[] = {
-	{"analyze", hoff_cmd_analyze}, {"simulate", hoff_cmd_simulate},
-	{"--greedy", hoff_cmd_plan},   {"--policy", hoff_cmd_plan},
-	{"greedy", hoff_cmd_plan},     {"--exact", hoff_cmd_exact},
-	{"compare", hoff_cmd_compare}, {"gen", hoff_cmd_gen},
-	{"run", cmd_run},	       {"calibrate", cmd_calibrate},
+	{"analyze", hoff_cmd_analyze},
+	{"simulate", hoff_cmd_simulate},
+	{"--greedy", hoff_cmd_plan},
+	{"--policy", hoff_cmd_plan},
+	{"greedy", hoff_cmd_plan},
+	{"--exact", hoff_cmd_exact},
+	{"compare", hoff_cmd_compare},
+	{"gen", hoff_cmd_gen},
+	{"run", cmd_run},
+	{"calibrate", cmd_calibrate},
 };
 
 static int (*verb(const char *name))(int, char **)

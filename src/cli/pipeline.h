@@ -14,8 +14,7 @@
 typedef struct hoff_pipeline hoff_pipeline;
 
 /* A planner: sets p->s (caller frees) from p->g and p->budget_bytes. */
-typedef hoff_status (*hoff_planner)(hoff_pipeline *p, void *ctx,
-				    hoff_err *e);
+typedef hoff_status (*hoff_planner)(hoff_pipeline *p, void *ctx, hoff_err *e);
 
 struct hoff_pipeline {
 	/* what to run */
