@@ -357,11 +357,16 @@ void hoff_cli_bytes(FILE *f, int64_t b)
 		fprintf(f, "%" PRId64 " B (%.2f %s)", b, v, u);
 }
 
+double hoff_cli_over(int64_t ps, int64_t base_ps)
+{
+	return base_ps ? (double)ps / (double)base_ps - 1.0 : 0;
+}
+
 void hoff_json_overhead(FILE *f, const hoff_summary *s)
 {
 	if (s->compute_ps == 0)
 		fprintf(f, "\"overhead\": null");
 	else
 		fprintf(f, "\"overhead\": %.17g",
-			(double)s->makespan_ps / (double)s->compute_ps - 1.0);
+			hoff_cli_over(s->makespan_ps, s->compute_ps));
 }

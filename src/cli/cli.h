@@ -159,6 +159,11 @@ void hoff_json_summary(FILE *f, const hoff_summary *s);
 /* b as "N B", with the GiB/MiB/KiB figure beside from 1 KiB on. */
 void hoff_cli_bytes(FILE *f, int64_t b);
 
+/* How far ps is over base_ps, as a fraction (0.01: 1% over); 0 when
+ * base_ps is 0. The overhead of a makespan over compute or over the
+ * lower bound, in every report. */
+double hoff_cli_over(int64_t ps, int64_t base_ps);
+
 /* "overhead": the makespan over compute, null when compute is 0. */
 void hoff_json_overhead(FILE *f, const hoff_summary *s);
 

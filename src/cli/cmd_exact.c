@@ -366,11 +366,7 @@ int hoff_cmd_exact(int argc, char **argv)
 	fprintf(f, "%-8s %-23s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
 		"status", "peak_bytes", "makespan_s", "stall_s", "overhead",
 		"h2d_bytes", "d2h_bytes", "solve_s");
-	double ovh = r.summary.compute_ps
-			     ? (double)r.summary.makespan_ps /
-					       (double)r.summary.compute_ps -
-				       1.0
-			     : 0;
+	double ovh = hoff_cli_over(r.summary.makespan_ps, r.summary.compute_ps);
 	fprintf(f,
 		"%-8s %-23s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
 		" %14" PRId64 " %9.3f\n",

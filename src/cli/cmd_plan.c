@@ -224,16 +224,9 @@ int hoff_cmd_plan(int argc, char **argv)
 	}
 report:;
 	double red = np ? 1.0 - (double)r->summary.peak_bytes / (double)np : 0;
-	double ovh = r->summary.compute_ps
-			     ? (double)r->summary.makespan_ps /
-					       (double)r->summary.compute_ps -
-				       1.0
-			     : 0;
-	lbo = rep->lower_bound_ps
-		      ? (double)r->summary.makespan_ps /
-					(double)rep->lower_bound_ps -
-				1.0
-		      : 0;
+	double ovh =
+		hoff_cli_over(r->summary.makespan_ps, r->summary.compute_ps);
+	lbo = hoff_cli_over(r->summary.makespan_ps, rep->lower_bound_ps);
 	FILE *f = (o.out && !strcmp(o.out, "-")) ? stderr : stdout;
 	if (o.json) {
 		fprintf(f, "{\"policy\": \"%s\", \"graph\": ", name);
@@ -312,7 +305,7 @@ report:;
 			"bound): moves only what it must, keeps the rest "
 			"resident\n",
 			hoff_s(nm),
-			100 * ((double)nm / (double)rep->lower_bound_ps - 1));
+			100 * hoff_cli_over(nm, rep->lower_bound_ps));
 	fputs("moved         h2d ", f);
 	hoff_cli_bytes(f, r->summary.h2d_bytes);
 	fputs(", d2h ", f);

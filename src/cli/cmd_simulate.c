@@ -157,15 +157,13 @@ int hoff_cmd_simulate(int argc, char **argv)
 		hoff_s(r.summary.stall_ps));
 	if (r.summary.compute_ps)
 		fprintf(f, "; %.2f%% over compute",
-			100.0 * ((double)r.summary.makespan_ps /
-					 (double)r.summary.compute_ps -
-				 1.0));
+			100.0 * hoff_cli_over(r.summary.makespan_ps,
+					      r.summary.compute_ps));
 	fprintf(f, ")\nlower bound   %.9g s", hoff_s(a.lower_bound_ps));
 	if (a.lower_bound_ps)
 		fprintf(f, " (the schedule is %.2f%% over it)",
-			100.0 * ((double)r.summary.makespan_ps /
-					 (double)a.lower_bound_ps -
-				 1.0));
+			100.0 * hoff_cli_over(r.summary.makespan_ps,
+					      a.lower_bound_ps));
 	fputs("\nmoved         h2d ", f);
 	hoff_cli_bytes(f, r.summary.h2d_bytes);
 	fputs(", d2h ", f);
