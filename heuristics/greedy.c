@@ -15,8 +15,8 @@
  *    Short-lived tensors (alive for two ops or fewer) and tensors with
  *    offload: false never move; small ones (under 1/4096 of the
  *    no-offload peak: the transfer is not worth its latency and
- *    bookkeeping) only drop a clean copy after their last use. The rule
- *    is the exact solver's too (hoff_tensor_movable, analysis.h).
+ *    bookkeeping) only drop a clean copy after their last use. The
+ *    enumeration is the exact solver's too (candidates.h).
  * 2. Nominal timeline T[k]: op k starts at the sum of the op times before
  *    it, and M0[k] is the memory while op k runs with nothing offloaded.
  *    An interval freed at time E and prefetched after op p takes its bytes
@@ -67,13 +67,17 @@
 
 #include "analysis.h"
 #include "baselines.h"
+#include "candidates.h"
 #include "emit.h"
 #include "greedy.h"
 #include "refine.h"
 #include "sim.h"
 
-enum { IV_START, IV_DETACH, IV_STORE };
-#define MIN_GAP_OPS 1 /* ops a tensor must sit out to be worth moving */
+enum {
+	IV_START = HOFF_CAND_START,
+	IV_DETACH = HOFF_CAND_CLEAN,
+	IV_STORE = HOFF_CAND_DIRTY,
+};
 #define MAX_ROUNDS 4
 #define GALLOP_SHIFT 6 /* first step down: peak / 2^6 */
 #define STOP_SHIFT 8 /* the search stops at a bracket of peak / 2^8 */
@@ -271,85 +275,34 @@ static bool add_iv(plan *pl, iv x)
 	return true;
 }
 
-static bool updates(const hoff_graph *g, int32_t k, int32_t t)
-{
-	if (k < 0)
-		return false;
-	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		if (g->upd[j] == t)
-			return true;
-	return false;
-}
-
-/* Step 1: the candidate intervals of every tensor; with all, small
- * tensors' gaps too (the refinement's candidates). */
+/* Step 1: the candidate intervals of every tensor (candidates.h); with
+ * all, small tensors' gaps too (the refinement's candidates). */
 static hoff_status enumerate(plan *pl, bool all, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
-	int32_t best = hoff_best_tier(g);
-	int64_t small_below = hoff_small_below(g, pl->M0);
+	hoff_cand_rule r = {.store_tier = hoff_best_tier(g),
+			    .small_below_bytes =
+				    all ? 0 : hoff_small_below(g, pl->M0)};
+	hoff_cand *c = hoff_alloc(hoff_cand_room(g), sizeof *c);
+	if (!c)
+		goto oom;
 	for (int32_t t = 0; t < g->ntensors; t++) {
-		const hoff_tensor *x = &g->tensor[t];
-		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
-		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
-		int32_t tier = homed ? x->home : best;
-		/* never used, or nowhere to go; a result kept to the end
-		 * (a loss) that nothing reads has its tail only */
-		bool kept = x->producer != HOFF_NONE &&
-			    hoff_tensor_persistent(x);
-		if ((u0 == u1 && !kept) || tier == HOFF_NONE)
-			continue;
-		iv base = {.t = t, .bytes = x->bytes, .tier = (int16_t)tier};
-		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
-		if (homed) {
-			iv s = base;
-			s.kind = IV_START;
-			s.a = -1;
-			s.b = g->use[u0];
-			if (!add_iv(pl, s))
+		int32_t k = hoff_cand_tensor(g, &r, t, c);
+		for (int32_t j = 0; j < k; j++)
+			if (!add_iv(pl, (iv){.bytes = c[j].bytes,
+					     .store_ps = c[j].store_ps,
+					     .fetch_ps = c[j].fetch_ps,
+					     .t = c[j].t,
+					     .a = c[j].a,
+					     .b = c[j].b,
+					     .tier = c[j].tier,
+					     .kind = c[j].kind}))
 				goto oom;
-		}
-		bool small = !all && x->bytes < small_below;
-		if (!hoff_tensor_movable(g, t))
-			continue;
-		/* Clean while it holds its home's copy, i.e. until updated;
-		 * a copy made by a store of this plan is the emitter's to
-		 * notice (it turns such a store into a detach). */
-		int32_t prev = homed ? g->use[u0]
-			       : x->producer != HOFF_NONE ? x->producer
-							  : -1;
-		bool clean = homed && !updates(g, prev, t);
-		for (int64_t i = homed ? u0 + 1 : u0; i <= u1; i++) {
-			bool tail = i == u1;
-			if (tail && !hoff_tensor_persistent(x))
-				break;
-			int32_t b = tail ? g->nops : g->use[i];
-			/* Small tensors only take the free move: dropping a
-			 * clean copy for good. */
-			if (b - prev - 1 >= MIN_GAP_OPS &&
-			    (!small || (tail && clean))) {
-				iv c = base;
-				c.a = prev;
-				c.b = b;
-				c.kind = clean ? IV_DETACH : IV_STORE;
-				c.store_ps = clean ? 0
-						   : hoff_xfer_ps(g, tier,
-								  x->bytes,
-								  false);
-				if (tail)
-					c.fetch_ps = 0;
-				if (!add_iv(pl, c))
-					goto oom;
-			}
-			if (!tail) {
-				prev = b;
-				if (updates(g, b, t))
-					clean = false;
-			}
-		}
 	}
+	free(c);
 	return HOFF_OK;
 oom:
+	free(c);
 	return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 }
 

@@ -9,23 +9,27 @@
 #ifndef HOFF_ILP_H
 #define HOFF_ILP_H
 
+#include "candidates.h"
 #include "graph.h"
 #include "sched.h"
 
 /* pick[] value of an interval that is not used. */
 #define HOFF_ILP_OFF (-2)
 
+/* An interval's kind: the candidate's (candidates.h). */
 typedef enum hoff_ilp_ivkind {
-	HOFF_ILP_START = 0, /* tier-homed input before its first use: it
-			       must be fetched; only the boundary is free */
-	HOFF_ILP_CLEAN,     /* home copy valid: leaves by detach */
-	HOFF_ILP_DIRTY,     /* leaves by store, or by detach when an earlier
-			       interval of its dirty segment stored it */
+	HOFF_ILP_START = HOFF_CAND_START, /* must be fetched; only the
+					     boundary is free */
+	HOFF_ILP_CLEAN = HOFF_CAND_CLEAN, /* leaves by detach */
+	HOFF_ILP_DIRTY = HOFF_CAND_DIRTY, /* leaves by store, or by detach
+					     after an earlier store of its
+					     dirty segment */
 } hoff_ilp_ivkind;
 
-/* A candidate interval: tensor t may be off the device after touch a
- * (op index, -1: before op 0) until touch b needs it back (b = nops: a
- * tail after the last use of a persistent tensor, never fetched back). */
+/* A candidate interval (candidates.h's hoff_cand) with its model
+ * columns: tensor t may be off the device after touch a (op index, -1:
+ * before op 0) until touch b needs it back (b = nops: a tail after the
+ * last use of a persistent tensor, never fetched back). */
 typedef struct hoff_ilp_iv {
 	int32_t t, a, b;
 	int32_t lo;       /* earliest useful prefetch boundary */
@@ -177,9 +181,9 @@ typedef struct hoff_ilp_sol {
 /* Default options: overhead mode 1%, 60 s, gap 0, auto stride, pruning. */
 hoff_ilp_opts hoff_ilp_defaults(void);
 
-/* Every candidate interval of g, unpruned, in tensor then touch order
- * (caller frees *iv); the columns are unset. Small tensors (analysis.h)
- * only get their free move unless `all`. HOFF_ENOMEM. */
+/* Every candidate interval of g (candidates.h), unpruned, in tensor then
+ * touch order (caller frees *iv); the columns are unset. Small tensors
+ * (analysis.h) only get their free move unless `all`. HOFF_ENOMEM. */
 hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 			       hoff_ilp_iv **iv, int32_t *niv, hoff_err *e);
 

@@ -226,109 +226,62 @@ hoff_ilp_opts hoff_ilp_defaults(void)
  * Candidate intervals and the schedule a set of decisions makes.
  */
 
-static bool op_updates(const hoff_graph *g, int32_t k, int32_t t)
+/* The candidates of g (candidates.h) as model intervals, columns unset:
+ * a tensor under small_below bytes only takes its free move. */
+static hoff_status intervals(const hoff_graph *g, int64_t small_below,
+			     hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
 {
-	if (k < 0)
-		return false;
-	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		if (g->upd[j] == t)
-			return true;
-	return false;
-}
-
-static bool push_iv(hoff_ilp_iv **iv, int32_t *n, size_t *cap, hoff_ilp_iv x)
-{
-	if (*n == INT32_MAX ||
-	    !hoff_grow((void **)iv, cap, (size_t)*n + 1, sizeof **iv))
-		return false;
-	(*iv)[(*n)++] = x;
-	return true;
+	*out = NULL;
+	*nout = 0;
+	hoff_cand_rule r = {.store_tier = hoff_best_tier(g),
+			    .small_below_bytes = small_below};
+	hoff_cand *c = NULL;
+	size_t n = 0;
+	hoff_status st = hoff_cand_list(g, &r, &c, &n, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_ilp_iv *iv = hoff_alloc(n + 1, sizeof *iv);
+	if (!iv) {
+		free(c);
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool start = c[i].kind == HOFF_CAND_START;
+		iv[i] = (hoff_ilp_iv){
+			.t = c[i].t,
+			.a = c[i].a,
+			.b = c[i].b,
+			.lo = start ? -1 : c[i].a + 1,
+			.seg = c[i].seg,
+			.tier = c[i].tier,
+			.kind = c[i].kind,
+			.fixed = start || (c[i].kind == HOFF_CAND_CLEAN &&
+					   c[i].b == g->nops),
+			.bytes = c[i].bytes,
+			.fetch_ps = c[i].fetch_ps,
+			.store_ps = c[i].store_ps,
+			.rmap = HOFF_NONE,
+			.qmap = HOFF_NONE,
+			.ysmap = HOFF_NONE,
+			.ypmap = HOFF_NONE,
+		};
+	}
+	free(c);
+	*out = iv;
+	*nout = (int32_t)n;
+	return HOFF_OK;
 }
 
 hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 			       hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
 {
-	hoff_ilp_iv *iv = NULL;
-	int32_t n = 0;
-	size_t cap = 0;
-	int32_t best = hoff_best_tier(g);
 	int64_t small_below = all ? 0 : hoff_small_below(g, NULL);
-	if (small_below < 0)
-		goto oom;
-	for (int32_t t = 0; t < g->ntensors; t++) {
-		const hoff_tensor *x = &g->tensor[t];
-		int64_t u0 = g->use_off[t], u1 = g->use_off[t + 1];
-		bool homed = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
-		int32_t tier = homed ? x->home : best;
-		/* Never used, or nowhere to go. A result no op reads (a
-		 * persistent output) still gets its tail: stored after its
-		 * producer, it need not stay on the device to the end. */
-		if ((u0 == u1 && (x->producer == HOFF_NONE ||
-				  !hoff_tensor_persistent(x))) ||
-		    tier == HOFF_NONE)
-			continue;
-		bool small = x->bytes < small_below;
-		hoff_ilp_iv base = {.t = t, .bytes = x->bytes,
-				    .tier = (int16_t)tier};
-		base.fetch_ps = hoff_xfer_ps(g, tier, x->bytes, true);
-		base.rmap = base.qmap = base.ysmap = base.ypmap = HOFF_NONE;
-		if (homed) {
-			hoff_ilp_iv s = base;
-			s.kind = HOFF_ILP_START;
-			s.a = -1;
-			s.lo = -1;
-			s.b = g->use[u0];
-			s.fixed = true;
-			s.seg = n;
-			if (!push_iv(&iv, &n, &cap, s))
-				goto oom;
-		}
-		if (!hoff_tensor_movable(g, t))
-			continue;
-		int32_t prev = homed ? g->use[u0]
-			       : x->producer != HOFF_NONE ? x->producer
-							  : -1;
-		bool clean = homed && !op_updates(g, prev, t);
-		int32_t seg = HOFF_NONE;
-		for (int64_t i = homed ? u0 + 1 : u0; i <= u1; i++) {
-			bool tail = i == u1;
-			if (tail && !hoff_tensor_persistent(x))
-				break;
-			int32_t b = tail ? g->nops : g->use[i];
-			if (b - prev - 1 >= 1 && (!small || (tail && clean))) {
-				hoff_ilp_iv c = base;
-				c.a = prev;
-				c.b = b;
-				c.lo = prev + 1;
-				c.kind = clean ? HOFF_ILP_CLEAN : HOFF_ILP_DIRTY;
-				c.store_ps = clean ? 0
-						   : hoff_xfer_ps(g, tier,
-								  x->bytes,
-								  false);
-				if (tail)
-					c.fetch_ps = 0;
-				c.fixed = clean && tail;
-				if (!clean && seg == HOFF_NONE)
-					seg = n;
-				c.seg = clean ? n : seg;
-				if (!push_iv(&iv, &n, &cap, c))
-					goto oom;
-			}
-			if (!tail) {
-				prev = b;
-				if (op_updates(g, b, t)) {
-					clean = false;
-					seg = HOFF_NONE;
-				}
-			}
-		}
+	if (small_below < 0) {
+		*out = NULL;
+		*nout = 0;
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
-	*out = iv;
-	*nout = n;
-	return HOFF_OK;
-oom:
-	free(iv);
-	return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	return intervals(g, small_below, out, nout, e);
 }
 
 const hoff_ilp_iv *hoff_ilp_sort_iv;
@@ -698,8 +651,9 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		m->fixed[IDX(2 * k)] = during[k];
 		m->fixed[IDX(2 * k - 1)] = during[k] - alloc;
 	}
-	if ((st = hoff_ilp_intervals(g, o->all_candidates, &all, &nall, e)) !=
-	    HOFF_OK)
+	if ((st = intervals(g,
+			    o->all_candidates ? 0 : hoff_small_below(g, during),
+			    &all, &nall, e)) != HOFF_OK)
 		goto fail;
 	if (past(o))
 		goto late;
