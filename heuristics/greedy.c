@@ -1187,18 +1187,19 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			      hoff_policy_report *rep, hoff_err *e)
 {
 	plan pl;
-	hoff_analysis an;
+	hoff_analysis own;
+	const hoff_analysis *an;
 	cand best = {0}, c = {0};
 	*out = NULL;
 	memset(&pl, 0, sizeof pl);
-	hoff_status st = hoff_analyze(g, &an, e);
+	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
 	if (st != HOFF_OK)
 		goto out;
 	/* Saturated at 2^62 ps, past any instant a schedule can reach
 	 * (FORMAT.md): a huge --max-overhead means "any makespan", never
 	 * an overflowed cast. */
 	double bound_d =
-		floor((1.0 + o->max_overhead) * (double)an.lower_bound_ps);
+		floor((1.0 + o->max_overhead) * (double)an->lower_bound_ps);
 	int64_t bound = bound_d < 0x1p62 ? (int64_t)bound_d : (int64_t)1 << 62;
 	/* Without a budget, the search and its refinement look for the
 	 * least peak within the bound wherever it lies; the device's memory
@@ -1207,13 +1208,13 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	goal go = {.cap = o->budget_bytes != HOFF_NONE ? o->budget_bytes
 						       : INT64_MAX,
 		   .bound = o->budget_bytes != HOFF_NONE ? HOFF_NONE : bound};
-	rep->lower_bound_ps = an.lower_bound_ps;
+	rep->lower_bound_ps = an->lower_bound_ps;
 	/* With a budget, the plans aim at the lower bound, the fastest any
 	 * schedule can be: on a link-bound graph the compute-only timeline
 	 * sets deadlines no link can meet. Without, at the compute-only
 	 * timeline: the refinement (refine.c) then spends the slack. */
-	int64_t aim_ps = go.bound != HOFF_NONE ? 0 : an.lower_bound_ps;
-	rep->noffload_peak_bytes = an.closed_peak_bytes;
+	int64_t aim_ps = go.bound != HOFF_NONE ? 0 : an->lower_bound_ps;
+	rep->noffload_peak_bytes = an->closed_peak_bytes;
 	rep->none_peak_bytes = HOFF_NONE;
 	rep->none_makespan_ps = HOFF_NONE;
 	/* The baselines are candidates too: greedy never returns worse. */
@@ -1425,7 +1426,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		goto out;
 	if (go.bound == HOFF_NONE && best.s && best.legal &&
 	    best.peak <= go.cap &&
-	    (st = budget_by_bound(g, o, an.lower_bound_ps, go, &best, &iters,
+	    (st = budget_by_bound(g, o, an->lower_bound_ps, go, &best, &iters,
 				  e)))
 		goto out;
 	rep->iterations = iters;

@@ -8,6 +8,8 @@
 #include "graph.h"
 #include "sched.h"
 
+struct hoff_analysis;
+
 typedef enum hoff_policy_kind {
 	HOFF_POLICY_NONE = 0,  /* everything resident; tier-homed tensors
 				  prefetched just before first use, kept */
@@ -24,6 +26,9 @@ typedef struct hoff_policy_opts {
 	double max_overhead;  /* greedy without a budget: makespan at most
 				 (1 + x) * lower_bound_s */
 	bool progress;	      /* greedy: progress lines on stderr */
+	/* g's hoff_analyze(), passed along, or NULL (the default): the run
+	 * analyses g itself */
+	const struct hoff_analysis *analysis;
 } hoff_policy_opts;
 
 typedef struct hoff_policy_report {

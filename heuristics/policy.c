@@ -18,13 +18,16 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	rep->none_peak_bytes = HOFF_NONE;
 	rep->none_makespan_ps = HOFF_NONE;
 	*out = NULL;
-	if (o->kind == HOFF_POLICY_GREEDY)
-		return hoff_greedy_run(g, o, out, rep, e);
-	hoff_analysis a;
-	hoff_status st = hoff_analyze(g, &a, e);
-	if (st == HOFF_OK)
-		st = hoff_baseline_plan(g, o, out, e);
+	hoff_analysis own;
+	hoff_policy_opts po = *o;
+	hoff_status st =
+		hoff_analysis_use(g, o->analysis, &own, &po.analysis, e);
 	if (st != HOFF_OK)
+		return st;
+	if (o->kind == HOFF_POLICY_GREEDY)
+		return hoff_greedy_run(g, &po, out, rep, e);
+	const hoff_analysis *a = po.analysis;
+	if ((st = hoff_baseline_plan(g, o, out, e)) != HOFF_OK)
 		return st;
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = o->budget_bytes == HOFF_NONE ? INT64_MAX
@@ -38,8 +41,8 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	}
 	rep->peak_bytes = r.summary.peak_bytes;
 	rep->makespan_ps = r.summary.makespan_ps;
-	rep->lower_bound_ps = a.lower_bound_ps;
-	rep->noffload_peak_bytes = a.closed_peak_bytes;
+	rep->lower_bound_ps = a->lower_bound_ps;
+	rep->noffload_peak_bytes = a->closed_peak_bytes;
 	rep->feasible = r.valid;
 	if (o->kind == HOFF_POLICY_NONE) {
 		rep->none_peak_bytes = r.summary.peak_bytes;

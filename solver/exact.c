@@ -130,8 +130,9 @@ static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
 {
 	char why[HOFF_ERRLEN];
 	snprintf(why, sizeof why, "%s", e->msg);
-	hoff_analysis an;
-	hoff_status st = hoff_analyze(g, &an, e);
+	hoff_analysis own;
+	const hoff_analysis *an;
+	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
 	if (st != HOFF_OK)
 		return st;
 	/* what judge() reads of a model */
@@ -140,7 +141,7 @@ static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
 	fk.cap_bytes = rep->budget_mode ? o->budget_bytes
 					: g->device.memory_bytes;
 	double bound =
-		floor((1.0 + o->max_overhead) * (double)an.lower_bound_ps);
+		floor((1.0 + o->max_overhead) * (double)an->lower_bound_ps);
 	fk.bound_ps = bound < (double)HOFF_PS_LIMIT ? (int64_t)bound
 						    : HOFF_PS_LIMIT;
 	if (!jg->s) {
@@ -151,7 +152,7 @@ static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
 	rep->status = HOFF_ILP_TIME_LIMIT;
 	rep->has_objective = rep->has_bound = rep->has_gap = false;
 	rep->has_decoded = false;
-	rep->lower_bound_ps = an.lower_bound_ps;
+	rep->lower_bound_ps = an->lower_bound_ps;
 	rep->bound_ps = fk.bound_ps;
 	rep->budget_bytes = fk.cap_bytes;
 	rep->greedy = rep->best = jg->sum;
@@ -197,7 +198,13 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	hoff_ilp_opts od = *o;
 	od.deadline = t0 + o->time_limit_s;
 	o = &od;
-	hoff_status st = hoff_policy_run(g, &po, &gs, &grep, e);
+	/* One analysis for greedy, every model built and the answer. */
+	hoff_analysis own;
+	hoff_status st =
+		hoff_analysis_use(g, o->analysis, &own, &od.analysis, e);
+	po.analysis = od.analysis;
+	if (st == HOFF_OK)
+		st = hoff_policy_run(g, &po, &gs, &grep, e);
 	rep->greedy_s = hoff_ilp_now_s() - t0;
 	if (st != HOFF_OK)
 		goto out;

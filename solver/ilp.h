@@ -13,6 +13,8 @@
 #include "graph.h"
 #include "sched.h"
 
+struct hoff_analysis;
+
 /* pick[] value of an interval that is not used. */
 #define HOFF_ILP_OFF (-2)
 
@@ -88,6 +90,10 @@ typedef struct hoff_ilp_opts {
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
 				  0.45; 0: none) */
+	const struct hoff_analysis *analysis; /* g's hoff_analyze(), passed
+				  along (it must outlive every model built
+				  with these options), or NULL: each build
+				  analyses g itself; hoff_exact_run sets it */
 	double deadline;       /* CLOCK_MONOTONIC seconds by which the
 				  command must end (0: none): a build past
 				  it stops with HOFF_ETIMEOUT, and a model

@@ -603,26 +603,27 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	m->o = *o;
 	m->n = g->nops;
 	const int32_t n = m->n;
-	hoff_analysis an;
-	hoff_status st = hoff_analyze(g, &an, e);
+	hoff_analysis own;
+	const hoff_analysis *an;
+	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
 	if (st != HOFF_OK) {
 		hoff_ilp_free(m);
 		return st;
 	}
-	m->compute_ps = an.compute_ps;
-	m->lower_bound_ps = an.lower_bound_ps;
+	m->compute_ps = an->compute_ps;
+	m->lower_bound_ps = an->lower_bound_ps;
 	m->budget_mode = o->budget_bytes != HOFF_NONE;
 	m->cap_bytes = m->budget_mode ? o->budget_bytes
 				      : g->device.memory_bytes;
-	double bound = floor((1.0 + o->max_overhead) *
-			     (double)an.lower_bound_ps);
+	double bound =
+		floor((1.0 + o->max_overhead) * (double)an->lower_bound_ps);
 	m->bound_ps = bound < (double)HOFF_PS_LIMIT ? (int64_t)bound
 						    : HOFF_PS_LIMIT;
 	/* Units: powers of ten near the mean op time and the largest
 	 * tensor, so that round durations and sizes stay exact decimals in
 	 * an LP or MPS file. */
-	m->tu = n > 0 && an.compute_ps > n
-			? pow(10, floor(log10((double)an.compute_ps / n)))
+	m->tu = n > 0 && an->compute_ps > n
+			? pow(10, floor(log10((double)an->compute_ps / n)))
 			: 1.0;
 	size_t nw = (size_t)2 * (size_t)n; /* instants -1 .. 2n-2 */
 	m->fixed = hoff_alloc(nw + 1, sizeof *m->fixed);

@@ -165,6 +165,14 @@ hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e)
 	return lower_bound(g, a, e);
 }
 
+hoff_status hoff_analysis_use(const hoff_graph *g, const hoff_analysis *given,
+			      hoff_analysis *own, const hoff_analysis **an,
+			      hoff_err *e)
+{
+	*an = given ? given : own;
+	return given ? HOFF_OK : hoff_analyze(g, own, e);
+}
+
 hoff_sched *hoff_sched_noffload(const hoff_graph *g)
 {
 	hoff_sched *s = hoff_sched_new();

@@ -35,6 +35,14 @@ int64_t hoff_analysis_profile(const hoff_graph *g, int64_t *during);
 /* Fills *a for g. HOFF_ENOMEM on failure. */
 hoff_status hoff_analyze(const hoff_graph *g, hoff_analysis *a, hoff_err *e);
 
+/* Points *an at the analysis of g a pass works from: given, when not
+ * NULL (the caller's hoff_analyze of this g, passed along so that one
+ * analysis serves the whole pipeline), else *own, filled here.
+ * HOFF_ENOMEM as hoff_analyze. */
+hoff_status hoff_analysis_use(const hoff_graph *g, const hoff_analysis *given,
+			      hoff_analysis *own, const hoff_analysis **an,
+			      hoff_err *e);
+
 /* Lifetime of tensor t in ops: from its producer (or op 0 for a graph
  * input) to its last use; 0 when no op touches it. */
 int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t);
