@@ -509,6 +509,7 @@ bool hoff_ilp_probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
 	hoff_policy_opts po = hoff_policy_defaults();
 	po.kind = HOFF_POLICY_GREEDY;
 	po.budget_bytes = pm->cap_bytes;
+	po.analysis = pm->o.analysis;
 	hoff_policy_report rep;
 	hoff_sched *s = NULL;
 	if ((*st = hoff_policy_run(g, &po, &s, &rep, e)) != HOFF_OK)
