@@ -47,7 +47,8 @@ hoff_status hoff_analysis_use(const hoff_graph *g, const hoff_analysis *given,
  * input) to its last use; 0 when no op touches it. */
 int32_t hoff_tensor_lifetime(const hoff_graph *g, int32_t t);
 
-/* Candidate selection, one rule for greedy and the exact solver. A
+/* Candidate selection, one rule for greedy and the exact solver (whose
+ * intervals candidates.h enumerates, once for both). A
  * tensor may move when its offload is true and it is not short-lived
  * (alive for HOFF_SHORT_LIVED_OPS ops or fewer, unless persistent). A
  * small one, under the largest memory while an op runs with nothing
