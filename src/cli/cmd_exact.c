@@ -207,6 +207,7 @@ static hoff_status plan_exact(hoff_pipeline *p, void *ctx, hoff_err *e)
 {
 	exact_ctx *c = ctx;
 	c->io.budget_bytes = p->budget_bytes;
+	c->io.analysis = &p->an;
 	return hoff_exact_run(p->g, &c->io, &p->s, &c->rep, e);
 }
 

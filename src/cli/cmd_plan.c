@@ -87,6 +87,7 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 {
 	plan_ctx *c = ctx;
 	c->po.budget_bytes = p->budget_bytes;
+	c->po.analysis = &p->an;
 	hoff_status st = hoff_policy_run(p->g, &c->po, &p->s, &c->rep, e);
 	if (st != HOFF_OK || c->po.kind != HOFF_POLICY_GREEDY ||
 	    c->po.budget_bytes != HOFF_NONE ||

@@ -21,7 +21,9 @@ hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e)
 		return st;
 	p->budget = p->budget_bytes != HOFF_NONE ? p->budget_bytes
 						 : p->g->device.memory_bytes;
-	st = p->plan(p, p->ctx, e);
+	st = hoff_analyze(p->g, &p->an, e);
+	if (st == HOFF_OK)
+		st = p->plan(p, p->ctx, e);
 	p->plan_s = hoff_cli_now_s() - t1;
 	if (st == HOFF_OK && !p->s)
 		st = hoff_seterr(e, HOFF_EINTERNAL,

@@ -1,12 +1,14 @@
 /* pipeline.h: what every planning command runs (hoffopt --greedy,
- * --policy, --exact): read the graph → resolve --budget → plan → simulate
- * the plan as written → stamp its summary. The command then judges the
+ * --policy, --exact): read the graph → resolve --budget → analyse → plan
+ * (the planner takes that analysis) → simulate the plan as written →
+ * stamp its summary. The command then judges the
  * plan against the budget, writes it (hoff_pipeline_write) and reports. */
 #ifndef HOFF_PIPELINE_H
 #define HOFF_PIPELINE_H
 
 #include <stdbool.h>
 
+#include "analysis.h"
 #include "graph.h"
 #include "sched.h"
 #include "sim.h"
@@ -26,6 +28,7 @@ struct hoff_pipeline {
 	void *ctx;
 	/* what it gave */
 	hoff_graph *g;
+	hoff_analysis an;     /* g's, analysed once, passed to the planner */
 	int64_t budget_bytes; /* --budget resolved; HOFF_NONE without */
 	int64_t budget;	      /* what the plan must meet: --budget, else
 				 the device's memory (FORMAT.md rule 8) */
