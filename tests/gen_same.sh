@@ -55,41 +55,42 @@ same() {
 
 gen() { same hoffopt gen "$@" -o g.json; }
 
+# opts NAME VALUE ...: sets a to the pairs whose VALUE is not "-".
+opts() {
+	a=()
+	while [ $# -ge 2 ]; do
+		[ "$2" = - ] || a+=("$1" "$2")
+		shift 2
+	done
+}
+
 models="llama3-8b llama3-70b mixtral-8x7b deepseek-v3"
 machines="h100-pcie5 h200 gh200 supernode"
 
-# Every model x machine x inference phase x --kv x --weights.
+# Every model x machine x inference phase x --kv x --weights, and x train
+# and its options.
 for m in $models; do
 	for mc in $machines; do
 		for ph in prefill decode; do
 			for kv in - auto device host; do
 				for w in - auto device host; do
-					a=()
-					[ "$kv" = - ] || a+=(--kv "$kv")
-					[ "$w" = - ] || a+=(--weights "$w")
+					opts --kv "$kv" --weights "$w"
 					gen "$m" --phase "$ph" --machine "$mc" \
 						"${a[@]}"
 				done
 			done
 		done
-	done
-done
-
-# Every model x machine x train x --optimizer-step x --optimizer-home,
-# at full depth (the default seq), and x --weights at 2 layers, seq 512.
-for m in $models; do
-	for mc in $machines; do
+		# train x --optimizer-step x --optimizer-home at full depth
+		# (the default seq), and x --weights at 2 layers, seq 512.
 		for st in - end in-backward; do
 			for oh in - host device; do
-				a=()
-				[ "$st" = - ] || a+=(--optimizer-step "$st")
-				[ "$oh" = - ] || a+=(--optimizer-home "$oh")
+				opts --optimizer-step "$st" --optimizer-home "$oh"
 				gen "$m" --phase train --machine "$mc" "${a[@]}"
 				for w in - device host; do
-					b=("${a[@]}")
-					[ "$w" = - ] || b+=(--weights "$w")
+					opts --optimizer-step "$st" \
+						--optimizer-home "$oh" --weights "$w"
 					gen "$m" --phase train --machine "$mc" \
-						--layers 2 --seq 512 "${b[@]}"
+						--layers 2 --seq 512 "${a[@]}"
 				done
 			done
 		done
