@@ -38,7 +38,9 @@
  *   a tier; every other weight on the device unless it does not fit.
  * Deterministic: no hashing order is ever walked; routing is a splitmix64
  * stream keyed by (seed, layer), so truncating the depth keeps the routing
- * of the layers kept. Building is linear in ops + tensors. */
+ * of the layers kept. Building is linear in ops + tensors.
+ * The graph is streamed through src/gen/build.h; this file adds the model
+ * tables, the tape the backward is derived from, and the placement. */
 #include "models.h"
 
 #include "build.h"
@@ -118,11 +120,8 @@ static const char *const model_names[] = {"llama3-8b", "llama3-70b",
 /* Machine presets. Device figures are the vendors' dense bf16 tensor rates
  * and HBM bandwidths; host links are measured copy rates, not line rates. */
 typedef struct machine {
-	const char *name, *device;
-	int64_t memory_bytes;
-	double flops_per_s, mem_bandwidth_Bps;
-	int ntiers;
-	hoff_build_tier tier[2];
+	const char *name;
+	hoff_machine_info info; /* all but the name */
 } machine;
 
 /* PCIe 5.0 x16: 64 GB/s a direction on the wire; NVIDIA's nvbandwidth
@@ -132,23 +131,25 @@ typedef struct machine {
  * DDR5 host is an assumption (a 2-socket server). */
 #define PCIE5_HOST(cap) {"host", (cap), 55e9, 55e9, 10e-6}
 
+/* Left unformatted: clang-format would give each field a line. */
+/* clang-format off */
 static const machine machines[] = {
 	/* H100 PCIe 80GB datasheet: 756 TFLOPS bf16 dense (1513 with
 	 * sparsity), HBM2e 2.0 TB/s. */
-	{"h100-pcie5", "H100-PCIe-80GB", 80000000000, 756e12, 2.0e12, 1,
-	 {PCIE5_HOST(2000000000000)}},
+	{"h100-pcie5", {"H100-PCIe-80GB", 80000000000, 756e12, 2.0e12, 1,
+	  {PCIE5_HOST(2000000000000)}}},
 	/* H200 SXM datasheet: 141 GB HBM3e at 4.8 TB/s, 989 TFLOPS bf16
 	 * dense; host over PCIe 5.0 as above. */
-	{"h200", "H200-SXM-141GB", 141000000000, 989e12, 4.8e12, 1,
-	 {PCIE5_HOST(2000000000000)}},
+	{"h200", {"H200-SXM-141GB", 141000000000, 989e12, 4.8e12, 1,
+	  {PCIE5_HOST(2000000000000)}}},
 	/* GH200 96GB: HBM3 4.0 TB/s, 989 TFLOPS; Grace LPDDR5X 480 GB over
 	 * NVLink-C2C, 450 GB/s a direction by spec (900 GB/s total); measured
 	 * 375 GB/s host-to-device and 297 GB/s device-to-host (Li et al.,
 	 * "Harnessing Integrated CPU-GPU System Memory for HPC: a first look
 	 * into Grace Hopper", ICPP 2024, arXiv:2407.07850). Latency 5 us is an
 	 * assumption (copy-engine submit; no PCIe round trips). */
-	{"gh200", "GH200-96GB", 96000000000, 989e12, 4.0e12, 1,
-	 {{"host", 480000000000, 375e9, 297e9, 5e-6}}},
+	{"gh200", {"GH200-96GB", 96000000000, 989e12, 4.0e12, 1,
+	  {{"host", 480000000000, 375e9, 297e9, 5e-6}}}},
 	/* A supernode device: H200-class compute and HBM, a host DDR share
 	 * over PCIe 5.0 (512 GB is an assumption), and a memory pool shared
 	 * by the node's devices over the scale-out RDMA network. The pool is
@@ -156,10 +157,11 @@ static const machine machines[] = {
 	 * 2506.12708: a 400 Gb/s RDMA plane per NPU, 50 GB/s on the wire)
 	 * and of CXL memory pools: 40 GB/s effective each way, 20 us a
 	 * transfer, 16 TB. */
-	{"supernode", "H200-class", 141000000000, 989e12, 4.8e12, 2,
-	 {PCIE5_HOST(512000000000),
-	  {"remote", 16000000000000, 40e9, 40e9, 20e-6}}},
+	{"supernode", {"H200-class", 141000000000, 989e12, 4.8e12, 2,
+	  {PCIE5_HOST(512000000000),
+	   {"remote", 16000000000000, 40e9, 40e9, 20e-6}}}},
 };
+/* clang-format on */
 #define NMACHINES ((int)(sizeof machines / sizeof *machines))
 
 static const char *const machine_names[] = {"h100-pcie5", "h200", "gh200",
@@ -1161,21 +1163,9 @@ static hoff_status place(bld *b)
 bool hoff_machine_preset(const char *name, hoff_machine_info *m)
 {
 	const machine *x = find_machine(name);
-	if (!x)
-		return false;
-	*m = (hoff_machine_info){.device = x->device,
-				 .memory_bytes = x->memory_bytes,
-				 .flops_per_s = x->flops_per_s,
-				 .mem_bandwidth_Bps = x->mem_bandwidth_Bps,
-				 .ntiers = x->ntiers};
-	for (int i = 0; i < x->ntiers; i++) {
-		m->tier[i].name = x->tier[i].name;
-		m->tier[i].capacity_bytes = x->tier[i].capacity_bytes;
-		m->tier[i].h2d_Bps = x->tier[i].h2d_Bps;
-		m->tier[i].d2h_Bps = x->tier[i].d2h_Bps;
-		m->tier[i].latency_s = x->tier[i].latency_s;
-	}
-	return true;
+	if (x)
+		*m = x->info;
+	return x != NULL;
 }
 
 hoff_model_opts hoff_model_defaults(void)
@@ -1210,7 +1200,7 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 		b.kind[k] = hoff_build_intern(&b.gb, "%s", kind_names[k]);
 		b.bkind[k] = hoff_build_intern(&b.gb, "%s_bwd", kind_names[k]);
 	}
-	const machine *m = b.m;
+	const hoff_machine_info *m = &b.m->info;
 	hoff_build_device(&b.gb, m->device, m->memory_bytes, m->flops_per_s,
 			  m->mem_bandwidth_Bps, LAUNCH_S);
 	for (int i = 0; i < m->ntiers; i++)
