@@ -38,11 +38,14 @@
  *   a tier; every other weight on the device unless it does not fit.
  * Deterministic: no hashing order is ever walked; routing is a splitmix64
  * stream keyed by (seed, layer), so truncating the depth keeps the routing
- * of the layers kept. Building is linear in ops + tensors. */
+ * of the layers kept. Building is linear in ops + tensors.
+ * The graph is streamed through src/gen/build.h; this file adds the model
+ * tables, the tape the backward is derived from, and the placement. */
 #include "models.h"
 
+#include "build.h"
+
 #include <assert.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,18 +119,9 @@ static const char *const model_names[] = {"llama3-8b", "llama3-70b",
 
 /* Machine presets. Device figures are the vendors' dense bf16 tensor rates
  * and HBM bandwidths; host links are measured copy rates, not line rates. */
-typedef struct tier_preset {
-	const char *name;
-	int64_t capacity_bytes;
-	double h2d_Bps, d2h_Bps, latency_s;
-} tier_preset;
-
 typedef struct machine {
-	const char *name, *device;
-	int64_t memory_bytes;
-	double flops_per_s, mem_bandwidth_Bps;
-	int ntiers;
-	tier_preset tier[2];
+	const char *name;
+	hoff_machine_info info; /* all but the name */
 } machine;
 
 /* PCIe 5.0 x16: 64 GB/s a direction on the wire; NVIDIA's nvbandwidth
@@ -137,23 +131,25 @@ typedef struct machine {
  * DDR5 host is an assumption (a 2-socket server). */
 #define PCIE5_HOST(cap) {"host", (cap), 55e9, 55e9, 10e-6}
 
+/* Left unformatted: clang-format would give each field a line. */
+/* clang-format off */
 static const machine machines[] = {
 	/* H100 PCIe 80GB datasheet: 756 TFLOPS bf16 dense (1513 with
 	 * sparsity), HBM2e 2.0 TB/s. */
-	{"h100-pcie5", "H100-PCIe-80GB", 80000000000, 756e12, 2.0e12, 1,
-	 {PCIE5_HOST(2000000000000)}},
+	{"h100-pcie5", {"H100-PCIe-80GB", 80000000000, 756e12, 2.0e12, 1,
+	  {PCIE5_HOST(2000000000000)}}},
 	/* H200 SXM datasheet: 141 GB HBM3e at 4.8 TB/s, 989 TFLOPS bf16
 	 * dense; host over PCIe 5.0 as above. */
-	{"h200", "H200-SXM-141GB", 141000000000, 989e12, 4.8e12, 1,
-	 {PCIE5_HOST(2000000000000)}},
+	{"h200", {"H200-SXM-141GB", 141000000000, 989e12, 4.8e12, 1,
+	  {PCIE5_HOST(2000000000000)}}},
 	/* GH200 96GB: HBM3 4.0 TB/s, 989 TFLOPS; Grace LPDDR5X 480 GB over
 	 * NVLink-C2C, 450 GB/s a direction by spec (900 GB/s total); measured
 	 * 375 GB/s host-to-device and 297 GB/s device-to-host (Li et al.,
 	 * "Harnessing Integrated CPU-GPU System Memory for HPC: a first look
 	 * into Grace Hopper", ICPP 2024, arXiv:2407.07850). Latency 5 us is an
 	 * assumption (copy-engine submit; no PCIe round trips). */
-	{"gh200", "GH200-96GB", 96000000000, 989e12, 4.0e12, 1,
-	 {{"host", 480000000000, 375e9, 297e9, 5e-6}}},
+	{"gh200", {"GH200-96GB", 96000000000, 989e12, 4.0e12, 1,
+	  {{"host", 480000000000, 375e9, 297e9, 5e-6}}}},
 	/* A supernode device: H200-class compute and HBM, a host DDR share
 	 * over PCIe 5.0 (512 GB is an assumption), and a memory pool shared
 	 * by the node's devices over the scale-out RDMA network. The pool is
@@ -161,10 +157,11 @@ static const machine machines[] = {
 	 * 2506.12708: a 400 Gb/s RDMA plane per NPU, 50 GB/s on the wire)
 	 * and of CXL memory pools: 40 GB/s effective each way, 20 us a
 	 * transfer, 16 TB. */
-	{"supernode", "H200-class", 141000000000, 989e12, 4.8e12, 2,
-	 {PCIE5_HOST(512000000000),
-	  {"remote", 16000000000000, 40e9, 40e9, 20e-6}}},
+	{"supernode", {"H200-class", 141000000000, 989e12, 4.8e12, 2,
+	  {PCIE5_HOST(512000000000),
+	   {"remote", 16000000000000, 40e9, 40e9, 20e-6}}}},
 };
+/* clang-format on */
 #define NMACHINES ((int)(sizeof machines / sizeof *machines))
 
 static const char *const machine_names[] = {"h100-pcie5", "h200", "gh200",
@@ -201,12 +198,10 @@ typedef struct entry {
 } entry;
 
 typedef struct bld {
-	hoff_graph *g;
+	hoff_build gb; /* the graph; its first failure stops every call */
 	const cfg *c;
 	const machine *m;
 	const hoff_model_opts *o;
-	hoff_err *e;
-	hoff_status st; /* first failure; every later call does nothing */
 	int phase;
 	int32_t L;      /* layers built */
 	int64_t T;      /* tokens through the layers */
@@ -232,8 +227,6 @@ typedef struct bld {
 	int32_t group;  /* group of the weights being created */
 	int32_t *grad;  /* (ntensors) current gradient of a tensor */
 	uint16_t *ngrad; /* (ntensors) gradients made so far */
-	char cur[160];  /* id of the op being built */
-	char name[192];
 } bld;
 
 /* ---- configurations ---------------------------------------------------- */
@@ -326,14 +319,6 @@ const char *const *hoff_machine_names(void) { return machine_names; }
 
 /* ---- routing ----------------------------------------------------------- */
 
-static uint64_t mix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
-
 /* The k experts of layer l, ascending: a partial Fisher-Yates shuffle of
  * perm (E slots) drawn from a stream keyed by (seed, l). */
 static void route(uint64_t seed, int32_t l, int32_t E, int32_t k,
@@ -343,7 +328,8 @@ static void route(uint64_t seed, int32_t l, int32_t E, int32_t k,
 	for (int32_t i = 0; i < E; i++)
 		perm[i] = i;
 	for (int32_t j = 0; j < k; j++) {
-		int32_t x = j + (int32_t)(mix(&s) % (uint64_t)(E - j));
+		int32_t x =
+			j + (int32_t)(hoff_build_rand(&s) % (uint64_t)(E - j));
 		int32_t t = perm[j];
 		perm[j] = perm[x];
 		perm[x] = t;
@@ -358,127 +344,54 @@ static void route(uint64_t seed, int32_t l, int32_t E, int32_t k,
 
 /* ---- builder helpers ----------------------------------------------------- */
 
+#define TIER 0 /* a home on the first tier; place() picks the final one */
+
 static void oom(bld *b)
 {
-	if (b->st == HOFF_OK)
-		b->st = hoff_seterr(b->e, HOFF_ENOMEM, "model: out of memory");
-}
-
-static bool vname(bld *b, char *dst, size_t n, const char *fmt, va_list ap)
-{
-	int r = vsnprintf(dst, n, fmt, ap);
-	if (r < 0 || (size_t)r >= n) {
-		if (b->st == HOFF_OK)
-			b->st = hoff_seterr(b->e, HOFF_EINPUT,
-					    "model: id too long");
-		return false;
-	}
-	return true;
-}
-
-enum { H_PRODUCED, H_DEVICE, H_TIER };
-
-/* A new tensor; home H_DEVICE, H_TIER (the first tier; the final tier is
- * chosen by place_tiers()) or H_PRODUCED (no home written). */
-static int32_t tensor(bld *b, int64_t bytes, int kind, int home,
-		      const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 5, 6)))
-#endif
-	;
-static int32_t tensor(bld *b, int64_t bytes, int kind, int home,
-		      const char *fmt, ...)
-{
-	if (b->st != HOFF_OK)
-		return HOFF_NONE;
-	va_list ap;
-	va_start(ap, fmt);
-	bool ok = vname(b, b->name, sizeof b->name, fmt, ap);
-	va_end(ap);
-	if (!ok)
-		return HOFF_NONE;
-	assert(bytes > 0);
-	int32_t t = hoff_graph_add_tensor(b->g, b->name, bytes, b->e);
-	if (t == HOFF_NONE) {
-		b->st = HOFF_ENOMEM;
-		return HOFF_NONE;
-	}
-	hoff_tensor *x = &b->g->tensor[t];
-	x->kind = (uint8_t)kind;
-	x->flags |= HOFF_T_HAS_KIND;
-	if (home != H_PRODUCED) {
-		x->home = home == H_TIER ? 0 : HOFF_DEVICE;
-		x->flags |= HOFF_T_HAS_HOME;
-	}
-	hoff_tensor_defaults(x);
-	return t;
+	if (b->gb.st == HOFF_OK)
+		b->gb.st = hoff_seterr(b->gb.e, HOFF_ENOMEM,
+				       "model: out of memory");
 }
 
 /* Starts an op "layers.<l>.<suffix>" (l in 0 .. L-1) or "<suffix>" (l < 0:
  * the embedding, op layer 0; l == L: the head, op layer L). With factor >
  * 0 in training, the op goes on the tape and gets a backward of factor
  * times its flops. */
-static bool op(bld *b, int kind, int32_t l, double factor, const char *fmt,
-	       ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 5, 6)))
-#endif
-	;
-static bool op(bld *b, int kind, int32_t l, double factor, const char *fmt,
-	       ...)
+static bool op(bld *b, int kind, int32_t l, double factor, const char *suffix)
 {
-	if (b->st != HOFF_OK)
-		return false;
-	char suffix[128];
-	va_list ap;
-	va_start(ap, fmt);
-	bool ok = vname(b, suffix, sizeof suffix, fmt, ap);
-	va_end(ap);
-	if (!ok)
-		return false;
-	if (l >= 0 && l < b->L)
-		snprintf(b->cur, sizeof b->cur, "layers.%d.%s", (int)l, suffix);
-	else
-		snprintf(b->cur, sizeof b->cur, "%s", suffix);
-	int32_t k = hoff_graph_add_op(b->g, b->cur, b->e);
-	if (k == HOFF_NONE) {
-		b->st = HOFF_ENOMEM;
+	bool ok = l >= 0 && l < b->L
+			  ? hoff_build_op(&b->gb, b->kind[kind], l,
+					  "layers.%d.%s", (int)l, suffix)
+			  : hoff_build_op(&b->gb, b->kind[kind], l < 0 ? 0 : l,
+					  "%s", suffix);
+	b->taping = ok && b->phase == P_TRAIN && factor > 0;
+	if (b->taping && !hoff_grow((void **)&b->ent, &b->ent_cap, b->nent + 1,
+				    sizeof *b->ent)) {
+		oom(b);
 		return false;
 	}
-	hoff_op *o = &b->g->op[k];
-	o->kind = b->kind[kind];
-	o->layer = l < 0 ? 0 : l;
-	o->flags |= HOFF_O_HAS_LAYER;
-	b->taping = b->phase == P_TRAIN && factor > 0;
-	if (b->taping) {
-		if (!hoff_grow((void **)&b->ent, &b->ent_cap, b->nent + 1,
-			       sizeof *b->ent)) {
-			oom(b);
-			return false;
-		}
-		b->ent[b->nent++] = (entry){.op = k, .kind = kind,
-					    .factor = factor, .first = b->nit};
-	}
-	return true;
+	if (b->taping)
+		b->ent[b->nent++] = (entry){.op = b->gb.g->nops - 1,
+					    .kind = kind,
+					    .factor = factor,
+					    .first = b->nit};
+	return ok;
 }
-
-static hoff_op *cur(bld *b) { return &b->g->op[b->g->nops - 1]; }
 
 /* Adds t to list u of the current op and, when taping, to its tape entry
  * with flags f. */
 static void use(bld *b, hoff_use u, int32_t t, uint8_t f)
 {
-	if (b->st != HOFF_OK || t == HOFF_NONE)
-		return;
-	if ((b->st = hoff_graph_op_use(b->g, u, t, b->e)) != HOFF_OK)
-		return;
-	if (!b->taping || u == HOFF_USE_UPD)
+	hoff_build_use(&b->gb, u, t);
+	if (b->gb.st != HOFF_OK || t == HOFF_NONE || !b->taping ||
+	    u == HOFF_USE_UPD)
 		return;
 	if (!hoff_grow((void **)&b->it, &b->it_cap, b->nit + 1, sizeof *b->it)) {
 		oom(b);
 		return;
 	}
-	b->it[b->nit++] = (item){t, (uint8_t)(f | (u == HOFF_USE_OUT ? F_OUT : 0))};
+	b->it[b->nit++] =
+		(item){t, (uint8_t)(f | (u == HOFF_USE_OUT ? F_OUT : 0))};
 	b->ent[b->nent - 1].n++;
 }
 
@@ -488,7 +401,8 @@ static void in(bld *b, int32_t t, uint8_t f) { use(b, HOFF_USE_IN, t, f); }
 static int32_t out(bld *b, int64_t bytes, int kind, uint8_t f,
 		   const char *suffix)
 {
-	int32_t t = tensor(b, bytes, kind, H_PRODUCED, "%s.%s", b->cur, suffix);
+	int32_t t = hoff_build_tensor(&b->gb, bytes, kind, HOFF_BUILD_PRODUCED,
+				      "%s.%s", b->gb.id, suffix);
 	use(b, HOFF_USE_OUT, t, f);
 	return t;
 }
@@ -512,48 +426,24 @@ static int32_t weight_t(bld *b, int32_t t)
 /* A device-homed weight of `params` parameters, "<op id>.<suffix>". */
 static int32_t weight(bld *b, int64_t params, const char *suffix)
 {
-	return weight_t(b, tensor(b, params * DT, HOFF_KIND_WEIGHT, H_DEVICE,
-				  "%s.%s", b->cur, suffix));
+	return weight_t(b, hoff_build_tensor(&b->gb, params * DT,
+					     HOFF_KIND_WEIGHT, HOFF_DEVICE,
+					     "%s.%s", b->gb.id, suffix));
 }
 
-/* Sum of the bytes the current op reads and writes (updates count twice). */
-static double io_bytes(bld *b)
-{
-	const hoff_graph *g = b->g;
-	int32_t k = g->nops - 1;
-	double s = 0;
-	for (int64_t i = g->in_off[k]; i < g->in_off[k + 1]; i++)
-		s += (double)g->tensor[g->in[i]].bytes;
-	for (int64_t i = g->upd_off[k]; i < g->upd_off[k + 1]; i++)
-		s += 2.0 * (double)g->tensor[g->upd[i]].bytes;
-	for (int64_t i = g->out_off[k]; i < g->out_off[k + 1]; i++)
-		s += (double)g->tensor[g->out[i]].bytes;
-	return s;
-}
-
-/* Roofline inputs of the current op; bytes < 0: io_bytes(). */
+/* Roofline inputs of the current op; bytes < 0: those of its lists. */
 static void cost(bld *b, double flops, double bytes)
 {
-	if (b->st != HOFF_OK)
-		return;
-	hoff_op *o = cur(b);
-	o->flops = flops;
-	o->bytes_accessed = bytes < 0 ? io_bytes(b) : bytes;
-	o->flags |= HOFF_O_HAS_FLOPS | HOFF_O_HAS_BYTES_ACCESSED;
-	if (b->taping)
+	hoff_build_cost(&b->gb, flops, bytes);
+	if (b->gb.st == HOFF_OK && b->taping)
 		b->ent[b->nent - 1].flops = flops;
 }
 
 /* Workspace of the current op (ws) and of its backward (bws). */
 static void workspace(bld *b, int64_t ws, int64_t bws)
 {
-	if (b->st != HOFF_OK)
-		return;
-	if (ws > 0) {
-		cur(b)->workspace_bytes = ws;
-		cur(b)->flags |= HOFF_O_HAS_WORKSPACE;
-	}
-	if (b->taping)
+	hoff_build_workspace(&b->gb, ws);
+	if (b->gb.st == HOFF_OK && b->taping)
 		b->ent[b->nent - 1].bws = bws;
 }
 
@@ -563,7 +453,7 @@ static void workspace(bld *b, int64_t ws, int64_t bws)
 static int32_t norm(bld *b, int32_t l, const char *suffix, int32_t x,
 		    int64_t rows, int64_t width)
 {
-	if (!op(b, K_NORM, l, 2.0, "%s", suffix))
+	if (!op(b, K_NORM, l, 2.0, suffix))
 		return HOFF_NONE;
 	in(b, x, F_SAVE | F_DIFF);
 	in(b, weight(b, width, "weight"), F_W | F_SAVE);
@@ -579,7 +469,7 @@ static int32_t norm(bld *b, int32_t l, const char *suffix, int32_t x,
 static int32_t proj(bld *b, int32_t l, const char *suffix, int32_t x,
 		    int64_t K, int64_t N, bool fused_norm, int32_t res)
 {
-	if (!op(b, K_MATMUL, l, 2.0, "%s", suffix))
+	if (!op(b, K_MATMUL, l, 2.0, suffix))
 		return HOFF_NONE;
 	in(b, x, F_SAVE | F_DIFF);
 	if (fused_norm)
@@ -598,13 +488,14 @@ static void kv_blocks(bld *b, int32_t l, int32_t *blk)
 {
 	int64_t bytes = b->o->batch * b->blk_tokens * b->kvtok;
 	if (b->kv_host) {
-		blk[0] = tensor(b, bytes, HOFF_KIND_KV, H_TIER, "layers.%d.kv",
-				(int)l);
+		blk[0] = hoff_build_tensor(&b->gb, bytes, HOFF_KIND_KV, TIER,
+					   "layers.%d.kv", (int)l);
 		return;
 	}
 	for (int64_t j = 0; j < b->nblk; j++)
-		blk[j] = tensor(b, bytes, HOFF_KIND_KV, H_DEVICE,
-				"layers.%d.kv.%lld", (int)l, (long long)j);
+		blk[j] = hoff_build_tensor(&b->gb, bytes, HOFF_KIND_KV,
+					   HOFF_DEVICE, "layers.%d.kv.%lld",
+					   (int)l, (long long)j);
 }
 
 /* The attention core: reads q and the current keys and values (acts),
@@ -631,11 +522,11 @@ static int32_t attn_core(bld *b, int32_t l, const int32_t *acts, int nacts,
 	}
 	int32_t o = out(b, b->T * d_attn_out(b->c) * DT, HOFF_KIND_ACTIVATION,
 			F_SAVE | F_DIFF, "out");
-	if (b->st != HOFF_OK)
+	if (b->gb.st != HOFF_OK)
 		return HOFF_NONE;
 	for (int i = 0; i < nacts; i++)
-		bytes += (double)b->g->tensor[acts[i]].bytes;
-	bytes += (double)b->g->tensor[o].bytes;
+		bytes += (double)b->gb.g->tensor[acts[i]].bytes;
+	bytes += (double)b->gb.g->tensor[o].bytes;
 	cost(b, flops, bytes);
 	return o;
 }
@@ -692,22 +583,25 @@ static int32_t attention(bld *b, int32_t l, int32_t h, int32_t *blk)
 		o = attn_core(b, l, a, 3, blk, NULL, 0, flops, cache);
 	} else {
 		int32_t w[2];
-		w[0] = weight_t(b, tensor(b, c->kv_lora * DT, HOFF_KIND_WEIGHT,
-					  H_DEVICE,
-					  "layers.%d.attn.kv_b_proj.norm.weight",
-					  (int)l));
-		w[1] = weight_t(b, tensor(b, c->kv_lora * dkvb * DT,
-					  HOFF_KIND_WEIGHT, H_DEVICE,
-					  "layers.%d.attn.kv_b_proj.weight",
-					  (int)l));
+		w[0] = weight_t(b,
+				hoff_build_tensor(
+					&b->gb, c->kv_lora * DT,
+					HOFF_KIND_WEIGHT, HOFF_DEVICE,
+					"layers.%d.attn.kv_b_proj.norm.weight",
+					(int)l));
+		w[1] = weight_t(
+			b, hoff_build_tensor(&b->gb, c->kv_lora * dkvb * DT,
+					     HOFF_KIND_WEIGHT, HOFF_DEVICE,
+					     "layers.%d.attn.kv_b_proj.weight",
+					     (int)l));
 		const double ctx = (double)b->ctx, r = (double)c->kv_lora;
 		double flops =
 			2.0 * batch * (double)nh *
 			(ctx * (r + (double)c->qk_rope) + ctx * r +
 			 (double)c->qk_nope * r + r * (double)c->v_head);
-		double wb = b->st == HOFF_OK
-				    ? (double)(b->g->tensor[w[0]].bytes +
-					       b->g->tensor[w[1]].bytes)
+		double wb = b->gb.st == HOFF_OK
+				    ? (double)(b->gb.g->tensor[w[0]].bytes +
+					       b->gb.g->tensor[w[1]].bytes)
 				    : 0;
 		o = attn_core(b, l, a, 2, blk, w, 2, flops, cache + wb);
 	}
@@ -720,7 +614,7 @@ static int32_t attention(bld *b, int32_t l, int32_t h, int32_t *blk)
 static int32_t expert(bld *b, int32_t l, const char *suffix, int32_t x2,
 		      int32_t probs, int32_t w, int32_t acc, int64_t ffn)
 {
-	if (!op(b, K_EXPERT, l, 2.0, "%s", suffix))
+	if (!op(b, K_EXPERT, l, 2.0, suffix))
 		return HOFF_NONE;
 	const int64_t T = b->T, H = b->c->hidden, mid = T * 2 * ffn * DT;
 	in(b, x2, F_SAVE | F_DIFF);
@@ -760,10 +654,11 @@ static int32_t ffn(bld *b, int32_t l, int32_t h2, int32_t *perm,
 	}
 	/* Every routed expert of the layer exists, homed on a tier. */
 	for (int32_t x = 0; x < c->experts; x++)
-		ew[x] = weight_t(b, tensor(b, p_expert(c) * DT,
-					   HOFF_KIND_WEIGHT, H_TIER,
-					   "layers.%d.moe.experts.%d.weight",
-					   (int)l, (int)x));
+		ew[x] = weight_t(
+			b, hoff_build_tensor(&b->gb, p_expert(c) * DT,
+					     HOFF_KIND_WEIGHT, TIER,
+					     "layers.%d.moe.experts.%d.weight",
+					     (int)l, (int)x));
 	if (!op(b, K_ROUTER, l, 2.0, "moe.router"))
 		return HOFF_NONE;
 	in(b, x2, F_SAVE | F_DIFF);
@@ -802,17 +697,18 @@ static int32_t ffn(bld *b, int32_t l, int32_t h2, int32_t *perm,
  * further contribution (the earlier one is read and accumulated). */
 static int32_t new_grad(bld *b, int32_t t)
 {
-	if (b->st != HOFF_OK)
+	if (b->gb.st != HOFF_OK)
 		return HOFF_NONE;
 	/* Copies: adding a tensor may move g->tensor (ids are pooled). */
-	const int64_t bytes = b->g->tensor[t].bytes;
-	const char *id = b->g->tensor[t].id;
+	const int64_t bytes = b->gb.g->tensor[t].bytes;
+	const char *id = b->gb.g->tensor[t].id;
 	assert(b->ngrad[t] < UINT16_MAX); /* a handful of readers at most */
 	if (b->ngrad[t]++ == 0)
-		return tensor(b, bytes, HOFF_KIND_GRADIENT, H_PRODUCED,
-			      "%s.grad", id);
-	return tensor(b, bytes, HOFF_KIND_GRADIENT, H_PRODUCED, "%s.grad.%d",
-		      id, (int)b->ngrad[t] - 1);
+		return hoff_build_tensor(&b->gb, bytes, HOFF_KIND_GRADIENT,
+					 HOFF_BUILD_PRODUCED, "%s.grad", id);
+	return hoff_build_tensor(&b->gb, bytes, HOFF_KIND_GRADIENT,
+				 HOFF_BUILD_PRODUCED, "%s.grad.%d", id,
+				 (int)b->ngrad[t] - 1);
 }
 
 /* The backward of tape entry e: reads the gradients of its outputs, the
@@ -821,7 +717,7 @@ static int32_t new_grad(bld *b, int32_t t)
  * differentiated. */
 static void backward_op(bld *b, size_t e)
 {
-	hoff_graph *g = b->g;
+	hoff_graph *g = b->gb.g;
 	const entry *en = &b->ent[e];
 	const item *it = &b->it[en->first];
 	bool any = false;
@@ -831,20 +727,10 @@ static void backward_op(bld *b, size_t e)
 	if (!any)
 		return;
 	const hoff_op *fo = &g->op[en->op];
-	char id[sizeof b->cur];
-	snprintf(id, sizeof id, "%s.bwd", fo->id);
-	int64_t layer = fo->layer;
-	int32_t k = hoff_graph_add_op(g, id, b->e);
-	if (k == HOFF_NONE) {
-		b->st = HOFF_ENOMEM;
-		return;
-	}
-	hoff_op *o = &g->op[k];
-	o->kind = b->bkind[en->kind];
-	o->layer = layer;
-	o->flags |= HOFF_O_HAS_LAYER;
 	b->taping = false;
-	snprintf(b->cur, sizeof b->cur, "%s", id);
+	if (!hoff_build_op(&b->gb, b->bkind[en->kind], fo->layer, "%s.bwd",
+			   fo->id))
+		return;
 	for (size_t i = 0; i < en->n; i++)
 		if ((it[i].f & (F_OUT | F_DIFF)) == (F_OUT | F_DIFF))
 			in(b, b->grad[it[i].t], 0);
@@ -874,23 +760,24 @@ static void adam(bld *b, int32_t grp, size_t lo, size_t hi)
 	bool any = false;
 	for (size_t x = lo; x < hi; x++)
 		any |= b->grad[b->w[x]] != HOFF_NONE;
-	if (!any || b->st != HOFF_OK)
+	if (!any || b->gb.st != HOFF_OK)
 		return;
 	bool ok = grp == 0     ? op(b, K_OPT, -1, 0, "embed.adam")
 		  : grp > b->L ? op(b, K_OPT, b->L, 0, "head.adam")
 			       : op(b, K_OPT, grp - 1, 0, "adam");
 	if (!ok)
 		return;
-	int home = b->opt_device ? H_DEVICE : H_TIER;
+	int home = b->opt_device ? HOFF_DEVICE : TIER;
 	double params = 0;
 	for (size_t x = lo; x < hi; x++) {
 		int32_t w = b->w[x];
 		if (b->grad[w] == HOFF_NONE)
 			continue; /* an expert no op used */
-		const hoff_tensor *t = &b->g->tensor[w];
+		const hoff_tensor *t = &b->gb.g->tensor[w];
 		int64_t p = t->bytes / DT;
-		int32_t m = tensor(b, p * ADAM_BYTES, HOFF_KIND_OPTIMIZER, home,
-				   "%s.adam", t->id);
+		int32_t m = hoff_build_tensor(&b->gb, p * ADAM_BYTES,
+					      HOFF_KIND_OPTIMIZER, home,
+					      "%s.adam", t->id);
 		in(b, b->grad[w], 0);
 		use(b, HOFF_USE_UPD, w, 0);
 		use(b, HOFF_USE_UPD, m, 0);
@@ -912,13 +799,13 @@ static void backward(bld *b)
 	const int32_t ng = b->L + 2;
 	size_t *lo = hoff_alloc((size_t)ng + 1, sizeof *lo);
 	int64_t *fin = hoff_alloc((size_t)ng, sizeof *fin);
-	int32_t *grp = hoff_alloc((size_t)b->g->ntensors, sizeof *grp);
+	int32_t *grp = hoff_alloc((size_t)b->gb.g->ntensors, sizeof *grp);
 	int32_t *order = hoff_alloc((size_t)ng, sizeof *order);
 	if (!lo || !fin || !grp || !order) {
 		oom(b);
 		goto out;
 	}
-	for (int32_t t = 0; t < b->g->ntensors; t++)
+	for (int32_t t = 0; t < b->gb.g->ntensors; t++)
 		grp[t] = -1;
 	for (int32_t x = 0, i = 0; x <= ng; x++) {
 		while ((size_t)i < b->nw && b->wgrp[i] < x)
@@ -952,7 +839,7 @@ static void backward(bld *b)
 		     next++)
 			adam(b, order[next], lo[order[next]],
 			     lo[order[next] + 1]);
-	for (size_t e = b->nent; e-- > 0 && b->st == HOFF_OK;) {
+	for (size_t e = b->nent; e-- > 0 && b->gb.st == HOFF_OK;) {
 		backward_op(b, e);
 		if (b->opt_in_backward)
 			for (; next < ng && fin[order[next]] == (int64_t)e;
@@ -963,7 +850,7 @@ static void backward(bld *b)
 	if (!b->opt_in_backward)
 		for (int32_t x = 0; x < ng; x++)
 			adam(b, x, lo[x], lo[x + 1]);
-	assert(b->st != HOFF_OK || !b->opt_in_backward || next == ng);
+	assert(b->gb.st != HOFF_OK || !b->opt_in_backward || next == ng);
 out:
 	free(lo);
 	free(fin);
@@ -991,14 +878,16 @@ static void build(bld *b)
 	b->group = 0;
 	if (!op(b, K_EMBED, -1, 1.0, "embed"))
 		goto out;
-	in(b, tensor(b, T * TOKEN_BYTES, HOFF_KIND_INPUT, H_DEVICE, "tokens"),
+	in(b,
+	   hoff_build_tensor(&b->gb, T * TOKEN_BYTES, HOFF_KIND_INPUT,
+			     HOFF_DEVICE, "tokens"),
 	   F_SAVE);
 	in(b, weight(b, V * H, "weight"), F_W);
 	int32_t h = out(b, T * H * DT, HOFF_KIND_ACTIVATION, F_DIFF, "out");
 	/* Gathers T rows of the table. */
 	cost(b, 0, (double)(T * TOKEN_BYTES + 2 * T * H * DT));
 
-	for (int32_t l = 0; l < L && b->st == HOFF_OK; l++) {
+	for (int32_t l = 0; l < L && b->gb.st == HOFF_OK; l++) {
 		b->group = l + 1;
 		int32_t h2 = attention(b, l, h, blk);
 		h = ffn(b, l, h2, perm, pick, ew);
@@ -1021,8 +910,9 @@ static void build(bld *b)
 			goto out;
 		in(b, xf, 0);
 		in(b, weight(b, V * H, "weight"), 0);
-		int32_t y = tensor(b, b->Th * V * DT, HOFF_KIND_OUTPUT,
-				   H_PRODUCED, "logits");
+		int32_t y = hoff_build_tensor(&b->gb, b->Th * V * DT,
+					      HOFF_KIND_OUTPUT,
+					      HOFF_BUILD_PRODUCED, "logits");
 		use(b, HOFF_USE_OUT, y, 0);
 		cost(b, 2.0 * (double)b->Th * (double)H * (double)V, -1);
 		goto out;
@@ -1033,16 +923,18 @@ static void build(bld *b)
 	if (!op(b, K_LOSS, L, 0, "lm_head"))
 		goto out;
 	int32_t wh = weight(b, V * H, "weight");
-	int32_t labels = tensor(b, T * TOKEN_BYTES, HOFF_KIND_INPUT, H_DEVICE,
-				"labels");
+	int32_t labels = hoff_build_tensor(&b->gb, T * TOKEN_BYTES,
+					   HOFF_KIND_INPUT, HOFF_DEVICE,
+					   "labels");
 	in(b, xf, 0);
 	in(b, wh, 0);
 	in(b, labels, 0);
-	int32_t loss = tensor(b, 4, HOFF_KIND_OUTPUT, H_PRODUCED, "loss");
+	int32_t loss = hoff_build_tensor(&b->gb, 4, HOFF_KIND_OUTPUT,
+					 HOFF_BUILD_PRODUCED, "loss");
 	use(b, HOFF_USE_OUT, loss, 0);
-	if (b->st != HOFF_OK)
+	if (b->gb.st != HOFF_OK)
 		goto out;
-	size_t n = (size_t)b->g->ntensors + 2;
+	size_t n = (size_t)b->gb.g->ntensors + 2;
 	b->grad = hoff_alloc(n, sizeof *b->grad);
 	b->ngrad = hoff_zalloc(n, sizeof *b->ngrad);
 	if (!b->grad || !b->ngrad) {
@@ -1060,8 +952,9 @@ static void build(bld *b)
 	int64_t logits = T * V * SCORE_DT;
 	workspace(b, logits, 0);
 	cost(b, 6.0 * (double)T * (double)H * (double)V, -1);
-	if (b->st == HOFF_OK)
-		cur(b)->bytes_accessed += 2.0 * (double)logits;
+	if (b->gb.st == HOFF_OK)
+		b->gb.g->op[b->gb.g->nops - 1].bytes_accessed +=
+			2.0 * (double)logits;
 	backward(b);
 out:
 	free(perm);
@@ -1070,59 +963,60 @@ out:
 	free(blk);
 }
 
-/* s is NULL or one of the names a, b, c (c may be NULL). */
-static bool one_of(const char *s, const char *a, const char *b, const char *c)
+/* The index of s in the NULL-terminated list names; -1 when absent. */
+static int find(const char *const *names, const char *s)
 {
-	return !s || strcmp(s, a) == 0 || strcmp(s, b) == 0 ||
-	       (c && strcmp(s, c) == 0);
+	for (int i = 0; s && names[i]; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
 }
+
+/* HOFF_EUSAGE for option `what`, whose value v (NULL: none) is not one of
+ * names: "unknown <what> "v" (a, b, c)" when `unknown`, else "<what> must
+ * be a, b or c, not "v"". */
+static hoff_status bad_name(hoff_err *e, const char *what, const char *v,
+			    const char *const *names, bool unknown)
+{
+	char list[128] = "";
+	for (int i = 0; names[i]; i++) {
+		const char *sep = i == 0		    ? ""
+				  : unknown || names[i + 1] ? ", "
+							    : " or ";
+		size_t n = strlen(list);
+		snprintf(list + n, sizeof list - n, "%s%s", sep, names[i]);
+	}
+	if (unknown)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "model: unknown %s \"%s\" (%s)", what,
+				   v ? v : "(null)", list);
+	return hoff_seterr(e, HOFF_EUSAGE, "model: %s must be %s, not \"%s\"",
+			   what, list, v);
+}
+
+static const char *const home_names[] = {"auto", "device", "host", NULL};
+static const char *const step_names[] = {"end", "in-backward", NULL};
+static const char *const opt_home_names[] = {"host", "device", NULL};
 
 /* Checks the options and fills the derived sizes of b. */
 static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 {
-	b->c = find_cfg(o->model);
-	if (!b->c)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: unknown model \"%s\" (llama3-8b, "
-				   "llama3-70b, mixtral-8x7b, deepseek-v3)",
-				   o->model ? o->model : "(null)");
-	b->m = find_machine(o->machine);
-	if (!b->m)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: unknown machine \"%s\" (h100-pcie5, "
-				   "h200, gh200, supernode)",
-				   o->machine ? o->machine : "(null)");
-	b->phase = -1;
-	for (int p = 0; o->phase && p < NPHASES; p++)
-		if (strcmp(o->phase, phase_names[p]) == 0)
-			b->phase = p;
-	if (b->phase < 0)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: unknown phase \"%s\" (prefill, "
-				   "decode, train)",
-				   o->phase ? o->phase : "(null)");
-	if (o->weights && strcmp(o->weights, "auto") != 0 &&
-	    strcmp(o->weights, "device") != 0 &&
-	    strcmp(o->weights, "host") != 0)
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: weights must be auto, device or "
-				   "host, not \"%s\"",
-				   o->weights);
-	if (!one_of(o->kv, "auto", "device", "host"))
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: kv must be auto, device or host, "
-				   "not \"%s\"",
-				   o->kv);
-	if (!one_of(o->optimizer_step, "end", "in-backward", NULL))
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: optimizer_step must be end or "
-				   "in-backward, not \"%s\"",
-				   o->optimizer_step);
-	if (!one_of(o->optimizer_home, "host", "device", NULL))
-		return hoff_seterr(e, HOFF_EUSAGE,
-				   "model: optimizer_home must be host or "
-				   "device, not \"%s\"",
-				   o->optimizer_home);
+	if (!(b->c = find_cfg(o->model)))
+		return bad_name(e, "model", o->model, model_names, true);
+	if (!(b->m = find_machine(o->machine)))
+		return bad_name(e, "machine", o->machine, machine_names, true);
+	if ((b->phase = find(phase_names, o->phase)) < 0)
+		return bad_name(e, "phase", o->phase, phase_names, true);
+	if (o->weights && find(home_names, o->weights) < 0)
+		return bad_name(e, "weights", o->weights, home_names, false);
+	if (o->kv && find(home_names, o->kv) < 0)
+		return bad_name(e, "kv", o->kv, home_names, false);
+	if (o->optimizer_step && find(step_names, o->optimizer_step) < 0)
+		return bad_name(e, "optimizer_step", o->optimizer_step,
+				step_names, false);
+	if (o->optimizer_home && find(opt_home_names, o->optimizer_home) < 0)
+		return bad_name(e, "optimizer_home", o->optimizer_home,
+				opt_home_names, false);
 	if (o->kv && b->phase == P_TRAIN)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "model: kv applies to prefill and decode "
@@ -1180,33 +1074,6 @@ static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 	return HOFF_OK;
 }
 
-static hoff_status set_machine(bld *b)
-{
-	hoff_graph *g = b->g;
-	const machine *m = b->m;
-	g->device.name = hoff_graph_intern(g, m->device);
-	g->device.memory_bytes = m->memory_bytes;
-	g->device.flops_per_s = m->flops_per_s;
-	g->device.mem_bandwidth_Bps = m->mem_bandwidth_Bps;
-	g->device.op_overhead_s = LAUNCH_S;
-	g->device.has_flops = g->device.has_mem_bw = true;
-	g->device.has_overhead = true;
-	if (!g->device.name)
-		return hoff_seterr(b->e, HOFF_ENOMEM, "model: out of memory");
-	for (int i = 0; i < m->ntiers; i++) {
-		int32_t r = hoff_graph_add_tier(g, m->tier[i].name, b->e);
-		if (r == HOFF_NONE)
-			return HOFF_ENOMEM;
-		hoff_tier *t = &g->tier[r];
-		t->h2d_Bps = m->tier[i].h2d_Bps;
-		t->d2h_Bps = m->tier[i].d2h_Bps;
-		t->latency_s = m->tier[i].latency_s;
-		t->has_latency = true;
-		t->capacity_bytes = m->tier[i].capacity_bytes;
-	}
-	return HOFF_OK;
-}
-
 static int64_t device_inputs(const hoff_graph *g)
 {
 	int64_t s = 0;
@@ -1243,7 +1110,7 @@ static void fmt_bytes(char *buf, size_t n, double x)
  * the rest, in id order. HOFF_EUSAGE when they do not all fit. */
 static hoff_status place(bld *b)
 {
-	hoff_graph *g = b->g;
+	hoff_graph *g = b->gb.g;
 	const char *w = b->o->weights;
 	int64_t fit = g->device.memory_bytes / FIT_DEN * FIT_NUM;
 	if (w && strcmp(w, "host") == 0)
@@ -1283,7 +1150,7 @@ static hoff_status place(bld *b)
 			cap += (double)g->tier[r].capacity_bytes;
 		fmt_bytes(a, sizeof a, want);
 		fmt_bytes(c, sizeof c, cap);
-		return hoff_seterr(b->e, HOFF_EUSAGE,
+		return hoff_seterr(b->gb.e, HOFF_EUSAGE,
 				   "model: %s %s needs %s off the device but "
 				   "machine %s's tiers hold %s; use fewer "
 				   "layers or another machine",
@@ -1296,21 +1163,9 @@ static hoff_status place(bld *b)
 bool hoff_machine_preset(const char *name, hoff_machine_info *m)
 {
 	const machine *x = find_machine(name);
-	if (!x)
-		return false;
-	*m = (hoff_machine_info){.device = x->device,
-				 .memory_bytes = x->memory_bytes,
-				 .flops_per_s = x->flops_per_s,
-				 .mem_bandwidth_Bps = x->mem_bandwidth_Bps,
-				 .ntiers = x->ntiers};
-	for (int i = 0; i < x->ntiers; i++) {
-		m->tier[i].name = x->tier[i].name;
-		m->tier[i].capacity_bytes = x->tier[i].capacity_bytes;
-		m->tier[i].h2d_Bps = x->tier[i].h2d_Bps;
-		m->tier[i].d2h_Bps = x->tier[i].d2h_Bps;
-		m->tier[i].latency_s = x->tier[i].latency_s;
-	}
-	return true;
+	if (x)
+		*m = x->info;
+	return x != NULL;
 }
 
 hoff_model_opts hoff_model_defaults(void)
@@ -1336,89 +1191,63 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 {
 	HOFF_REQUIRE(o && out);
 	*out = NULL;
-	bld b = {.o = o, .e = e};
+	bld b = {.o = o};
 	hoff_status st = check(&b, o, e);
 	if (st != HOFF_OK)
 		return st;
-	st = HOFF_ENOMEM;
-	b.g = hoff_graph_new();
-	if (!b.g) {
-		hoff_seterr(e, st, "model: out of memory");
-		goto fail;
-	}
+	hoff_build_begin(&b.gb, "model", 0, e);
 	for (int k = 0; k < NK; k++) {
-		char bk[32];
-		snprintf(bk, sizeof bk, "%s_bwd", kind_names[k]);
-		b.kind[k] = hoff_graph_intern(b.g, kind_names[k]);
-		b.bkind[k] = hoff_graph_intern(b.g, bk);
-		if (!b.kind[k] || !b.bkind[k]) {
-			hoff_seterr(e, st, "model: out of memory");
-			goto fail;
-		}
+		b.kind[k] = hoff_build_intern(&b.gb, "%s", kind_names[k]);
+		b.bkind[k] = hoff_build_intern(&b.gb, "%s_bwd", kind_names[k]);
 	}
-	if ((st = set_machine(&b)) != HOFF_OK)
-		goto fail;
-	char buf[512];
+	const hoff_machine_info *m = &b.m->info;
+	hoff_build_device(&b.gb, m->device, m->memory_bytes, m->flops_per_s,
+			  m->mem_bandwidth_Bps, LAUNCH_S);
+	for (int i = 0; i < m->ntiers; i++)
+		hoff_build_tier_add(&b.gb, &m->tier[i]);
 	/* "<model>[-l<L>]-<phase>", then a suffix for each shape option off
 	 * its default, so that the name tells the shapes apart. */
-	if (b.L == b.c->layers)
-		snprintf(buf, sizeof buf, "%s-%s%s%s%s", b.c->name,
-			 phase_names[b.phase], b.kv_host ? "-kv-host" : "",
-			 b.opt_in_backward ? "-in-backward" : "",
-			 b.opt_device ? "-opt-device" : "");
-	else
-		snprintf(buf, sizeof buf, "%s-l%d-%s%s%s%s", b.c->name,
-			 (int)b.L, phase_names[b.phase],
-			 b.kv_host ? "-kv-host" : "",
-			 b.opt_in_backward ? "-in-backward" : "",
-			 b.opt_device ? "-opt-device" : "");
-	b.g->name = hoff_strdup(buf);
+	char depth[16] = "";
+	if (b.L != b.c->layers)
+		snprintf(depth, sizeof depth, "-l%d", (int)b.L);
+	hoff_build_set(&b.gb, HOFF_BUILD_NAME, "%s%s-%s%s%s%s", b.c->name,
+		       depth, phase_names[b.phase], b.kv_host ? "-kv-host" : "",
+		       b.opt_in_backward ? "-in-backward" : "",
+		       b.opt_device ? "-opt-device" : "");
 	build(&b);
-	if ((st = b.st) != HOFF_OK)
+	if ((st = hoff_build_finish(&b.gb)) != HOFF_OK ||
+	    (st = place(&b)) != HOFF_OK)
 		goto fail;
-	if ((st = hoff_graph_finish(b.g, b.g->name, e)) != HOFF_OK)
-		goto fail;
-	if ((st = place(&b)) != HOFF_OK)
-		goto fail;
-	int32_t emb = hoff_graph_find_tensor(b.g, "embed.weight");
+	int32_t emb = hoff_graph_find_tensor(b.gb.g, "embed.weight");
 	assert(emb != HOFF_NONE);
-	int32_t home = b.g->tensor[emb].home;
-	const char *wh = home == HOFF_DEVICE ? "device" : b.g->tier[home].name;
-	snprintf(
-		buf, sizeof buf,
+	int32_t home = b.gb.g->tensor[emb].home;
+	const char *wh = home == HOFF_DEVICE ? "device"
+					     : b.gb.g->tier[home].name;
+	/* The shape options only when given, so that the default graphs (and
+	 * data/, whose witnesses hold their sha256) keep their bytes. */
+	char kv[32] = "", step[48] = "", oh[48] = "";
+	if (o->kv)
+		snprintf(kv, sizeof kv, ",\"kv\":\"%s\"", o->kv);
+	if (o->optimizer_step)
+		snprintf(step, sizeof step, ",\"optimizer_step\":\"%s\"",
+			 o->optimizer_step);
+	if (o->optimizer_home)
+		snprintf(oh, sizeof oh, ",\"optimizer_home\":\"%s\"",
+			 o->optimizer_home);
+	hoff_build_set(
+		&b.gb, HOFF_BUILD_META,
 		"{\"source\":\"hoffopt gen\",\"model\":\"%s\",\"phase\":\"%s\","
 		"\"seq\":%lld,\"batch\":%lld,\"layers\":%d,\"machine\":\"%s\","
 		"\"seed\":%llu,\"kv_block_tokens\":%lld,\"params\":%lld,"
-		"\"dense_weights\":\"%s\"}",
+		"\"dense_weights\":\"%s\"%s%s%s}",
 		b.c->name, phase_names[b.phase], (long long)o->seq,
 		(long long)o->batch, (int)b.L, b.m->name,
 		(unsigned long long)o->seed, (long long)b.blk_tokens,
-		(long long)param_count(b.c, b.L), wh);
-	/* The shape options only when given, so that the default graphs (and
-	 * data/, whose witnesses hold their sha256) keep their bytes. */
-	size_t len = strlen(buf) - 1; /* over the closing brace */
-	if (o->kv)
-		len += (size_t)snprintf(buf + len, sizeof buf - len,
-					",\"kv\":\"%s\"", o->kv);
-	if (o->optimizer_step)
-		len += (size_t)snprintf(buf + len, sizeof buf - len,
-					",\"optimizer_step\":\"%s\"",
-					o->optimizer_step);
-	if (o->optimizer_home)
-		len += (size_t)snprintf(buf + len, sizeof buf - len,
-					",\"optimizer_home\":\"%s\"",
-					o->optimizer_home);
-	assert(len + 2 <= sizeof buf);
-	snprintf(buf + len, sizeof buf - len, "}");
-	b.g->meta = hoff_strdup(buf);
-	if (!b.g->name || !b.g->meta) {
-		st = hoff_seterr(e, HOFF_ENOMEM, "model: out of memory");
-		goto fail;
-	}
-	*out = b.g;
-	b.g = NULL;
+		(long long)param_count(b.c, b.L), wh, kv, step, oh);
+	if ((st = b.gb.st) == HOFF_OK)
+		*out = hoff_build_take(&b.gb);
 fail:
-	hoff_graph_free(b.g);
+	hoff_build_free(&b.gb);
 	free(b.ent);
 	free(b.it);
 	free(b.w);

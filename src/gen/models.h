@@ -9,6 +9,7 @@
 #ifndef HOFF_MODELS_H
 #define HOFF_MODELS_H
 
+#include "build.h"
 #include "graph.h"
 
 typedef struct hoff_model_opts {
@@ -66,11 +67,7 @@ typedef struct hoff_machine_info {
 	int64_t memory_bytes;
 	double flops_per_s, mem_bandwidth_Bps;
 	int ntiers;
-	struct {
-		const char *name;
-		int64_t capacity_bytes;
-		double h2d_Bps, d2h_Bps, latency_s;
-	} tier[2];
+	hoff_build_tier tier[2];
 } hoff_machine_info;
 
 /* Fills *m with the preset `name`; false for an unknown name. */

@@ -1,9 +1,10 @@
 /* synth.c: synthetic transformer-shaped graphs of an exact op count.
- * The graph is streamed op by op and cut at o->nops: every op only reads
- * tensors that earlier ops produced or graph inputs, so any prefix is a
- * valid graph; the last op's outputs become graph outputs. Weights, KV
- * blocks and optimizer state are created at their first use, so a cut
- * never leaves tensors that nothing touches.
+ * The graph is streamed op by op through the builder (build.h), whose
+ * limit cuts it at o->nops: every op only reads tensors that earlier ops
+ * produced or graph inputs, so any prefix is a valid graph; the last op's
+ * outputs become graph outputs. Weights, KV blocks and optimizer state
+ * are created at their first use, so a cut never leaves tensors that
+ * nothing touches. One layer function builds the forward of both shapes.
  * infer: decode steps of BATCH sequences; per layer norm, qkv, kv_append
  *   (updates the current KV block in place), attention over the blocks so
  *   far, wo, norm, up, down; then head and sample. The KV cache is a pool
@@ -17,14 +18,11 @@
 #include "synth.h"
 
 #include "analysis.h"
+#include "build.h"
 
 #include <assert.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include "sched.h"
 
 /* Model shape: bf16 weights and activations, fp32 optimizer moments. */
 #define DMODEL 2048
@@ -43,13 +41,14 @@
 #define MEM_BPS 3e12
 #define LAUNCH_S 3e-6
 #define ROUND_BYTES ((int64_t)256 << 20)
-#define PRODUCED (-2) /* "home" of a tensor an op produces: not written */
 
 enum { W_LN1, W_QKV, W_WO, W_LN2, W_UP, W_DOWN, NW };        /* per layer */
 enum { M_EMB, M_LNF, M_HEAD, NM };                           /* per model */
 enum { A_IN, A_X1, A_QKV, A_ATT, A_H2, A_X2, A_U, NA };      /* stash */
 static const char *const wname[NW] = {"ln1", "wqkv", "wo", "ln2", "w1", "w2"};
 static const char *const mname[NM] = {"emb", "lnf", "head"};
+static const char *const dwname[NW] = {"dln1", "dwqkv", "dwo",
+				       "dln2", "dw1",	"dw2"};
 
 enum {
 	K_EMBED, K_NORM, K_MATMUL, K_KV, K_ATTN, K_SAMPLE, K_LOSS,
@@ -62,32 +61,28 @@ static const char *const opkind[NOPKINDS] = {
 };
 
 typedef struct gen {
-	hoff_graph *g;
+	hoff_build b;
 	const hoff_synth_opts *o;
-	hoff_err *e;
-	hoff_status st;   /* first failure; every later call does nothing */
 	uint64_t rng;     /* splitmix64 state */
 	int32_t home;     /* home of the weights */
-	int32_t host;     /* tier "host" */
-	bool last;        /* the op being built is the last one */
+	int32_t host;	  /* tier "host" */
 	const char *kind[NOPKINDS]; /* interned op kinds */
 	int64_t *ffn;     /* (layers) FFN width */
 	int32_t *w;       /* (layers, NW) weight ids, HOFF_NONE until used */
 	int32_t mw[NM];   /* model weights */
 	int32_t *kv;      /* (layers, NBLK) KV blocks */
 	int32_t *adam;    /* (layers + 1, 2) moments; row `layers`: model */
-	int32_t *act;     /* (layers + 1, NA) this iteration's stash */
+	int32_t *act;	  /* (layers + 1, NA) this step's activations; row
+			     l + 1 starts with layer l's output */
 	int32_t *grad;    /* (layers + 1, NW) this iteration's weight grads */
 	int32_t tok;      /* infer: the tokens the next step embeds */
-	char name[96];
+	char pfx[24];	  /* "s<step>" or "i<iteration>": starts the ids of
+			     the step's ops and activations */
 } gen;
 
 static uint64_t rnd(gen *s)
 {
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
+	return hoff_build_rand(&s->rng);
 }
 
 /* x scaled by a factor drawn uniformly from [0.9, 1.1). */
@@ -97,140 +92,56 @@ static double jitter(gen *s, double x)
 	return x * (0.9 + 0.2 * u);
 }
 
-static void vname(gen *s, const char *fmt, va_list ap)
+/* Starts op "<pfx>.l<l>.<name>" of layer l, or for l outside the layers
+ * "<pfx>.<name>" of layer 0 (l < 0: the embedding side) or the last (the
+ * head side); false when the graph has all its ops or failed. */
+static bool op(gen *s, int kind, int32_t l, const char *name)
 {
-	int n = vsnprintf(s->name, sizeof s->name, fmt, ap);
-	if (n < 0 || (size_t)n >= sizeof s->name)
-		s->st = hoff_seterr(s->e, HOFF_EINPUT, "synth: name too long");
+	const int32_t L = s->o->layers;
+	if (l >= 0 && l < L)
+		return hoff_build_op(&s->b, s->kind[kind], l, "%s.l%d.%s",
+				     s->pfx, (int)l, name);
+	return hoff_build_op(&s->b, s->kind[kind], l < 0 ? 0 : L - 1, "%s.%s",
+			     s->pfx, name);
 }
 
-/* Starts the next op; false when the graph has all its ops or failed. */
-static bool op_begin(gen *s, int kind, int64_t layer, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
-	;
-static bool op_begin(gen *s, int kind, int64_t layer, const char *fmt, ...)
+/* A tensor the current op produces, named as op() names ops. */
+static int32_t out(gen *s, int64_t bytes, int kind, int32_t l, const char *name)
 {
-	if (s->st != HOFF_OK || s->g->nops >= s->o->nops)
-		return false;
-	va_list ap;
-	va_start(ap, fmt);
-	vname(s, fmt, ap);
-	va_end(ap);
-	if (s->st != HOFF_OK)
-		return false;
-	int32_t k = hoff_graph_add_op(s->g, s->name, s->e);
-	if (k == HOFF_NONE) {
-		s->st = HOFF_ENOMEM;
-		return false;
-	}
-	hoff_op *op = &s->g->op[k];
-	op->kind = s->kind[kind];
-	op->layer = layer;
-	op->flags |= HOFF_O_HAS_LAYER;
-	s->last = s->g->nops == s->o->nops;
-	return true;
+	if (l >= 0 && l < s->o->layers)
+		return hoff_build_out(&s->b, bytes, kind, "%s.l%d.%s", s->pfx,
+				      (int)l, name);
+	return hoff_build_out(&s->b, bytes, kind, "%s.%s", s->pfx, name);
 }
 
-/* Adds a tensor; home is a tier, HOFF_DEVICE, or PRODUCED. */
-static int32_t tensor(gen *s, int64_t bytes, int kind, int32_t home,
-		      const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 5, 6)))
-#endif
-	;
-static int32_t tensor(gen *s, int64_t bytes, int kind, int32_t home,
-		      const char *fmt, ...)
+static void in(gen *s, int32_t t)
 {
-	if (s->st != HOFF_OK)
-		return HOFF_NONE;
-	va_list ap;
-	va_start(ap, fmt);
-	vname(s, fmt, ap);
-	va_end(ap);
-	if (s->st != HOFF_OK)
-		return HOFF_NONE;
-	int32_t t = hoff_graph_add_tensor(s->g, s->name, bytes, s->e);
-	if (t == HOFF_NONE) {
-		s->st = HOFF_ENOMEM;
-		return HOFF_NONE;
-	}
-	hoff_tensor *x = &s->g->tensor[t];
-	x->kind = (uint8_t)kind;
-	x->flags |= HOFF_T_HAS_KIND;
-	if (home != PRODUCED) {
-		x->home = home;
-		x->flags |= HOFF_T_HAS_HOME;
-	}
-	hoff_tensor_defaults(x);
-	return t;
+	hoff_build_use(&s->b, HOFF_USE_IN, t);
 }
 
-static void use(gen *s, hoff_use u, int32_t t)
-{
-	if (s->st == HOFF_OK && t != HOFF_NONE)
-		s->st = hoff_graph_op_use(s->g, u, t, s->e);
-}
-
-/* A new tensor produced by the current op (a graph output if it is the
- * last op). */
-static int32_t out(gen *s, int64_t bytes, int kind, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 4, 5)))
-#endif
-	;
-static int32_t out(gen *s, int64_t bytes, int kind, const char *fmt, ...)
-{
-	if (s->st != HOFF_OK)
-		return HOFF_NONE;
-	va_list ap;
-	va_start(ap, fmt);
-	vname(s, fmt, ap);
-	va_end(ap);
-	char name[sizeof s->name];
-	memcpy(name, s->name, sizeof name);
-	int32_t t = tensor(s, bytes, s->last ? HOFF_KIND_OUTPUT : kind,
-			   PRODUCED, "%s", name);
-	use(s, HOFF_USE_OUT, t);
-	return t;
-}
-
-static hoff_op *cur(gen *s) { return &s->g->op[s->g->nops - 1]; }
-
-/* Roofline cost of the current op. */
+/* Roofline cost of the current op (flops < 0: none, a gather). */
 static void roof(gen *s, double flops, double bytes)
 {
-	hoff_op *op = cur(s);
-	op->flops = flops;
-	op->bytes_accessed = bytes;
-	op->flags |= HOFF_O_HAS_BYTES_ACCESSED;
-	if (flops > 0)
-		op->flags |= HOFF_O_HAS_FLOPS;
+	hoff_build_cost(&s->b, flops, bytes);
 }
 
 /* Measured-looking time of the current op: memory time of `bytes` at 70%
  * of peak bandwidth plus a launch, jittered. */
 static void timed(gen *s, double bytes)
 {
-	hoff_op *op = cur(s);
-	op->time_s = jitter(s, bytes / (0.7 * MEM_BPS) + LAUNCH_S);
-	op->flags |= HOFF_O_HAS_TIME;
+	hoff_build_time(&s->b, jitter(s, bytes / (0.7 * MEM_BPS) + LAUNCH_S));
 }
 
 /* Measured-looking time of a compute-bound kernel at `eff` of peak. */
 static void timed_flops(gen *s, double flops, double eff)
 {
-	hoff_op *op = cur(s);
-	op->time_s = jitter(s, flops / (eff * FLOPS_PER_S) + LAUNCH_S);
-	op->flags |= HOFF_O_HAS_TIME;
+	hoff_build_time(&s->b,
+			jitter(s, flops / (eff * FLOPS_PER_S) + LAUNCH_S));
 }
 
 static void workspace(gen *s, int64_t bytes)
 {
-	hoff_op *op = cur(s);
-	op->workspace_bytes = bytes;
-	op->flags |= HOFF_O_HAS_WORKSPACE;
+	hoff_build_workspace(&s->b, bytes);
 }
 
 static int64_t wbytes(const gen *s, int32_t l, int w)
@@ -258,16 +169,17 @@ static int32_t weight(gen *s, int32_t l, int w)
 {
 	int32_t *id = &s->w[(size_t)l * NW + (size_t)w];
 	if (*id == HOFF_NONE)
-		*id = tensor(s, wbytes(s, l, w), HOFF_KIND_WEIGHT, s->home,
-			     "l%d.%s", (int)l, wname[w]);
+		*id = hoff_build_tensor(&s->b, wbytes(s, l, w),
+					HOFF_KIND_WEIGHT, s->home, "l%d.%s",
+					(int)l, wname[w]);
 	return *id;
 }
 
 static int32_t mweight(gen *s, int m)
 {
 	if (s->mw[m] == HOFF_NONE)
-		s->mw[m] = tensor(s, mbytes(m), HOFF_KIND_WEIGHT, s->home, "%s",
-				  mname[m]);
+		s->mw[m] = hoff_build_tensor(&s->b, mbytes(m), HOFF_KIND_WEIGHT,
+					     s->home, "%s", mname[m]);
 	return s->mw[m];
 }
 
@@ -275,9 +187,10 @@ static int32_t kvblock(gen *s, int32_t l, int64_t b)
 {
 	int32_t *id = &s->kv[(size_t)l * NBLK + (size_t)b];
 	if (*id == HOFF_NONE)
-		*id = tensor(s, (int64_t)2 * BATCH * BLOCK * DKV * DT,
-			     HOFF_KIND_KV, HOFF_DEVICE, "l%d.kv%d", (int)l,
-			     (int)b);
+		*id = hoff_build_tensor(&s->b,
+					(int64_t)2 * BATCH * BLOCK * DKV * DT,
+					HOFF_KIND_KV, HOFF_DEVICE, "l%d.kv%d",
+					(int)l, (int)b);
 	return *id;
 }
 
@@ -291,305 +204,230 @@ static int32_t moment(gen *s, int32_t l, int j)
 		for (int w = 0; w < (l < L ? NW : NM); w++)
 			params += (l < L ? wbytes(s, l, w) : mbytes(w)) / DT;
 		if (l < L)
-			*id = tensor(s, params * 4, HOFF_KIND_OPTIMIZER,
-				     s->host, "l%d.adam_%c", (int)l,
-				     j ? 'v' : 'm');
+			*id = hoff_build_tensor(&s->b, params * 4,
+						HOFF_KIND_OPTIMIZER, s->host,
+						"l%d.adam_%c", (int)l,
+						j ? 'v' : 'm');
 		else
-			*id = tensor(s, params * 4, HOFF_KIND_OPTIMIZER,
-				     s->host, "model.adam_%c", j ? 'v' : 'm');
+			*id = hoff_build_tensor(&s->b, params * 4,
+						HOFF_KIND_OPTIMIZER, s->host,
+						"model.adam_%c", j ? 'v' : 'm');
 	}
 	return *id;
+}
+
+/* RMSNorm op "<name>" of layer l: y ("<yname>", like x) = norm(x) * w. */
+static int32_t norm(gen *s, int32_t l, const char *name, int32_t x, int w,
+		    int64_t act, const char *yname)
+{
+	if (!op(s, K_NORM, l, name))
+		return HOFF_NONE;
+	in(s, x);
+	in(s, weight(s, l, w));
+	timed(s, 2.0 * (double)act);
+	return out(s, act, HOFF_KIND_ACTIVATION, l, yname);
+}
+
+/* Matmul op "<name>" of layer l over T tokens: y ("<yname>", ybytes) = x
+ * W_w (+ res); 2 flops a multiply-add, bytes those of its lists. */
+static int32_t matmul(gen *s, int32_t l, int64_t T, const char *name, int32_t x,
+		      int w, int32_t res, int64_t ybytes, const char *yname,
+		      int64_t ws)
+{
+	if (!op(s, K_MATMUL, l, name))
+		return HOFF_NONE;
+	in(s, x);
+	in(s, weight(s, l, w));
+	in(s, res);
+	workspace(s, ws);
+	int32_t y = out(s, ybytes, HOFF_KIND_ACTIVATION, l, yname);
+	roof(s, 2.0 * (double)T * (double)(wbytes(s, l, w) / DT), -1);
+	return y;
+}
+
+/* Forward of layer l over T tokens from act row l: stashes every
+ * activation the backward reads and leaves the output in row l + 1. At
+ * inference (pos >= 0: the position decoded) the new token's keys and
+ * values go into their KV block and the attention reads blocks 0 .. the
+ * current one. */
+static bool layer(gen *s, int32_t l, int64_t T, int64_t pos)
+{
+	const int64_t act = T * DMODEL * DT, ffn = s->ffn[l];
+	const int64_t qkvb = T * (DMODEL + 2 * DKV) * DT;
+	const int64_t blk = pos / BLOCK,
+		      kvb = (int64_t)2 * BATCH * BLOCK * DKV * DT;
+	int32_t *a = &s->act[(size_t)l * NA];
+
+	/* Each helper does nothing once the graph is complete. */
+	a[A_X1] = norm(s, l, "norm1", a[A_IN], W_LN1, act, "x1");
+	a[A_QKV] = matmul(s, l, T, "qkv", a[A_X1], W_QKV, HOFF_NONE, qkvb,
+			  "qkv", 0);
+	if (a[A_QKV] == HOFF_NONE)
+		return false;
+	if (pos >= 0) {
+		if (!op(s, K_KV, l, "kv"))
+			return false;
+		in(s, a[A_QKV]);
+		hoff_build_use(&s->b, HOFF_USE_UPD, kvblock(s, l, blk));
+		timed(s, 2.0 * (double)(qkvb - act / 2));
+	}
+	if (!op(s, K_ATTN, l, "attn"))
+		return false;
+	in(s, a[A_QKV]);
+	if (pos >= 0) {
+		for (int64_t b = 0; b <= blk; b++)
+			in(s, kvblock(s, l, b));
+		roof(s, 4.0 * T * (double)(pos + 1) * DMODEL,
+		     (double)((blk + 1) * kvb + qkvb + act));
+		workspace(s, T * 32 * 4 * 64); /* split-K partial sums */
+	} else {
+		timed_flops(s, 4.0 * T * SEQ * DMODEL, 0.6);
+		workspace(s, T * 32 * 4); /* log-sum-exp per head */
+	}
+	a[A_ATT] = out(s, act, HOFF_KIND_ACTIVATION, l, "att");
+
+	a[A_H2] = matmul(s, l, T, "wo", a[A_ATT], W_WO, a[A_IN], act, "h2", 0);
+	a[A_X2] = norm(s, l, "norm2", a[A_H2], W_LN2, act, "x2");
+	a[A_U] = matmul(s, l, T, "up", a[A_X2], W_UP, HOFF_NONE, T * ffn * DT,
+			"u", 0);
+	a[NA + A_IN] = matmul(s, l, T, "down", a[A_U], W_DOWN, a[A_H2], act,
+			      "h", (int64_t)(pos >= 0 ? 4 : 32) << 20);
+	return a[NA + A_IN] != HOFF_NONE;
 }
 
 /* One decode step of every layer; false once the graph is complete. */
 static bool infer_step(gen *s, long long st)
 {
 	const int64_t T = BATCH, act = T * DMODEL * DT;
-	const int64_t qkvb = T * (DMODEL + 2 * DKV) * DT;
-	const int64_t kvb = (int64_t)2 * BATCH * BLOCK * DKV * DT;
-	const int64_t pos = st % CTX, blk = pos / BLOCK;
 	const int32_t L = s->o->layers;
 
-	if (!op_begin(s, K_EMBED, 0, "s%lld.embed", st))
+	snprintf(s->pfx, sizeof s->pfx, "s%lld", st);
+	if (!op(s, K_EMBED, -1, "embed"))
 		return false;
 	if (s->tok == HOFF_NONE)
-		s->tok = tensor(s, T * 4, HOFF_KIND_INPUT, HOFF_DEVICE, "tok0");
-	use(s, HOFF_USE_IN, s->tok);
-	use(s, HOFF_USE_IN, mweight(s, M_EMB));
-	roof(s, 0, 2.0 * (double)act);
-	int32_t h = out(s, act, HOFF_KIND_ACTIVATION, "s%lld.h0", st);
+		s->tok = hoff_build_tensor(&s->b, T * 4, HOFF_KIND_INPUT,
+					   HOFF_DEVICE, "tok0");
+	in(s, s->tok);
+	in(s, mweight(s, M_EMB));
+	roof(s, -1, 2.0 * (double)act);
+	s->act[A_IN] = out(s, act, HOFF_KIND_ACTIVATION, -1, "h0");
 
-	for (int32_t l = 0; l < L; l++) {
-		int64_t ffn = s->ffn[l];
-		if (!op_begin(s, K_NORM, l, "s%lld.l%d.norm1", st, (int)l))
+	for (int32_t l = 0; l < L; l++)
+		if (!layer(s, l, T, st % CTX))
 			return false;
-		use(s, HOFF_USE_IN, h);
-		use(s, HOFF_USE_IN, weight(s, l, W_LN1));
-		timed(s, 2.0 * (double)act);
-		int32_t x1 = out(s, act, HOFF_KIND_ACTIVATION, "s%lld.l%d.x1",
-				 st, (int)l);
 
-		if (!op_begin(s, K_MATMUL, l, "s%lld.l%d.qkv", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, x1);
-		use(s, HOFF_USE_IN, weight(s, l, W_QKV));
-		roof(s, 2.0 * T * DMODEL * (DMODEL + 2 * DKV),
-		     (double)(wbytes(s, l, W_QKV) + act + qkvb));
-		int32_t qkv = out(s, qkvb, HOFF_KIND_ACTIVATION,
-				  "s%lld.l%d.qkv", st, (int)l);
-
-		if (!op_begin(s, K_KV, l, "s%lld.l%d.kv", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, qkv);
-		use(s, HOFF_USE_UPD, kvblock(s, l, blk));
-		timed(s, 2.0 * (double)(qkvb - act / 2));
-
-		if (!op_begin(s, K_ATTN, l, "s%lld.l%d.attn", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, qkv);
-		for (int64_t b = 0; b <= blk; b++)
-			use(s, HOFF_USE_IN, kvblock(s, l, b));
-		roof(s, 4.0 * T * (double)(pos + 1) * DMODEL,
-		     (double)((blk + 1) * kvb + qkvb + act));
-		workspace(s, T * 32 * 4 * 64); /* split-K partial sums */
-		int32_t att = out(s, act, HOFF_KIND_ACTIVATION,
-				  "s%lld.l%d.att", st, (int)l);
-
-		if (!op_begin(s, K_MATMUL, l, "s%lld.l%d.wo", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, att);
-		use(s, HOFF_USE_IN, weight(s, l, W_WO));
-		use(s, HOFF_USE_IN, h);
-		roof(s, 2.0 * T * DMODEL * DMODEL,
-		     (double)(wbytes(s, l, W_WO) + 3 * act));
-		int32_t h2 = out(s, act, HOFF_KIND_ACTIVATION, "s%lld.l%d.h2",
-				 st, (int)l);
-
-		if (!op_begin(s, K_NORM, l, "s%lld.l%d.norm2", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, h2);
-		use(s, HOFF_USE_IN, weight(s, l, W_LN2));
-		timed(s, 2.0 * (double)act);
-		int32_t x2 = out(s, act, HOFF_KIND_ACTIVATION, "s%lld.l%d.x2",
-				 st, (int)l);
-
-		if (!op_begin(s, K_MATMUL, l, "s%lld.l%d.up", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, x2);
-		use(s, HOFF_USE_IN, weight(s, l, W_UP));
-		roof(s, 2.0 * T * DMODEL * (double)ffn,
-		     (double)(wbytes(s, l, W_UP) + act + T * ffn * DT));
-		int32_t u = out(s, T * ffn * DT, HOFF_KIND_ACTIVATION,
-				"s%lld.l%d.u", st, (int)l);
-
-		if (!op_begin(s, K_MATMUL, l, "s%lld.l%d.down", st, (int)l))
-			return false;
-		use(s, HOFF_USE_IN, u);
-		use(s, HOFF_USE_IN, weight(s, l, W_DOWN));
-		use(s, HOFF_USE_IN, h2);
-		roof(s, 2.0 * T * DMODEL * (double)ffn,
-		     (double)(wbytes(s, l, W_DOWN) + T * ffn * DT + 2 * act));
-		workspace(s, (int64_t)4 << 20);
-		h = out(s, act, HOFF_KIND_ACTIVATION, "s%lld.l%d.h", st,
-			(int)l);
-	}
-
-	if (!op_begin(s, K_MATMUL, L - 1, "s%lld.head", st))
+	if (!op(s, K_MATMUL, L, "head"))
 		return false;
-	use(s, HOFF_USE_IN, h);
-	use(s, HOFF_USE_IN, mweight(s, M_LNF));
-	use(s, HOFF_USE_IN, mweight(s, M_HEAD));
+	in(s, s->act[(size_t)L * NA + A_IN]);
+	in(s, mweight(s, M_LNF));
+	in(s, mweight(s, M_HEAD));
 	roof(s, 2.0 * T * DMODEL * VOCAB,
 	     (double)(mbytes(M_HEAD) + act + T * VOCAB * DT));
-	int32_t logits = out(s, T * VOCAB * DT, HOFF_KIND_ACTIVATION,
-			     "s%lld.logits", st);
+	int32_t logits =
+		out(s, T * VOCAB * DT, HOFF_KIND_ACTIVATION, L, "logits");
 
-	if (!op_begin(s, K_SAMPLE, L - 1, "s%lld.sample", st))
+	if (!op(s, K_SAMPLE, L, "sample"))
 		return false;
-	use(s, HOFF_USE_IN, logits);
+	in(s, logits);
 	timed(s, (double)(T * VOCAB * DT));
-	s->tok = out(s, T * 4, HOFF_KIND_ACTIVATION, "s%lld.tok", st + 1);
+	s->tok = hoff_build_out(&s->b, T * 4, HOFF_KIND_ACTIVATION, "s%lld.tok",
+				st + 1);
 	return true;
 }
-
-/* Forward of layer l: stashes every activation the backward reads. */
-static bool train_fwd(gen *s, long long it, int32_t l, int64_t T)
+/* Backward of a matmul op "<name>" of layer l over T tokens: dx
+ * ("<dxname>", like x) and the gradient of W_w from dy and the saved x
+ * (and u, the up projection's output, for its gate); 4 flops a
+ * multiply-add. */
+static int32_t matmul_bwd(gen *s, int32_t l, int64_t T, const char *name,
+			  int32_t dy, int32_t x, int32_t u, int w,
+			  int64_t dxbytes, const char *dxname, double bytes,
+			  int64_t ws)
 {
-	const int64_t act = T * DMODEL * DT, ffn = s->ffn[l];
-	const int64_t qkvb = T * (DMODEL + 2 * DKV) * DT;
-	int32_t *a = &s->act[(size_t)l * NA];
+	if (!op(s, K_MATMUL_BWD, l, name))
+		return HOFF_NONE;
+	in(s, dy);
+	in(s, x);
+	in(s, u);
+	in(s, weight(s, l, w));
+	workspace(s, ws);
+	int32_t dx = out(s, dxbytes, HOFF_KIND_GRADIENT, l, dxname);
+	s->grad[(size_t)l * NW + (size_t)w] =
+		out(s, wbytes(s, l, w), HOFF_KIND_GRADIENT, l, dwname[w]);
+	roof(s, 4.0 * (double)T * (double)(wbytes(s, l, w) / DT), bytes);
+	return dx;
+}
 
-	if (!op_begin(s, K_NORM, l, "i%lld.l%d.norm1", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_IN]);
-	use(s, HOFF_USE_IN, weight(s, l, W_LN1));
-	timed(s, 2.0 * (double)act);
-	a[A_X1] = out(s, act, HOFF_KIND_ACTIVATION, "i%lld.l%d.x1", it, (int)l);
-
-	if (!op_begin(s, K_MATMUL, l, "i%lld.l%d.qkv", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_X1]);
-	use(s, HOFF_USE_IN, weight(s, l, W_QKV));
-	roof(s, 2.0 * T * DMODEL * (DMODEL + 2 * DKV),
-	     (double)(wbytes(s, l, W_QKV) + act + qkvb));
-	a[A_QKV] = out(s, qkvb, HOFF_KIND_ACTIVATION, "i%lld.l%d.qkv", it,
-		       (int)l);
-
-	if (!op_begin(s, K_ATTN, l, "i%lld.l%d.attn", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_QKV]);
-	timed_flops(s, 4.0 * T * SEQ * DMODEL, 0.6);
-	workspace(s, T * 32 * 4); /* log-sum-exp per head */
-	a[A_ATT] = out(s, act, HOFF_KIND_ACTIVATION, "i%lld.l%d.att", it,
-		       (int)l);
-
-	if (!op_begin(s, K_MATMUL, l, "i%lld.l%d.wo", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_ATT]);
-	use(s, HOFF_USE_IN, weight(s, l, W_WO));
-	use(s, HOFF_USE_IN, a[A_IN]);
-	roof(s, 2.0 * T * DMODEL * DMODEL,
-	     (double)(wbytes(s, l, W_WO) + 3 * act));
-	a[A_H2] = out(s, act, HOFF_KIND_ACTIVATION, "i%lld.l%d.h2", it, (int)l);
-
-	if (!op_begin(s, K_NORM, l, "i%lld.l%d.norm2", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_H2]);
-	use(s, HOFF_USE_IN, weight(s, l, W_LN2));
-	timed(s, 2.0 * (double)act);
-	a[A_X2] = out(s, act, HOFF_KIND_ACTIVATION, "i%lld.l%d.x2", it, (int)l);
-
-	if (!op_begin(s, K_MATMUL, l, "i%lld.l%d.up", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_X2]);
-	use(s, HOFF_USE_IN, weight(s, l, W_UP));
-	roof(s, 2.0 * T * DMODEL * (double)ffn,
-	     (double)(wbytes(s, l, W_UP) + act + T * ffn * DT));
-	a[A_U] = out(s, T * ffn * DT, HOFF_KIND_ACTIVATION, "i%lld.l%d.u", it,
-		     (int)l);
-
-	if (!op_begin(s, K_MATMUL, l, "i%lld.l%d.down", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, a[A_U]);
-	use(s, HOFF_USE_IN, weight(s, l, W_DOWN));
-	use(s, HOFF_USE_IN, a[A_H2]);
-	roof(s, 2.0 * T * DMODEL * (double)ffn,
-	     (double)(wbytes(s, l, W_DOWN) + T * ffn * DT + 2 * act));
-	workspace(s, (int64_t)32 << 20);
-	s->act[(size_t)(l + 1) * NA + A_IN] = out(
-		s, act, HOFF_KIND_ACTIVATION, "i%lld.l%d.h", it, (int)l);
-	return true;
+/* Backward of the RMSNorm op "<name>" of layer l: the gradient of its
+ * input ("<dxname>") from dy, the saved x and the residual's gradient
+ * dres, and that of its weight. */
+static int32_t norm_bwd(gen *s, int32_t l, const char *name, int32_t dy,
+			int32_t x, int w, int32_t dres, int64_t act,
+			const char *dxname)
+{
+	if (!op(s, K_NORM_BWD, l, name))
+		return HOFF_NONE;
+	in(s, dy);
+	in(s, x);
+	in(s, weight(s, l, w));
+	in(s, dres);
+	timed(s, 4.0 * (double)act);
+	int32_t dx = out(s, act, HOFF_KIND_GRADIENT, l, dxname);
+	s->grad[(size_t)l * NW + (size_t)w] =
+		out(s, wbytes(s, l, w), HOFF_KIND_GRADIENT, l, dwname[w]);
+	return dx;
 }
 
 /* Backward of layer l: *dh holds the gradient of the layer's output and
  * leaves with the gradient of its input. */
-static bool train_bwd(gen *s, long long it, int32_t l, int64_t T, int32_t *dh)
+static bool train_bwd(gen *s, int32_t l, int64_t T, int32_t *dh)
 {
-	const int64_t act = T * DMODEL * DT, ffn = s->ffn[l];
+	const int64_t act = T * DMODEL * DT, ub = T * s->ffn[l] * DT;
 	const int64_t qkvb = T * (DMODEL + 2 * DKV) * DT;
 	const int32_t *a = &s->act[(size_t)l * NA];
-	int32_t *gw = &s->grad[(size_t)l * NW];
-	const int gk = HOFF_KIND_GRADIENT;
+	const int64_t ws = (int64_t)32 << 20;
 
-	if (!op_begin(s, K_MATMUL_BWD, l, "i%lld.l%d.down_bwd", it, (int)l))
+	int32_t du = matmul_bwd(s, l, T, "down_bwd", *dh, a[A_U], HOFF_NONE,
+				W_DOWN, ub, "du", -1, ws);
+	int32_t dx2 = matmul_bwd(s, l, T, "up_bwd", du, a[A_X2], a[A_U], W_UP,
+				 act, "dx2", -1, ws);
+	int32_t dh2 = norm_bwd(s, l, "norm2_bwd", dx2, a[A_H2], W_LN2, *dh, act,
+			       "dh2");
+	int32_t datt = matmul_bwd(s, l, T, "wo_bwd", dh2, a[A_ATT], HOFF_NONE,
+				  W_WO, act, "datt", -1, 0);
+	if (datt == HOFF_NONE || !op(s, K_ATTN_BWD, l, "attn_bwd"))
 		return false;
-	use(s, HOFF_USE_IN, *dh);
-	use(s, HOFF_USE_IN, a[A_U]);
-	use(s, HOFF_USE_IN, weight(s, l, W_DOWN));
-	roof(s, 4.0 * T * DMODEL * (double)ffn,
-	     (double)(2 * wbytes(s, l, W_DOWN) + 2 * T * ffn * DT + act));
-	workspace(s, (int64_t)32 << 20);
-	int32_t du = out(s, T * ffn * DT, gk, "i%lld.l%d.du", it, (int)l);
-	gw[W_DOWN] = out(s, wbytes(s, l, W_DOWN), gk, "i%lld.l%d.dw2", it,
-			 (int)l);
-
-	if (!op_begin(s, K_MATMUL_BWD, l, "i%lld.l%d.up_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, du);
-	use(s, HOFF_USE_IN, a[A_X2]);
-	use(s, HOFF_USE_IN, a[A_U]);
-	use(s, HOFF_USE_IN, weight(s, l, W_UP));
-	roof(s, 4.0 * T * DMODEL * (double)ffn,
-	     (double)(2 * wbytes(s, l, W_UP) + 2 * T * ffn * DT + 2 * act));
-	workspace(s, (int64_t)32 << 20);
-	int32_t dx2 = out(s, act, gk, "i%lld.l%d.dx2", it, (int)l);
-	gw[W_UP] = out(s, wbytes(s, l, W_UP), gk, "i%lld.l%d.dw1", it, (int)l);
-
-	if (!op_begin(s, K_NORM_BWD, l, "i%lld.l%d.norm2_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, dx2);
-	use(s, HOFF_USE_IN, a[A_H2]);
-	use(s, HOFF_USE_IN, weight(s, l, W_LN2));
-	use(s, HOFF_USE_IN, *dh);
-	timed(s, 4.0 * (double)act);
-	int32_t dh2 = out(s, act, gk, "i%lld.l%d.dh2", it, (int)l);
-	gw[W_LN2] = out(s, wbytes(s, l, W_LN2), gk, "i%lld.l%d.dln2", it,
-			(int)l);
-
-	if (!op_begin(s, K_MATMUL_BWD, l, "i%lld.l%d.wo_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, dh2);
-	use(s, HOFF_USE_IN, a[A_ATT]);
-	use(s, HOFF_USE_IN, weight(s, l, W_WO));
-	roof(s, 4.0 * T * DMODEL * DMODEL,
-	     (double)(2 * wbytes(s, l, W_WO) + 3 * act));
-	int32_t datt = out(s, act, gk, "i%lld.l%d.datt", it, (int)l);
-	gw[W_WO] = out(s, wbytes(s, l, W_WO), gk, "i%lld.l%d.dwo", it, (int)l);
-
-	if (!op_begin(s, K_ATTN_BWD, l, "i%lld.l%d.attn_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, datt);
-	use(s, HOFF_USE_IN, a[A_QKV]);
-	use(s, HOFF_USE_IN, a[A_ATT]);
+	in(s, datt);
+	in(s, a[A_QKV]);
+	in(s, a[A_ATT]);
 	timed_flops(s, 10.0 * T * SEQ * DMODEL, 0.5);
 	workspace(s, qkvb); /* fp32 dq accumulator, about this size */
-	int32_t dqkv = out(s, qkvb, gk, "i%lld.l%d.dqkv", it, (int)l);
-
-	if (!op_begin(s, K_MATMUL_BWD, l, "i%lld.l%d.qkv_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, dqkv);
-	use(s, HOFF_USE_IN, a[A_X1]);
-	use(s, HOFF_USE_IN, weight(s, l, W_QKV));
-	roof(s, 4.0 * T * DMODEL * (DMODEL + 2 * DKV),
-	     (double)(2 * wbytes(s, l, W_QKV) + 2 * qkvb + act));
-	int32_t dx1 = out(s, act, gk, "i%lld.l%d.dx1", it, (int)l);
-	gw[W_QKV] = out(s, wbytes(s, l, W_QKV), gk, "i%lld.l%d.dwqkv", it,
-			(int)l);
-
-	if (!op_begin(s, K_NORM_BWD, l, "i%lld.l%d.norm1_bwd", it, (int)l))
-		return false;
-	use(s, HOFF_USE_IN, dx1);
-	use(s, HOFF_USE_IN, a[A_IN]);
-	use(s, HOFF_USE_IN, weight(s, l, W_LN1));
-	use(s, HOFF_USE_IN, dh2);
-	timed(s, 4.0 * (double)act);
-	*dh = out(s, act, gk, "i%lld.l%d.dh", it, (int)l);
-	gw[W_LN1] = out(s, wbytes(s, l, W_LN1), gk, "i%lld.l%d.dln1", it,
-			(int)l);
-	return true;
+	int32_t dqkv = out(s, qkvb, HOFF_KIND_GRADIENT, l, "dqkv");
+	/* Counts dx1 at the width of dqkv, as this generator always has. */
+	int32_t dx1 = matmul_bwd(
+		s, l, T, "qkv_bwd", dqkv, a[A_X1], HOFF_NONE, W_QKV, act, "dx1",
+		(double)(2 * wbytes(s, l, W_QKV) + 2 * qkvb + act), 0);
+	*dh = norm_bwd(s, l, "norm1_bwd", dx1, a[A_IN], W_LN1, dh2, act, "dh");
+	return *dh != HOFF_NONE;
 }
 
 /* Adam step of layer l (l == layers: the model weights): reads the
  * gradients, updates weights and moments in place. */
-static bool train_opt(gen *s, long long it, int32_t l)
+static bool train_opt(gen *s, int32_t l)
 {
 	const int32_t L = s->o->layers;
 	const int nw = l < L ? NW : NM;
 	const int32_t *gw = &s->grad[(size_t)l * NW];
 	double wb = 0;
-	if (l < L) {
-		if (!op_begin(s, K_OPT, l, "i%lld.l%d.adam", it, (int)l))
-			return false;
-	} else if (!op_begin(s, K_OPT, 0, "i%lld.model.adam", it)) {
+	if (!(l < L ? op(s, K_OPT, l, "adam") : op(s, K_OPT, -1, "model.adam")))
 		return false;
-	}
 	for (int w = 0; w < nw; w++) {
-		use(s, HOFF_USE_IN, gw[w]);
-		use(s, HOFF_USE_UPD, l < L ? weight(s, l, w) : mweight(s, w));
+		in(s, gw[w]);
+		hoff_build_use(&s->b, HOFF_USE_UPD,
+			       l < L ? weight(s, l, w) : mweight(s, w));
 		wb += (double)(l < L ? wbytes(s, l, w) : mbytes(w));
 	}
-	use(s, HOFF_USE_UPD, moment(s, l, 0));
-	use(s, HOFF_USE_UPD, moment(s, l, 1));
+	hoff_build_use(&s->b, HOFF_USE_UPD, moment(s, l, 0));
+	hoff_build_use(&s->b, HOFF_USE_UPD, moment(s, l, 1));
 	/* Per parameter: read w, g, m, v; write w, m, v (bf16 w, fp32 m v). */
 	roof(s, 12.0 * wb / DT, 3.0 * wb + 16.0 * wb / DT);
 	return true;
@@ -605,49 +443,50 @@ static bool train_iter(gen *s, long long it)
 		    (int64_t)(rnd(s) % (TOKENS / 2 / 256 + 1)) * 256;
 	const int64_t act = T * DMODEL * DT;
 
-	if (!op_begin(s, K_EMBED, 0, "i%lld.embed", it))
+	snprintf(s->pfx, sizeof s->pfx, "i%lld", it);
+	if (!op(s, K_EMBED, -1, "embed"))
 		return false;
-	int32_t tokens = tensor(s, T * 4, HOFF_KIND_INPUT, s->host,
-				"i%lld.tokens", it);
-	use(s, HOFF_USE_IN, tokens);
-	use(s, HOFF_USE_IN, mweight(s, M_EMB));
-	roof(s, 0, 2.0 * (double)act);
-	s->act[A_IN] = out(s, act, HOFF_KIND_ACTIVATION, "i%lld.h0", it);
+	int32_t tokens = hoff_build_tensor(&s->b, T * 4, HOFF_KIND_INPUT,
+					   s->host, "%s.tokens", s->pfx);
+	in(s, tokens);
+	in(s, mweight(s, M_EMB));
+	roof(s, -1, 2.0 * (double)act);
+	s->act[A_IN] = out(s, act, HOFF_KIND_ACTIVATION, -1, "h0");
 
 	for (int32_t l = 0; l < L; l++)
-		if (!train_fwd(s, it, l, T))
+		if (!layer(s, l, T, -1))
 			return false;
 
 	/* Final norm, head, cross-entropy and their backward, fused. */
-	if (!op_begin(s, K_LOSS, L - 1, "i%lld.loss", it))
+	if (!op(s, K_LOSS, L, "loss"))
 		return false;
-	int32_t labels = tensor(s, T * 4, HOFF_KIND_INPUT, s->host,
-				"i%lld.labels", it);
-	use(s, HOFF_USE_IN, s->act[(size_t)L * NA + A_IN]);
-	use(s, HOFF_USE_IN, mweight(s, M_LNF));
-	use(s, HOFF_USE_IN, mweight(s, M_HEAD));
-	use(s, HOFF_USE_IN, labels);
+	int32_t labels = hoff_build_tensor(&s->b, T * 4, HOFF_KIND_INPUT,
+					   s->host, "%s.labels", s->pfx);
+	in(s, s->act[(size_t)L * NA + A_IN]);
+	in(s, mweight(s, M_LNF));
+	in(s, mweight(s, M_HEAD));
+	in(s, labels);
 	roof(s, 6.0 * T * DMODEL * VOCAB,
 	     (double)(3 * mbytes(M_HEAD) + 3 * act));
 	workspace(s, (int64_t)64 << 20); /* logits, a chunk at a time */
-	out(s, 4, HOFF_KIND_OUTPUT, "i%lld.loss", it);
-	int32_t dh = out(s, act, gk, "i%lld.dh", it);
-	gm[M_LNF] = out(s, mbytes(M_LNF), gk, "i%lld.dlnf", it);
-	gm[M_HEAD] = out(s, mbytes(M_HEAD), gk, "i%lld.dhead", it);
+	out(s, 4, HOFF_KIND_OUTPUT, L, "loss");
+	int32_t dh = out(s, act, gk, L, "dh");
+	gm[M_LNF] = out(s, mbytes(M_LNF), gk, L, "dlnf");
+	gm[M_HEAD] = out(s, mbytes(M_HEAD), gk, L, "dhead");
 
 	for (int32_t l = L - 1; l >= 0; l--)
-		if (!train_bwd(s, it, l, T, &dh))
+		if (!train_bwd(s, l, T, &dh))
 			return false;
 
-	if (!op_begin(s, K_EMBED_BWD, 0, "i%lld.embed_bwd", it))
+	if (!op(s, K_EMBED_BWD, -1, "embed_bwd"))
 		return false;
-	use(s, HOFF_USE_IN, dh);
-	use(s, HOFF_USE_IN, tokens);
+	in(s, dh);
+	in(s, tokens);
 	timed(s, 2.0 * (double)act + (double)mbytes(M_EMB));
-	gm[M_EMB] = out(s, mbytes(M_EMB), gk, "i%lld.demb", it);
+	gm[M_EMB] = out(s, mbytes(M_EMB), gk, -1, "demb");
 
 	for (int32_t l = 0; l <= L; l++)
-		if (!train_opt(s, it, l))
+		if (!train_opt(s, l))
 			return false;
 	return true;
 }
@@ -656,32 +495,6 @@ static void fill_none(int32_t *a, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		a[i] = HOFF_NONE;
-}
-
-static hoff_status machine(gen *s)
-{
-	hoff_graph *g = s->g;
-	g->device.name = hoff_graph_intern(g, "synth-gpu");
-	g->device.flops_per_s = FLOPS_PER_S;
-	g->device.mem_bandwidth_Bps = MEM_BPS;
-	g->device.has_flops = g->device.has_mem_bw = true;
-	static const struct {
-		const char *name;
-		double rate_Bps, latency_s;
-	} tiers[2] = {{"host", 2.5e10, 5e-6}, {"remote", 5e9, 2e-5}};
-	for (int32_t i = 0; i < s->o->ntiers; i++) {
-		int32_t r = hoff_graph_add_tier(g, tiers[i].name, s->e);
-		if (r == HOFF_NONE)
-			return HOFF_ENOMEM;
-		g->tier[r].h2d_Bps = g->tier[r].d2h_Bps = tiers[i].rate_Bps;
-		g->tier[r].latency_s = tiers[i].latency_s;
-		g->tier[r].has_latency = true;
-	}
-	s->host = 0;
-	s->home = s->o->weights_on_host ? s->host : HOFF_DEVICE;
-	if (!g->device.name)
-		return hoff_seterr(s->e, HOFF_ENOMEM, "out of memory");
-	return HOFF_OK;
 }
 
 hoff_synth_opts hoff_synth_defaults(void)
@@ -720,17 +533,17 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 				   "synth: memory must be >= 0");
 
 	const size_t L = (size_t)o->layers;
-	gen s = {.o = o, .e = e, .rng = o->seed, .tok = HOFF_NONE};
-	hoff_status st = HOFF_ENOMEM;
-	s.g = hoff_graph_new();
+	gen s = {.o = o, .rng = o->seed, .tok = HOFF_NONE};
+	hoff_status st = hoff_build_begin(&s.b, "synth", o->nops, e);
 	s.ffn = hoff_alloc(L, sizeof *s.ffn);
 	s.w = hoff_alloc(L, NW * sizeof *s.w);
 	s.kv = hoff_alloc(L, NBLK * sizeof *s.kv);
 	s.adam = hoff_alloc(L + 1, 2 * sizeof *s.adam);
 	s.act = hoff_alloc(L + 1, NA * sizeof *s.act);
 	s.grad = hoff_alloc(L + 1, NW * sizeof *s.grad);
-	if (!s.g || !s.ffn || !s.w || !s.kv || !s.adam || !s.act || !s.grad) {
-		hoff_seterr(e, st, "out of memory");
+	if (st != HOFF_OK || !s.ffn || !s.w || !s.kv || !s.adam || !s.act ||
+	    !s.grad) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
 	fill_none(s.w, L * NW);
@@ -740,31 +553,31 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 	fill_none(s.act, (L + 1) * NA);
 	fill_none(s.grad, (L + 1) * NW);
 	for (int k = 0; k < NOPKINDS; k++)
-		if (!(s.kind[k] = hoff_graph_intern(s.g, opkind[k]))) {
-			hoff_seterr(e, st, "out of memory");
-			goto out;
-		}
+		s.kind[k] = hoff_build_intern(&s.b, "%s", opkind[k]);
 	/* Layers differ a little in FFN width, as pruned models do. */
 	for (size_t l = 0; l < L; l++)
 		s.ffn[l] = FFN + ((int64_t)(rnd(&s) % 9) - 4) * 256;
 
 	const char *shape = o->shape == HOFF_SYNTH_TRAIN ? "train" : "infer";
-	char buf[256];
-	snprintf(buf, sizeof buf, "synth-%s-%lld", shape, (long long)o->nops);
-	s.g->name = hoff_strdup(buf);
-	snprintf(buf, sizeof buf,
-		 "{\"source\":\"hoff-gen-synth\",\"shape\":\"%s\",\"ops\":%lld,"
-		 "\"layers\":%d,\"home\":\"%s\",\"seed\":%llu,\"tiers\":%d}",
-		 shape, (long long)o->nops, (int)o->layers,
-		 o->weights_on_host ? "host" : "device",
-		 (unsigned long long)o->seed, (int)o->ntiers);
-	s.g->meta = hoff_strdup(buf);
-	if (!s.g->name || !s.g->meta) {
-		hoff_seterr(e, st, "out of memory");
-		goto out;
-	}
-	if ((st = machine(&s)) != HOFF_OK)
-		goto out;
+	hoff_build_set(&s.b, HOFF_BUILD_NAME, "synth-%s-%lld", shape,
+		       (long long)o->nops);
+	hoff_build_set(&s.b, HOFF_BUILD_META,
+		       "{\"source\":\"hoff-gen-synth\",\"shape\":\"%s\","
+		       "\"ops\":%lld,\"layers\":%d,\"home\":\"%s\","
+		       "\"seed\":%llu,\"tiers\":%d}",
+		       shape, (long long)o->nops, (int)o->layers,
+		       o->weights_on_host ? "host" : "device",
+		       (unsigned long long)o->seed, (int)o->ntiers);
+	/* The host's capacity and the device's memory follow from the graph,
+	 * below. */
+	static const hoff_build_tier tiers[2] = {
+		{"host", HOFF_UNLIMITED, 2.5e10, 2.5e10, 5e-6},
+		{"remote", HOFF_UNLIMITED, 5e9, 5e9, 2e-5}};
+	hoff_build_device(&s.b, "synth-gpu", 0, FLOPS_PER_S, MEM_BPS, -1);
+	for (int32_t i = 0; i < o->ntiers; i++)
+		hoff_build_tier_add(&s.b, &tiers[i]);
+	s.host = 0;
+	s.home = o->weights_on_host ? s.host : HOFF_DEVICE;
 
 	if (o->shape == HOFF_SYNTH_TRAIN)
 		for (long long it = 0; train_iter(&s, it); it++)
@@ -772,24 +585,24 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 	else
 		for (long long step = 0; infer_step(&s, step); step++)
 			;
-	if ((st = s.st) != HOFF_OK)
-		goto out;
-	assert(s.g->nops == o->nops);
-	if ((st = hoff_graph_finish(s.g, s.g->name, e)) != HOFF_OK)
+	assert(s.b.st != HOFF_OK || s.b.g->nops == o->nops);
+	if ((st = hoff_build_finish(&s.b)) != HOFF_OK)
 		goto out;
 
 	/* Room on the host for a copy of everything, at least 1 TiB. */
+	hoff_graph *g = s.b.g;
 	int64_t total = 0;
-	for (int32_t t = 0; t < s.g->ntensors; t++)
-		total += s.g->tensor[t].bytes;
+	for (int32_t t = 0; t < g->ntensors; t++)
+		total += g->tensor[t].bytes;
 	int64_t cap = (int64_t)1 << 40;
-	s.g->tier[s.host].capacity_bytes = 2 * total > cap ? 2 * total : cap;
+	g->tier[s.host].capacity_bytes = 2 * total > cap ? 2 * total : cap;
 	int64_t mem = o->memory_bytes;
 	if (mem == 0) {
-		int64_t peak = hoff_analysis_profile(s.g, NULL);
+		int64_t peak = hoff_analysis_profile(g, NULL);
 		mem = (peak / ROUND_BYTES + 1) * ROUND_BYTES;
 	}
-	s.g->device.memory_bytes = mem;
+	g->device.memory_bytes = mem;
+	*out = hoff_build_take(&s.b);
 out:
 	free(s.ffn);
 	free(s.w);
@@ -797,9 +610,6 @@ out:
 	free(s.adam);
 	free(s.act);
 	free(s.grad);
-	if (st != HOFF_OK)
-		hoff_graph_free(s.g);
-	else
-		*out = s.g;
+	hoff_build_free(&s.b);
 	return st;
 }
