@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "graph_json.h"
 #include "sched_json.h"
 
@@ -122,6 +123,40 @@ int tu_has_rule(const hoff_sim_result *r, int rule)
 		if (r->viol[i].rule == rule)
 			return 1;
 	return 0;
+}
+
+hoff_graph *tu_data_graph(const char *name)
+{
+	const char *src = tu_src_dir();
+	if (!src)
+		return NULL;
+	char path[1024];
+	snprintf(path, sizeof path, "%s/data/%s", src, name);
+	char *text = tu_slurp(path, NULL);
+	if (!text)
+		return NULL;
+	hoff_graph *g = tu_graph(text);
+	free(text);
+	return g;
+}
+
+hoff_graph *tu_data_graph_or_skip(const char *name)
+{
+	hoff_graph *g = tu_data_graph(name);
+	if (!g)
+		skip();
+	return g;
+}
+
+int64_t tu_noffload_peak(const hoff_graph *g)
+{
+	hoff_sched *s = hoff_sched_noffload(g);
+	assert_non_null(s);
+	hoff_sim_result r = tu_sim(g, s, INT64_MAX);
+	int64_t p = r.summary.peak_bytes;
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	return p;
 }
 
 static int by_name(const void *a, const void *b)

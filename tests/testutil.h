@@ -35,6 +35,13 @@ const char *tu_shared_dir(void);
 const char *tu_src_dir(void);
 /* True when r lists a violation of `rule`. */
 int tu_has_rule(const hoff_sim_result *r, int rule);
+/* data/NAME of the source tree, parsed (caller frees); NULL when there
+ * is no source tree or no such file. */
+hoff_graph *tu_data_graph(const char *name);
+/* tu_data_graph, or the running test skipped when it is NULL. */
+hoff_graph *tu_data_graph_or_skip(const char *name);
+/* Peak of g's no-offload schedule, simulated without a budget. */
+int64_t tu_noffload_peak(const hoff_graph *g);
 
 /* Calls fn(name, vector, arg) on each vector of ../shared/conformance
  * whose file name ends with `suffix` (".json": all), in name order;
