@@ -482,28 +482,44 @@ static hoff_status put_string(jscan *s, size_t a, size_t b, bool esc,
 	return HOFF_OK;
 }
 
+/* Steps past the separator before the next item of an array or object
+ * that `close` (']' or '}') ends; *closed when it ended (close consumed). */
+static hoff_status next_item(jscan *s, char close, bool *first, bool *closed)
+{
+	skip_ws(s);
+	*closed = s->pos < s->len && s->text[s->pos] == close;
+	if (*closed) {
+		s->pos++;
+		return HOFF_OK;
+	}
+	if (!*first) {
+		if (s->pos >= s->len || s->text[s->pos] != ',')
+			return unexpected(s, close == '}' ? "',' or '}'"
+							  : "',' or ']'");
+		s->pos++;
+		skip_ws(s);
+	}
+	*first = false;
+	return HOFF_OK;
+}
+
 /* Steps to the next member key of an object: [*a, *b) is the key string
  * (quotes included), ':' is consumed. */
 static hoff_status next_key(jscan *s, bool *first, bool *more, size_t *a,
 			    size_t *b, bool *esc)
 {
-	skip_ws(s);
-	if (s->pos < s->len && s->text[s->pos] == '}') {
-		s->pos++;
+	bool closed;
+	hoff_status st = next_item(s, '}', first, &closed);
+	if (st != HOFF_OK)
+		return st;
+	if (closed) {
 		*more = false;
 		return HOFF_OK;
 	}
-	if (!*first) {
-		if (s->pos >= s->len || s->text[s->pos] != ',')
-			return unexpected(s, "',' or '}'");
-		s->pos++;
-		skip_ws(s);
-	}
-	*first = false;
 	if (s->pos >= s->len || s->text[s->pos] != '"')
 		return unexpected(s, "a key string");
 	*a = s->pos;
-	hoff_status st = scan_string(s, esc);
+	st = scan_string(s, esc);
 	if (st != HOFF_OK)
 		return st;
 	*b = s->pos;
@@ -534,21 +550,11 @@ hoff_status js_member(jscan *s, bool *first, bool *more)
 
 hoff_status js_element(jscan *s, bool *first, bool *more)
 {
-	skip_ws(s);
-	if (s->pos < s->len && s->text[s->pos] == ']') {
-		s->pos++;
-		*more = false;
-		return HOFF_OK;
-	}
-	if (!*first) {
-		if (s->pos >= s->len || s->text[s->pos] != ',')
-			return unexpected(s, "',' or ']'");
-		s->pos++;
-		skip_ws(s);
-	}
-	*first = false;
-	*more = true;
-	return HOFF_OK;
+	bool closed;
+	hoff_status st = next_item(s, ']', first, &closed);
+	if (st == HOFF_OK)
+		*more = !closed;
+	return st;
 }
 
 hoff_status js_key_once(jscan *s)
