@@ -313,16 +313,18 @@ static hoff_status scan_literal(jscan *s)
 	return unexpected(s, "a value");
 }
 
-/* A member key and its ':' inside a nested object. */
-static hoff_status scan_key(jscan *s)
+/* A member key and its ':': [*a, *b) is the key string (quotes
+ * included), *esc whether it holds an escape. */
+static hoff_status scan_key(jscan *s, size_t *a, size_t *b, bool *esc)
 {
-	bool esc;
 	skip_ws(s);
 	if (s->pos >= s->len || s->text[s->pos] != '"')
 		return unexpected(s, "a key string");
-	hoff_status st = scan_string(s, &esc);
+	*a = s->pos;
+	hoff_status st = scan_string(s, esc);
 	if (st != HOFF_OK)
 		return st;
+	*b = s->pos;
 	skip_ws(s);
 	if (s->pos >= s->len || s->text[s->pos] != ':')
 		return unexpected(s, "':'");
@@ -336,6 +338,7 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 	int depth = 0;
 	hoff_status st;
 	bool esc;
+	size_t ka, kb; /* a nested member's key, skipped */
 	skip_ws(s);
 	*a = s->pos;
 	for (;;) {
@@ -355,7 +358,9 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 				s->pos++;
 			} else {
 				stack[depth++] = close;
-				if (c == '{' && (st = scan_key(s)) != HOFF_OK)
+				if (c == '{' &&
+				    (st = scan_key(s, &ka, &kb, &esc)) !=
+					    HOFF_OK)
 					return st;
 				continue;
 			}
@@ -383,7 +388,9 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 			}
 			if (s->pos < s->len && s->text[s->pos] == ',') {
 				s->pos++;
-				if (close == '}' && (st = scan_key(s)) != HOFF_OK)
+				if (close == '}' &&
+				    (st = scan_key(s, &ka, &kb, &esc)) !=
+					    HOFF_OK)
 					return st;
 				break;
 			}
@@ -516,19 +523,10 @@ static hoff_status next_key(jscan *s, bool *first, bool *more, size_t *a,
 		*more = false;
 		return HOFF_OK;
 	}
-	if (s->pos >= s->len || s->text[s->pos] != '"')
-		return unexpected(s, "a key string");
-	*a = s->pos;
-	st = scan_string(s, esc);
-	if (st != HOFF_OK)
-		return st;
-	*b = s->pos;
-	skip_ws(s);
-	if (s->pos >= s->len || s->text[s->pos] != ':')
-		return unexpected(s, "':'");
-	s->pos++;
-	*more = true;
-	return HOFF_OK;
+	st = scan_key(s, a, b, esc);
+	if (st == HOFF_OK)
+		*more = true;
+	return st;
 }
 
 hoff_status js_member(jscan *s, bool *first, bool *more)
@@ -963,10 +961,14 @@ void js_fields(const cJSON *o, const char *const *names, int n, js_val *slot)
 /* ---- getters ---- */
 
 /* Common head of the getters: *absent when there is no value to read. */
+/* A getter's start: *absent when v is missing or null (an error when req);
+ * *present (when not NULL) false until the getter has its value. */
 static hoff_status absent_or_null(hoff_err *e, const js_where *w,
 				  const js_val *v, const char *name, bool req,
-				  bool *absent)
+				  bool *present, bool *absent)
 {
+	if (present)
+		*present = false;
 	*absent = v->type == JS_ABSENT || v->type == JS_NULL;
 	if (*absent && req)
 		return js_fail(e, w, HOFF_EINPUT,
@@ -980,13 +982,21 @@ hoff_status js_str(hoff_err *e, const js_where *w, const js_val *v,
 		   const char *name, bool req, const char **out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
+	hoff_status st = absent_or_null(e, w, v, name, req, NULL, &absent);
 	*out = NULL;
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_STR)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be a string", name);
 	*out = v->str;
+	return HOFF_OK;
+}
+
+/* A getter's end: *present (when not NULL) true. */
+static hoff_status found(bool *present)
+{
+	if (present)
+		*present = true;
 	return HOFF_OK;
 }
 
@@ -997,9 +1007,7 @@ hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
 		   int64_t *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
-	if (present)
-		*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, req, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	double x = v->num;
@@ -1016,9 +1024,7 @@ hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
 			       (long long)min);
 	}
 	*out = i;
-	if (present)
-		*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
@@ -1026,9 +1032,7 @@ hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
 		   double *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
-	if (present)
-		*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, req, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_NUM)
@@ -1041,25 +1045,21 @@ hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
 	if (x < 0)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be >= 0", name);
 	*out = x;
-	if (present)
-		*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
 		    const char *name, bool *present, bool *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, false, &absent);
-	*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, false, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_BOOL)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be true or false",
 			       name);
 	*out = v->b;
-	*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
