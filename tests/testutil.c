@@ -77,6 +77,7 @@ hoff_graph *tu_graph(const char *json)
 	if (st != HOFF_OK)
 		print_error("graph: %s\n", e.msg);
 	assert_int_equal(st, HOFF_OK);
+	assert_non_null(g);
 	return g;
 }
 
