@@ -829,14 +829,12 @@ static void test_never_worse_than_greedy(void **state)
 static void test_time_limit(void **state)
 {
 	(void)state;
-	hoff_graph *g = NULL;
-	hoff_err e;
 	hoff_model_opts mo = hoff_model_defaults();
 	mo.model = "llama3-8b";
 	mo.phase = "train";
 	mo.layers = 1;
 	mo.seq = 512;
-	assert_int_equal(hoff_model_build(&mo, &g, &e), HOFF_OK);
+	hoff_graph *g = tu_model(&mo);
 	hoff_ilp_opts o = opts_budget(tu_noffload_peak(g) * 9 / 10);
 	o.time_limit_s = 0.2;
 	hoff_exact_report rep;
