@@ -24,13 +24,14 @@
 	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
 	steps "]}"
 
-/* FORMAT.md's example graph; `w0`/`w1` homes and sizes vary by case. */
-#define EX_TENSORS(w1home, w1bytes)                                            \
+/* A tensor's home on tier t, or "" for none (on the device). */
+#define HOME(t) ", \"home\": \"" t "\""
+/* FORMAT.md's example graph; `w0`/`w1` homes and w1's size vary by case. */
+#define EX_TENSORS(w0home, w1home, w1bytes)                                    \
 	"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"            \
-	"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", "          \
-	"\"home\": \"host\"},"                                                 \
-	"{\"id\": \"w1\", \"bytes\": " w1bytes ", \"kind\": \"weight\", "      \
-	"\"home\": \"" w1home "\"},"                                           \
+	"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"" w0home "},"  \
+	"{\"id\": \"w1\", \"bytes\": " w1bytes ", \"kind\": \"weight\"" w1home  \
+	"},"                                                                   \
 	"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"       \
 	"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}"
 #define EX_OPS                                                                 \
@@ -110,7 +111,7 @@ static void test_format_example(void **state)
 {
 	(void)state;
 	hoff_sim_result r = run(GRAPH("100000000", HOST,
-				      EX_TENSORS("host", "4000000"), EX_OPS),
+				      EX_TENSORS(HOME("host"), HOME("host"), "4000000"), EX_OPS),
 				SCHED(EX_STEPS), HOFF_NONE, true);
 	assert_true(r.valid);
 	check_summary(&r, (expect){11 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
@@ -128,14 +129,8 @@ static void test_format_example(void **state)
 static void test_no_offload(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
+	const char *g =
+		GRAPH("100000000", HOST, EX_TENSORS("", "", "4000000"), EX_OPS);
 	hoff_sim_result r =
 		run(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"), HOFF_NONE,
 		    false);
@@ -150,15 +145,8 @@ static void test_no_offload(void **state)
 static void test_prefetch_hidden(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
+	const char *g = GRAPH("100000000", HOST,
+			      EX_TENSORS("", HOME("host"), "4000000"), EX_OPS);
 	hoff_sim_result r = run(g,
 				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
 				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
@@ -174,15 +162,8 @@ static void test_prefetch_hidden(void **state)
 static void test_prefetch_stalls(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 8000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
+	const char *g = GRAPH("100000000", HOST,
+			      EX_TENSORS("", HOME("host"), "8000000"), EX_OPS);
 	hoff_sim_result r = run(g,
 				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
 				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
@@ -203,12 +184,13 @@ static void test_prefetch_stalls(void **state)
 }
 
 /* Three ops; a (2 MB) is made by op0, stored after it, prefetched back
- * before op2 that reads it. op1 (6 ms) hides both 2 ms transfers. */
-#define STASH_GRAPH(budget, extra_tier, host_cap)                              \
-	GRAPH(budget,                                                          \
+ * before op2 that reads it. op1 (6 ms) hides both 2 ms transfers. The
+ * host's capacity (host_cap: "" or its field) and x's home vary. */
+#define STASH_GRAPH(host_cap, xhome)                                           \
+	GRAPH("100000000",                                                     \
 	      "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9" host_cap \
-	      "}" extra_tier,                                                  \
-	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	      "}",                                                             \
+	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"" xhome "}," \
 	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"}," \
 	      "{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
 	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",     \
@@ -226,7 +208,7 @@ static void test_store_then_prefetch(void **state)
 {
 	(void)state;
 	hoff_sim_result r = run(
-		STASH_GRAPH("100000000", "", ""),
+		STASH_GRAPH("", ""),
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
 		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
 		      "\"host\"}, {\"op\": \"op2\"}"),
@@ -250,7 +232,7 @@ static void test_prefetch_waits_for_store(void **state)
 {
 	(void)state;
 	hoff_sim_result r = run(
-		STASH_GRAPH("100000000", "", ""),
+		STASH_GRAPH("", ""),
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
 		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
 		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
@@ -306,7 +288,7 @@ static void test_h2d_d2h_parallel(void **state)
 static void test_illegal_steps(void **state)
 {
 	(void)state;
-	const char *g = STASH_GRAPH("100000000", "", "");
+	const char *g = STASH_GRAPH("", "");
 	/* Detach of a dirty tensor with a later use: rule 7. */
 	expect_invalid(g,
 		       SCHED("{\"op\": \"op0\"}, {\"detach\": \"a\"},"
@@ -337,7 +319,7 @@ static void test_detach_clean(void **state)
 {
 	(void)state;
 	hoff_sim_result r = run(GRAPH("100000000", HOST,
-				      EX_TENSORS("host", "4000000"), EX_OPS),
+				      EX_TENSORS(HOME("host"), HOME("host"), "4000000"), EX_OPS),
 				SCHED(EX_STEPS), HOFF_NONE, true);
 	assert_true(r.valid);
 	int64_t at8 = -1;
@@ -353,7 +335,7 @@ static void test_detach_clean(void **state)
 static void test_budget_exact(void **state)
 {
 	(void)state;
-	const char *g = GRAPH("100000000", HOST, EX_TENSORS("host", "4000000"),
+	const char *g = GRAPH("100000000", HOST, EX_TENSORS(HOME("host"), HOME("host"), "4000000"),
 			      EX_OPS);
 	hoff_sim_result r = run(g, SCHED(EX_STEPS), 11 * MB, false);
 	assert_true(r.valid);
@@ -467,27 +449,9 @@ static void test_persistent_end_state(void **state)
 static void test_tier_capacity(void **state)
 {
 	(void)state;
-	const char *tiers = "{\"name\": \"host\", \"h2d_Bps\": 1e9, "
-			    "\"d2h_Bps\": 1e9, \"capacity_bytes\": 2500000}";
-	const char *tens =
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}";
-	const char *ops =
-		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
-		"\"time_s\": 0.001},"
-		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "
-		"\"time_s\": 0.006},"
-		"{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "
-		"[\"y\"], \"time_s\": 0.001}";
 	char g[4096];
-	snprintf(g, sizeof g,
-		 "{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
-		 "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": [%s]},"
-		 " \"tensors\": [%s], \"ops\": [%s]}",
-		 tiers, tens, ops);
+	snprintf(g, sizeof g, "%s",
+		 STASH_GRAPH(", \"capacity_bytes\": 2500000", HOME("host")));
 	const char *steps =
 		SCHED("{\"prefetch\": \"x\", \"from\": \"host\"},"
 		      "{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
