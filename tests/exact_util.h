@@ -51,6 +51,15 @@ static inline hoff_sched *run_exact(const hoff_graph *g, const hoff_ilp_opts *o,
 	return s;
 }
 
+/* run_exact's report; the schedule (if any) freed. */
+static inline hoff_exact_report exact_report(const hoff_graph *g,
+					     const hoff_ilp_opts *o)
+{
+	hoff_exact_report rep;
+	hoff_sched_free(run_exact(g, o, &rep));
+	return rep;
+}
+
 /* What both programs' main does first: one OpenMP thread (hundreds of
  * small solves: greedy's team would only spin, and results do not
  * depend on the thread count) and cmocka's filter from HOFF_TEST_FILTER

@@ -102,11 +102,9 @@ static void test_hand_infeasible(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(g_hand);
 	hoff_ilp_opts o = opts_budget(6 * MB);
-	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
+	hoff_exact_report rep = exact_report(g, &o);
 	assert_false(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
-	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
 
@@ -119,15 +117,13 @@ static void test_hand_budget7(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(g_hand);
 	hoff_ilp_opts o = opts_budget(7 * MB);
-	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
+	hoff_exact_report rep = exact_report(g, &o);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	assert_int_equal(rep.best.stall_ps, 4 * MS);
 	assert_int_equal(rep.best.makespan_ps, 20 * MS);
 	assert_true(rep.best.peak_bytes <= 7 * MB);
 	assert_true(fabs(rep.objective - 0.004) < 1e-9);
-	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
 
@@ -161,18 +157,15 @@ static void test_hand_budget_store(void **state)
 		"\"outputs\": [\"y\"], \"time_s\": 0.004}"));
 	/* op3 needs w a c y = 8 */
 	hoff_ilp_opts o = opts_budget(8 * MB);
-	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
+	hoff_exact_report rep = exact_report(g, &o);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	/* op2 holds a w b c = 8 <= 8: no offload needed beyond w's fetch */
 	assert_int_equal(rep.best.stall_ps, 4 * MS);
-	hoff_sched_free(s);
 	o = opts_budget(8 * MB - 1);
-	s = run_exact(g, &o, &rep);
+	rep = exact_report(g, &o);
 	/* now op3 (8 MB) cannot fit: infeasible */
 	assert_false(rep.feasible);
-	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
 
@@ -238,8 +231,7 @@ static void test_hand_store_time(void **state)
 				 HOFF_OK);
 		assert_true(ok == (op1_ms == 2));
 		hoff_ilp_free(m);
-		hoff_exact_report rep;
-		hoff_sched *s = run_exact(g, &o, &rep);
+		hoff_exact_report rep = exact_report(g, &o);
 		if (op1_ms == 1) {
 			assert_false(rep.feasible);
 			assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
@@ -250,7 +242,6 @@ static void test_hand_store_time(void **state)
 			assert_int_equal(rep.best.makespan_ps, 13 * MS);
 			assert_true(rep.best.peak_bytes <= 5500000);
 		}
-		hoff_sched_free(s);
 		hoff_graph_free(g);
 	}
 }
@@ -315,14 +306,12 @@ static void test_hand_fetch_time(void **state)
 	assert_true(ok);
 	assert_true(fabs(bound * m->tu - MS / 3.0) < 1e3);
 	hoff_ilp_free(m);
-	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
+	hoff_exact_report rep = exact_report(g, &o);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	assert_int_equal(rep.best.stall_ps, 2 * MS);
 	assert_int_equal(rep.best.makespan_ps, 19 * MS);
 	assert_true(rep.best.peak_bytes <= 5500000);
-	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
 
@@ -367,8 +356,7 @@ static void test_hand_overhead(void **state)
 	for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
 		hoff_ilp_opts o = opts_overhead(cases[i / 2].x);
 		o.no_mir = i % 2;
-		hoff_exact_report rep;
-		hoff_sched *s = run_exact(g, &o, &rep);
+		hoff_exact_report rep = exact_report(g, &o);
 		assert_int_equal(rep.lower_bound_ps, 16 * MS);
 		assert_true(rep.feasible);
 		assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
@@ -378,7 +366,6 @@ static void test_hand_overhead(void **state)
 		assert_true(rep.gap == 0);
 		assert_int_equal(rep.best.peak_bytes, cases[i / 2].peak);
 		assert_int_equal(rep.best.makespan_ps, cases[i / 2].makespan);
-		hoff_sched_free(s);
 	}
 	hoff_graph_free(g);
 }
@@ -438,12 +425,10 @@ static void test_hand_crowded(void **state)
 		assert_int_equal(wback, !prune);
 		assert_int_equal(kback, 1);
 		hoff_ilp_free(m);
-		hoff_exact_report rep;
-		hoff_sched *s = run_exact(g, &o, &rep);
+		hoff_exact_report rep = exact_report(g, &o);
 		assert_true(rep.feasible);
 		assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 		assert_int_equal(rep.best.peak_bytes, 61 * MB + 1100000);
-		hoff_sched_free(s);
 	}
 	hoff_graph_free(g);
 }
@@ -509,14 +494,12 @@ static void test_hand_deadlines(void **state)
 	print_message("bound %.6f MB\n", bound * m->bu / MB);
 	assert_true(fabs(bound * m->bu - 61.0 * MB) < 1);
 	hoff_ilp_free(m);
-	hoff_exact_report rep;
-	hoff_sched *s = run_exact(g, &o, &rep);
+	hoff_exact_report rep = exact_report(g, &o);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	assert_int_equal(rep.best.peak_bytes, 61 * MB);
 	assert_true(rep.bound == rep.objective);
 	assert_true(rep.best.makespan_ps <= 20301 * MS / 1000);
-	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
 
@@ -973,12 +956,12 @@ static void test_write_probe(void **state)
 			 (unsigned long long)seed);
 		hoff_ilp_opts o = opts_overhead(0.05);
 		hoff_exact_report full, open;
-		hoff_sched_free(run_exact(g, &o, &full));
+		full = exact_report(g, &o);
 		o.gap = 0.5;
 		o.incumbent = false; /* greedy's start is often the optimum
 					itself: the search would close */
 		o.write_probe = lp;
-		hoff_sched_free(run_exact(g, &o, &open));
+		open = exact_report(g, &o);
 		if (full.status == HOFF_ILP_OPTIMAL && open.probe_peak > 0) {
 			assert_true(open.status != HOFF_ILP_OPTIMAL);
 			assert_true(open.probe_peak < open.objective);
