@@ -12,19 +12,13 @@
 # e.g.   bench/exact_scale.sh -t 60 -- --budget 90%
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-hoff=$root/build/hoffopt
-limit=60
-while getopts "b:t:" o; do
-	case $o in
-	b) hoff=$OPTARG ;;
-	t) limit=$OPTARG ;;
-	*) echo "usage: $0 [-b hoffopt] [-t s] [-- options]" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+. "$root/bench/exact_opts.sh"
+usage() { echo "usage: $0 [-b hoffopt] [-t s] [-- options]" >&2; exit 2; }
+exact_opts "b:t:" "$@"
+shift "$nopts"
 [ "${1:-}" = "--" ] && shift
 extra=("$@")
-[ -x "$hoff" ] || { echo "exact_scale.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
+need_hoff
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # name | gen arguments (SEQ is kept short: sizes do not change the model)

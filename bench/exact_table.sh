@@ -11,20 +11,14 @@
 # e.g.   bench/exact_table.sh -t 60 -- --budget 90%
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-hoff=$root/build/hoffopt
-limit=60
+. "$root/bench/exact_opts.sh"
 . "$root/bench/small_graphs.sh"
-while getopts "b:t:" o; do
-	case $o in
-	b) hoff=$OPTARG ;;
-	t) limit=$OPTARG ;;
-	*) echo "usage: $0 [-b hoffopt] [-t s] [-- options] [graphs]" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+usage() { echo "usage: $0 [-b hoffopt] [-t s] [-- options] [graphs]" >&2; exit 2; }
+exact_opts "b:t:" "$@"
+shift "$nopts"
 # getopts consumed the "--": what is not a .json file is an option
 split_args "$@"
-[ -x "$hoff" ] || { echo "exact_table.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
+need_hoff
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for g in "${graphs[@]}"; do

@@ -109,6 +109,13 @@ run_t() { # timeout reserve cmd...
 	logf "(exit $rc)"
 	return $rc
 }
+run_mode() { # mode timeout reserve graph schedule: hoffopt run on the
+	# backend, streamed or captured into a CUDA graph (mode "graph")
+	local flag=()
+	[ "$1" = graph ] && flag=(--cuda-graph)
+	run_t "$2" "$3" "$hoffopt" run "$4" "$5" --backend "$backend" --json \
+		"${flag[@]}"
+}
 why() { # a short reason from the last command
 	tail -n 3 "$tmp/last.err" "$tmp/last.out" 2>/dev/null |
 		grep -v '^==>' | grep -v '^$' | tail -1 | tr '|' '/' | cut -c1-160
@@ -366,10 +373,7 @@ for spec in "5e-6 2000" "1e-5 2000" "5e-5 1000" "1e-3 100"; do
 	read -r op_s nops <<<"$spec"
 	tool micro "$tmp/m.json" "$tmp/ms.json" "$nops" "$op_s" "$machine" || mrc=1
 	for mode in streamed graph; do
-		flag=()
-		[ $mode = graph ] && flag=(--cuda-graph)
-		if run_t 30 150 "$hoffopt" run "$tmp/m.json" "$tmp/ms.json" \
-			--backend "$backend" --json "${flag[@]}"; then
+		if run_mode $mode 30 150 "$tmp/m.json" "$tmp/ms.json"; then
 			tool microrow "$tmp/last.out" "$op_s" "$nops" "$mode" "$rows" | tee -a "$md"
 		else
 			mrc=1
@@ -415,10 +419,7 @@ for g0 in "${graphs[@]}"; do
 		modes=(streamed)
 		[ "$p" = greedy ] && modes+=(graph)
 		for mode in "${modes[@]}"; do
-			flag=()
-			[ $mode = graph ] && flag=(--cuda-graph)
-			if run_t 60 150 "$hoffopt" run "$g" "$s" --backend "$backend" \
-				--json "${flag[@]}"; then
+			if run_mode $mode 60 150 "$g" "$s"; then
 				cp "$tmp/last.out" "$tmp/run-$name-${p//:/_}-$mode.json"
 				nplan=$((nplan + 1))
 			else
@@ -501,10 +502,7 @@ say "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
 brc=0
 if tool big "$tmp/big.json" "$tmp/bigs.json" 25000 "$machine"; then
 	for mode in streamed graph; do
-		flag=()
-		[ $mode = graph ] && flag=(--cuda-graph)
-		if run_t 90 150 "$hoffopt" run "$tmp/big.json" "$tmp/bigs.json" \
-			--backend "$backend" --json "${flag[@]}"; then
+		if run_mode $mode 90 150 "$tmp/big.json" "$tmp/bigs.json"; then
 			tool row "$tmp/last.out" - big-50k hand "$mode" "$rows" | tee -a "$md"
 		else
 			brc=1

@@ -10,19 +10,13 @@
 #   -l: the data/ graphs only (no generated ones)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-hoff=$root/build/hoffopt
-limit=60
 gen=1
-while getopts "b:t:l" o; do
-	case $o in
-	b) hoff=$OPTARG ;;
-	t) limit=$OPTARG ;;
-	l) gen=0 ;;
-	*) echo "usage: $0 [-b hoffopt] [-t s] [-l] [graph.json ...]" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ -x "$hoff" ] || { echo "greedy_exact.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
+. "$root/bench/exact_opts.sh"
+usage() { echo "usage: $0 [-b hoffopt] [-t s] [-l] [graph.json ...]" >&2; exit 2; }
+own_opt() { gen=0; } # -l
+exact_opts "b:t:l" "$@"
+shift "$nopts"
+need_hoff
 # shellcheck source=small_graphs.sh
 . "$root/bench/small_graphs.sh"
 split_args "$@"

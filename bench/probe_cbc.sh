@@ -11,22 +11,16 @@
 #        [-- exact options] [graph.json ...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-hoff=$root/build/hoffopt
-limit=60
 climit=120
+. "$root/bench/exact_opts.sh"
 . "$root/bench/small_graphs.sh"
-while getopts "b:t:c:" o; do
-	case $o in
-	b) hoff=$OPTARG ;;
-	t) limit=$OPTARG ;;
-	c) climit=$OPTARG ;;
-	*) echo "usage: $0 [-b hoffopt] [-t s] [-c s] [-- options] [graphs]" >&2; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+usage() { echo "usage: $0 [-b hoffopt] [-t s] [-c s] [-- options] [graphs]" >&2; exit 2; }
+own_opt() { climit=$2; } # -c
+exact_opts "b:t:c:" "$@"
+shift "$nopts"
 # getopts consumed the "--": what is not a .json file is an option
 split_args "$@"
-[ -x "$hoff" ] || { echo "probe_cbc.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
+need_hoff
 command -v cbc > /dev/null || { echo "probe_cbc.sh: no cbc (apt-get install coinor-cbc)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

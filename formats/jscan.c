@@ -313,16 +313,18 @@ static hoff_status scan_literal(jscan *s)
 	return unexpected(s, "a value");
 }
 
-/* A member key and its ':' inside a nested object. */
-static hoff_status scan_key(jscan *s)
+/* A member key and its ':': [*a, *b) is the key string (quotes
+ * included), *esc whether it holds an escape. */
+static hoff_status scan_key(jscan *s, size_t *a, size_t *b, bool *esc)
 {
-	bool esc;
 	skip_ws(s);
 	if (s->pos >= s->len || s->text[s->pos] != '"')
 		return unexpected(s, "a key string");
-	hoff_status st = scan_string(s, &esc);
+	*a = s->pos;
+	hoff_status st = scan_string(s, esc);
 	if (st != HOFF_OK)
 		return st;
+	*b = s->pos;
 	skip_ws(s);
 	if (s->pos >= s->len || s->text[s->pos] != ':')
 		return unexpected(s, "':'");
@@ -336,6 +338,7 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 	int depth = 0;
 	hoff_status st;
 	bool esc;
+	size_t ka, kb; /* a nested member's key, skipped */
 	skip_ws(s);
 	*a = s->pos;
 	for (;;) {
@@ -355,7 +358,9 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 				s->pos++;
 			} else {
 				stack[depth++] = close;
-				if (c == '{' && (st = scan_key(s)) != HOFF_OK)
+				if (c == '{' &&
+				    (st = scan_key(s, &ka, &kb, &esc)) !=
+					    HOFF_OK)
 					return st;
 				continue;
 			}
@@ -383,7 +388,9 @@ hoff_status js_value(jscan *s, size_t *a, size_t *b)
 			}
 			if (s->pos < s->len && s->text[s->pos] == ',') {
 				s->pos++;
-				if (close == '}' && (st = scan_key(s)) != HOFF_OK)
+				if (close == '}' &&
+				    (st = scan_key(s, &ka, &kb, &esc)) !=
+					    HOFF_OK)
 					return st;
 				break;
 			}
@@ -482,37 +489,44 @@ static hoff_status put_string(jscan *s, size_t a, size_t b, bool esc,
 	return HOFF_OK;
 }
 
+/* Steps past the separator before the next item of an array or object
+ * that `close` (']' or '}') ends; *closed when it ended (close consumed). */
+static hoff_status next_item(jscan *s, char close, bool *first, bool *closed)
+{
+	skip_ws(s);
+	*closed = s->pos < s->len && s->text[s->pos] == close;
+	if (*closed) {
+		s->pos++;
+		return HOFF_OK;
+	}
+	if (!*first) {
+		if (s->pos >= s->len || s->text[s->pos] != ',')
+			return unexpected(s, close == '}' ? "',' or '}'"
+							  : "',' or ']'");
+		s->pos++;
+		skip_ws(s);
+	}
+	*first = false;
+	return HOFF_OK;
+}
+
 /* Steps to the next member key of an object: [*a, *b) is the key string
  * (quotes included), ':' is consumed. */
 static hoff_status next_key(jscan *s, bool *first, bool *more, size_t *a,
 			    size_t *b, bool *esc)
 {
-	skip_ws(s);
-	if (s->pos < s->len && s->text[s->pos] == '}') {
-		s->pos++;
+	bool closed;
+	hoff_status st = next_item(s, '}', first, &closed);
+	if (st != HOFF_OK)
+		return st;
+	if (closed) {
 		*more = false;
 		return HOFF_OK;
 	}
-	if (!*first) {
-		if (s->pos >= s->len || s->text[s->pos] != ',')
-			return unexpected(s, "',' or '}'");
-		s->pos++;
-		skip_ws(s);
-	}
-	*first = false;
-	if (s->pos >= s->len || s->text[s->pos] != '"')
-		return unexpected(s, "a key string");
-	*a = s->pos;
-	hoff_status st = scan_string(s, esc);
-	if (st != HOFF_OK)
-		return st;
-	*b = s->pos;
-	skip_ws(s);
-	if (s->pos >= s->len || s->text[s->pos] != ':')
-		return unexpected(s, "':'");
-	s->pos++;
-	*more = true;
-	return HOFF_OK;
+	st = scan_key(s, a, b, esc);
+	if (st == HOFF_OK)
+		*more = true;
+	return st;
 }
 
 hoff_status js_member(jscan *s, bool *first, bool *more)
@@ -534,21 +548,11 @@ hoff_status js_member(jscan *s, bool *first, bool *more)
 
 hoff_status js_element(jscan *s, bool *first, bool *more)
 {
-	skip_ws(s);
-	if (s->pos < s->len && s->text[s->pos] == ']') {
-		s->pos++;
-		*more = false;
-		return HOFF_OK;
-	}
-	if (!*first) {
-		if (s->pos >= s->len || s->text[s->pos] != ',')
-			return unexpected(s, "',' or ']'");
-		s->pos++;
-		skip_ws(s);
-	}
-	*first = false;
-	*more = true;
-	return HOFF_OK;
+	bool closed;
+	hoff_status st = next_item(s, ']', first, &closed);
+	if (st == HOFF_OK)
+		*more = !closed;
+	return st;
 }
 
 hoff_status js_key_once(jscan *s)
@@ -957,10 +961,14 @@ void js_fields(const cJSON *o, const char *const *names, int n, js_val *slot)
 /* ---- getters ---- */
 
 /* Common head of the getters: *absent when there is no value to read. */
+/* A getter's start: *absent when v is missing or null (an error when req);
+ * *present (when not NULL) false until the getter has its value. */
 static hoff_status absent_or_null(hoff_err *e, const js_where *w,
 				  const js_val *v, const char *name, bool req,
-				  bool *absent)
+				  bool *present, bool *absent)
 {
+	if (present)
+		*present = false;
 	*absent = v->type == JS_ABSENT || v->type == JS_NULL;
 	if (*absent && req)
 		return js_fail(e, w, HOFF_EINPUT,
@@ -974,13 +982,21 @@ hoff_status js_str(hoff_err *e, const js_where *w, const js_val *v,
 		   const char *name, bool req, const char **out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
+	hoff_status st = absent_or_null(e, w, v, name, req, NULL, &absent);
 	*out = NULL;
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_STR)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be a string", name);
 	*out = v->str;
+	return HOFF_OK;
+}
+
+/* A getter's end: *present (when not NULL) true. */
+static hoff_status found(bool *present)
+{
+	if (present)
+		*present = true;
 	return HOFF_OK;
 }
 
@@ -991,9 +1007,7 @@ hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
 		   int64_t *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
-	if (present)
-		*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, req, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	double x = v->num;
@@ -1010,9 +1024,7 @@ hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
 			       (long long)min);
 	}
 	*out = i;
-	if (present)
-		*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
@@ -1020,9 +1032,7 @@ hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
 		   double *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, req, &absent);
-	if (present)
-		*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, req, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_NUM)
@@ -1035,25 +1045,21 @@ hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
 	if (x < 0)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be >= 0", name);
 	*out = x;
-	if (present)
-		*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
 		    const char *name, bool *present, bool *out)
 {
 	bool absent;
-	hoff_status st = absent_or_null(e, w, v, name, false, &absent);
-	*present = false;
+	hoff_status st = absent_or_null(e, w, v, name, false, present, &absent);
 	if (st != HOFF_OK || absent)
 		return st;
 	if (v->type != JS_BOOL)
 		return js_fail(e, w, HOFF_EINPUT, "%s must be true or false",
 			       name);
 	*out = v->b;
-	*present = true;
-	return HOFF_OK;
+	return found(present);
 }
 
 hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,

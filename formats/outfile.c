@@ -287,6 +287,8 @@ out:
 void hoff_json_string(FILE *f, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	/* JSON's short escapes; other control bytes (and DEL) as \u00XX */
+	static const char esc[] = "\"\\\b\f\n\r\t", esc_as[] = "\"\\bfnrt";
 	const unsigned char *p = (const unsigned char *)s, *run = p;
 	putc('"', f);
 	for (;; p++) {
@@ -300,27 +302,10 @@ void hoff_json_string(FILE *f, const char *s)
 		if (c == '\0')
 			break;
 		putc('\\', f);
-		switch (c) {
-		case '"':
-		case '\\':
-			putc(c, f);
-			break;
-		case '\b':
-			putc('b', f);
-			break;
-		case '\f':
-			putc('f', f);
-			break;
-		case '\n':
-			putc('n', f);
-			break;
-		case '\r':
-			putc('r', f);
-			break;
-		case '\t':
-			putc('t', f);
-			break;
-		default:
+		const char *k = memchr(esc, c, sizeof esc - 1);
+		if (k) {
+			putc(esc_as[k - esc], f);
+		} else {
 			fputs("u00", f);
 			putc(hex[c >> 4], f);
 			putc(hex[c & 15], f);

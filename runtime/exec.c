@@ -27,6 +27,24 @@ void hoff_backend_free(hoff_backend *b)
 		b->iface->free(b);
 }
 
+hoff_backend *hoff_backend_alloc(const hoff_backend_i *iface,
+				 const hoff_xplan *p, const hoff_exec_opts *o,
+				 size_t ctx_bytes)
+{
+	hoff_backend *b = hoff_zalloc(1, sizeof *b);
+	void *ctx = hoff_zalloc(1, ctx_bytes);
+	if (!b || !ctx) {
+		free(b);
+		free(ctx);
+		return NULL;
+	}
+	b->iface = iface;
+	b->ctx = ctx;
+	b->plan = p;
+	b->opts = *o;
+	return b;
+}
+
 /* The walk's state: which events are recorded so far, waits issued. */
 typedef struct walker {
 	hoff_backend *b;

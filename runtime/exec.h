@@ -150,6 +150,12 @@ hoff_status hoff_backend_cuda_new(const hoff_xplan *p, const hoff_exec_opts *o,
 				  hoff_backend **out, hoff_err *e);
 /* Frees b; NULL is fine. */
 void hoff_backend_free(hoff_backend *b);
+/* For a backend's constructor: b with iface, p and *o set and b->ctx a
+ * zeroed block of ctx_bytes (b and ctx both zeroed otherwise; the
+ * backend's free releases both). NULL when out of memory. */
+hoff_backend *hoff_backend_alloc(const hoff_backend_i *iface,
+				 const hoff_xplan *p, const hoff_exec_opts *o,
+				 size_t ctx_bytes);
 
 /* What a walk saw. */
 typedef struct hoff_walk_info {

@@ -527,17 +527,10 @@ hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 {
 	HOFF_REQUIRE(p && o && out);
 	*out = NULL;
-	hoff_backend *b = hoff_zalloc(1, sizeof *b);
-	cpu *c = hoff_zalloc(1, sizeof *c);
-	if (!b || !c) {
-		free(b);
-		free(c);
+	hoff_backend *b = hoff_backend_alloc(&cpu_iface, p, o, sizeof(cpu));
+	if (!b)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
-	b->iface = &cpu_iface;
-	b->ctx = c;
-	b->plan = p;
-	b->opts = *o;
+	cpu *c = b->ctx;
 	c->p = p;
 	c->o = *o;
 	size_t nev = (size_t)p->nops + (size_t)p->nxfers + 1;
@@ -611,14 +604,20 @@ static void *(*volatile cal_memcpy)(void *, const void *, size_t) = memcpy;
 static void escape(void *p) { (void)p; }
 static void (*volatile cal_escape)(void *) = escape;
 
+/* Rate in B/s of one copy of n bytes (0 when the clock saw no time). */
+static double timed_copy(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	int64_t t = now_ns();
+	cal_memcpy(dst, src, n);
+	int64_t d = now_ns() - t;
+	return d > 0 ? (double)n * 1e9 / (double)d : 0;
+}
+
 static double copy_rate(uint8_t *dst, const uint8_t *src, size_t n, int reps)
 {
 	double best = 0;
 	for (int i = 0; i < reps; i++) {
-		int64_t t = now_ns();
-		cal_memcpy(dst, src, n);
-		int64_t d = now_ns() - t;
-		double r = d > 0 ? (double)n * 1e9 / (double)d : 0;
+		double r = timed_copy(dst, src, n);
 		if (r > best)
 			best = r;
 	}
@@ -634,10 +633,7 @@ static double pageable_rate(const uint8_t *src, size_t n, int reps)
 		uint8_t *dst = malloc(n);
 		if (!dst)
 			return 0;
-		int64_t t = now_ns();
-		cal_memcpy(dst, src, n);
-		int64_t d = now_ns() - t;
-		double r = d > 0 ? (double)n * 1e9 / (double)d : 0;
+		double r = timed_copy(dst, src, n);
 		if (r > best)
 			best = r;
 		cal_escape(dst);

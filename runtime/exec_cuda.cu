@@ -703,17 +703,11 @@ extern "C" hoff_status hoff_backend_cuda_new(const hoff_xplan *p,
 {
 	HOFF_REQUIRE(p && o && out);
 	*out = NULL;
-	hoff_backend *b = (hoff_backend *)hoff_zalloc(1, sizeof *b);
-	cuda_ctx *c = (cuda_ctx *)hoff_zalloc(1, sizeof *c);
-	if (!b || !c) {
-		free(b);
-		free(c);
+	hoff_backend *b =
+		hoff_backend_alloc(&cuda_iface, p, o, sizeof(cuda_ctx));
+	if (!b)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
-	b->iface = &cuda_iface;
-	b->ctx = c;
-	b->plan = p;
-	b->opts = *o;
+	cuda_ctx *c = (cuda_ctx *)b->ctx;
 	c->p = p;
 	c->o = *o;
 	hoff_status st = setup(b, c, e);

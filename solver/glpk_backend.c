@@ -242,6 +242,19 @@ static void triplets_free(triplets *t)
 	free(t->ar);
 }
 
+/* What every entry point does when GLPK failed (on_error's longjmp):
+ * GLPK's environment freed, the hooks off, t freed; HOFF_EINPUT with
+ * GLPK's reason, after "exact: GLPK failed" and `doing`. */
+static hoff_status glpk_failed(const guard *g, triplets *t, const char *doing,
+			       hoff_err *e)
+{
+	glp_free_env();
+	hooks_off();
+	triplets_free(t);
+	return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK failed%s: %s", doing,
+			   glpk_why(g));
+}
+
 /* What every entry point does first: checks m (GLPK aborts on bad
  * arguments) and allocates the triplets load() fills. */
 static hoff_status prepare(const hoff_ilp *m, triplets *t, hoff_err *e)
@@ -292,14 +305,8 @@ hoff_status hoff_glpk_write(const hoff_ilp *m, const char *lp, const char *mps,
 	guard g = {.verbose = m->o.verbose};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
-	if (setjmp(g.jb)) {
-		glp_free_env();
-		hooks_off();
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "exact: GLPK failed writing the model: %s",
-				   glpk_why(&g));
-	}
+	if (setjmp(g.jb))
+		return glpk_failed(&g, &t, " writing the model", e);
 	P = load(m, t.ia, t.ja, t.ar);
 	if (lp && !write_whole(P, lp, false))
 		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the LP file",
@@ -739,9 +746,9 @@ hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 again:
 	hooks_on(&g);
 	if (setjmp(g.jb)) {
-		glp_free_env();
-		hooks_off();
 		if (presolving && use_npp) {
+			glp_free_env();
+			hooks_off();
 			/* GLPK's preprocessor fails on a problem it reduces
 			 * to nothing: solve the original instead */
 			P = Q = NULL;
@@ -749,13 +756,11 @@ again:
 			use_npp = false;
 			goto again;
 		}
-		triplets_free(&t);
 		free(qmap);
 		free(sol->x);
 		sol->x = NULL;
 		sol->has_x = false;
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "exact: GLPK failed: %s", glpk_why(&g));
+		return glpk_failed(&g, &t, "", e);
 	}
 	P = load(m, t.ia, t.ja, t.ar);
 	glp_create_index(P);
@@ -1035,13 +1040,8 @@ hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
 	guard g = {.verbose = false};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
-	if (setjmp(g.jb)) {
-		glp_free_env();
-		hooks_off();
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "exact: GLPK failed: %s", glpk_why(&g));
-	}
+	if (setjmp(g.jb))
+		return glpk_failed(&g, &t, "", e);
 	P = load(m, t.ia, t.ja, t.ar);
 	for (int32_t j = 1; j <= m->ncols; j++)
 		/* U: relaxed, set after (its warm-start rule); X, O: counts,
@@ -1086,13 +1086,8 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 	guard g = {.verbose = m->o.verbose};
 	glp_prob *volatile P = NULL;
 	hooks_on(&g);
-	if (setjmp(g.jb)) {
-		glp_free_env();
-		hooks_off();
-		triplets_free(&t);
-		return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK failed: %s",
-				   glpk_why(&g));
-	}
+	if (setjmp(g.jb))
+		return glpk_failed(&g, &t, "", e);
 	double t0 = now_s();
 	P = load(m, t.ia, t.ja, t.ar);
 	double t1 = now_s();

@@ -89,6 +89,18 @@ static void erase(buf *b, size_t at, size_t n)
 	b->n -= n;
 }
 
+/* Copies a random range of o (not empty), at most cap bytes, into tmp;
+ * returns its length. */
+static size_t pick_range(const buf *o, uint8_t *tmp, size_t cap)
+{
+	size_t from = below(o->n);
+	size_t n = 1 + below(o->n - from);
+	if (n > cap)
+		n = cap;
+	memcpy(tmp, o->p + from, n);
+	return n;
+}
+
 static void mutate(buf *b, const buf *seeds, size_t nseeds)
 {
 	size_t at = below(b->n + 1), n;
@@ -117,24 +129,14 @@ static void mutate(buf *b, const buf *seeds, size_t nseeds)
 		break;
 	case 5: /* duplicate a range: repeated keys, elements, ids */
 		if (b->n) {
-			size_t from = below(b->n);
-			n = 1 + below(b->n - from);
-			if (n > sizeof tmp)
-				n = sizeof tmp;
-			memcpy(tmp, b->p + from, n);
+			n = pick_range(b, tmp, sizeof tmp);
 			insert(b, below(b->n + 1), tmp, n);
 		}
 		break;
 	case 6: { /* splice a range of another seed */
 		const buf *o = &seeds[below(nseeds)];
-		if (o->n) {
-			size_t from = below(o->n);
-			n = 1 + below(o->n - from);
-			if (n > sizeof tmp)
-				n = sizeof tmp;
-			memcpy(tmp, o->p + from, n);
-			insert(b, at, tmp, n);
-		}
+		if (o->n)
+			insert(b, at, tmp, pick_range(o, tmp, sizeof tmp));
 		break;
 	}
 	default: /* truncate */

@@ -175,13 +175,13 @@ static int sh(const char *fmt, ...)
 	return WEXITSTATUS(st);
 }
 
-static bool need_bin(void)
+/* Skips the running test, saying why, without a hoffopt binary. */
+static void need_bin(void)
 {
 	if (!hoff[0] || access(hoff, X_OK) != 0) {
 		print_message("no hoffopt binary (HOFF_BIN_DIR)\n");
-		return false;
+		skip();
 	}
-	return true;
 }
 
 /* Writes FORMAT.md's example to dir/name with each (from, to) of the
@@ -253,8 +253,7 @@ static mode_t mode_of(const char *name, bool follow)
 static void test_out_fifo(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("rm -f fifo got && mkfifo fifo"), 0);
 	assert_int_equal(sh("(timeout 20 cat fifo > got &) && "
@@ -270,8 +269,7 @@ static void test_out_fifo(void **state)
 static void test_out_device_node(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	char path[256];
 	snprintf(path, sizeof path, "%s/null", dir);
 	unlink(path);
@@ -295,8 +293,7 @@ static void test_out_device_node(void **state)
 static void test_out_symlink_mode(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("rm -f real link new && echo old > real && "
 			    "chmod 640 real && ln -s real link && umask 022 "
@@ -316,8 +313,7 @@ static void test_out_symlink_mode(void **state)
 static void test_out_long_name(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	char name[251];
 	memset(name, 'n', 250);
 	name[250] = '\0';
@@ -363,8 +359,7 @@ static void test_out_tmp_not_followed(void **state)
 static void test_out_is_input(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("$H --greedy g.json -o g.json 2> err"), 2);
 	assert_true(contains("err", "hoffopt: output g.json is the input "
@@ -386,8 +381,7 @@ static void test_out_is_input(void **state)
 static void test_stdout_full(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	if (access("/dev/full", W_OK) != 0)
 		skip();
 	example("g.json", NULL);
@@ -420,8 +414,7 @@ static void test_stdout_full(void **state)
 static void test_plan_falls_back_to_device(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	assert_int_equal(sh("\"$(dirname \"$H\")/hoff-gen-synth\" --ops 300 "
 			    "--shape train --home host --layers 4 --memory 3G "
 			    "-o g3.json"),
@@ -444,7 +437,8 @@ static void test_plan_falls_back_to_device(void **state)
 static void test_run_fits_size(void **state)
 {
 	(void)state;
-	if (!need_bin() || !tu_src_dir())
+	need_bin();
+	if (!tu_src_dir())
 		skip();
 	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-decode-2l.json' "
 			    "-o s.json > /dev/null",
@@ -462,8 +456,7 @@ static void test_run_fits_size(void **state)
 static void test_plan_over_device(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("t5.json", "\"memory_bytes\": 100000000",
 		"\"memory_bytes\": 5000000", NULL);
 	static const char *const pol[] = {"greedy", "none", "reactive",
@@ -517,8 +510,7 @@ static void test_plan_over_device(void **state)
 static void test_tier_capacity(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("c7.json", "1000000000000", "7000000", NULL);
 	example("c8.json", "1000000000000", "8000000", NULL);
 	assert_int_equal(sh("$H --greedy c7.json 2> err"), 2);
@@ -561,8 +553,7 @@ static void test_exit_codes(void **state)
 static void test_fetch_sum_message(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("ovf.json", "\"h2d_Bps\": 1.0e9", "\"h2d_Bps\": 1",
 		"\"bytes\": 4000000", "\"bytes\": 3000000", NULL);
 	assert_int_equal(sh("$H analyze ovf.json 2> err"), 2);
@@ -577,8 +568,7 @@ static void test_fetch_sum_message(void **state)
 static void test_budget_written(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null && "
 			    "$H --exact g.json --quiet -o x.json > /dev/null"),
@@ -591,8 +581,7 @@ static void test_budget_written(void **state)
 static void test_escaped_ids(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("esc.json", "\"w0\"", "\"w\\u001b[2J0\"", "\"tiny\"",
 		"\"t\\u0007\"", NULL);
 	assert_int_equal(sh("$H analyze esc.json > out"), 0);
@@ -608,8 +597,7 @@ static void test_escaped_ids(void **state)
 static void test_option_messages(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("$H --greedy g.json --bogus 2> err"), 2);
 	assert_true(contains("err", "hoffopt: unknown option '--bogus'\n"));
@@ -626,8 +614,7 @@ static void test_option_messages(void **state)
 static void test_corrupt_step(void **state)
 {
 	(void)state;
-	if (!need_bin())
-		skip();
+	need_bin();
 	example("g.json", NULL);
 	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
 	/* greedy's steps on the example: prefetch w0, prefetch w1, op0 ... */
@@ -655,7 +642,8 @@ static void test_corrupt_step(void **state)
 static void test_exact_time_limit(void **state)
 {
 	(void)state;
-	if (!need_bin() || !tu_src_dir())
+	need_bin();
+	if (!tu_src_dir())
 		skip();
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -687,7 +675,8 @@ static void test_exact_claims(void **state)
 {
 	(void)state;
 	const char *sh_dir = tu_shared_dir();
-	if (!need_bin() || !sh_dir)
+	need_bin();
+	if (!sh_dir)
 		skip();
 	char graph[512];
 	snprintf(graph, sizeof graph,

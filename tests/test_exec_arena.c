@@ -398,12 +398,8 @@ static void test_replay_models(void **state)
 		mo.weights = models[m][2];
 		mo.layers = 2;
 		mo.seq = 512;
-		hoff_graph *g = NULL;
+		hoff_graph *g = tu_model(&mo);
 		hoff_err e = {{0}};
-		hoff_status st = hoff_model_build(&mo, &g, &e);
-		if (st != HOFF_OK)
-			print_error("model: %s\n", e.msg);
-		assert_int_equal(st, HOFF_OK);
 		for (size_t q = 0; q < sizeof policies / sizeof policies[0];
 		     q++) {
 			hoff_policy_opts po = hoff_policy_defaults();

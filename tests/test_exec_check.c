@@ -415,12 +415,8 @@ static void test_check_fuzz(void **state)
 		so.weights_on_host = seed % 4 != 0;
 		so.ntiers = 1 + seed % 2;
 		so.seed = (uint64_t)seed;
-		hoff_graph *g = NULL;
+		hoff_graph *g = tu_synth(&so);
 		hoff_err e = {{0}};
-		hoff_status st = hoff_synth_build(&so, &g, &e);
-		if (st != HOFF_OK)
-			print_error("synth: %s\n", e.msg);
-		assert_int_equal(st, HOFF_OK);
 		hoff_sim_result none = {0};
 		assert_int_equal(hoff_cli_noffload(g, false, &none, &e),
 				 HOFF_OK);

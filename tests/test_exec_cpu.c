@@ -338,9 +338,8 @@ static void test_model_graph(void **state)
 	mo.phase = "decode";
 	mo.weights = "host";
 	mo.layers = 2;
-	hoff_graph *g = NULL;
+	hoff_graph *g = tu_model(&mo);
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_model_build(&mo, &g, &e), HOFF_OK);
 	static const char *const policies[] = {"reactive", "greedy"};
 	for (int q = 0; q < 2; q++) {
 		hoff_policy_opts po = hoff_policy_defaults();
@@ -349,10 +348,9 @@ static void test_model_graph(void **state)
 		hoff_policy_report rep;
 		assert_int_equal(hoff_policy_run(g, &po, &s, &rep, &e),
 				 HOFF_OK);
-		hoff_graph *h = NULL, *v = NULL; /* scaled copies */
-		assert_int_equal(hoff_model_build(&mo, &h, &e), HOFF_OK);
+		hoff_graph *h = tu_model(&mo); /* scaled copies */
 		assert_int_equal(hoff_exec_scale(h, 10, 0.01, &e), HOFF_OK);
-		assert_int_equal(hoff_model_build(&mo, &v, &e), HOFF_OK);
+		hoff_graph *v = tu_model(&mo);
 		assert_int_equal(hoff_exec_scale(v, 1, 0.01, &e), HOFF_OK);
 		hoff_exec_opts o = hoff_exec_defaults();
 		ran x;

@@ -41,14 +41,52 @@ static void need_gpu(void)
 #endif
 }
 
+/* The KV case every test but test_cuda_pace runs (setup, teardown). */
+typedef struct kv_case {
+	hoff_graph *g;
+	hoff_sched *s;
+} kv_case;
+
+static int kv_setup(void **state)
+{
+	kv_case *k = malloc(sizeof *k);
+	if (!k)
+		return -1;
+	k->g = tu_graph(KV_GRAPH);
+	k->s = tu_sched(k->g, KV_STEPS);
+	*state = k;
+	return 0;
+}
+
+static int kv_teardown(void **state)
+{
+	kv_case *k = *state;
+	hoff_sched_free(k->s);
+	hoff_graph_free(k->g);
+	free(k);
+	return 0;
+}
+
+#if defined(HOFF_HAVE_CUDA)
+/* Each of x's nops ops lasted its 2 ms, within -10% and +20% (when
+ * timed). */
+static void check_op_times(const ran *x, int32_t nops)
+{
+	for (int32_t k = 0; timed() && k < nops; k++) {
+		int64_t d = x->m.op_end_ps[k] - x->m.op_start_ps[k];
+		assert_true(d > 2 * MS * 9 / 10 && d < 2 * MS * 12 / 10);
+	}
+}
+#endif
+
 /* --verify passes on CUDA as on the CPU; ops last their 2 ms. */
 static void test_cuda_verify(void **state)
 {
 	(void)state;
 	need_gpu();
 #if defined(HOFF_HAVE_CUDA)
-	hoff_graph *g = tu_graph(KV_GRAPH);
-	hoff_sched *s = tu_sched(g, KV_STEPS);
+	const hoff_graph *g = ((kv_case *)*state)->g;
+	const hoff_sched *s = ((kv_case *)*state)->s;
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.verify = true;
 	ran c, x;
@@ -57,16 +95,11 @@ static void test_cuda_verify(void **state)
 	assert_int_equal(c.m.nfaults, 0);
 	assert_int_equal(x.m.nfaults, 0);
 	check_events(&x);
-	for (int32_t k = 0; timed() && k < g->nops; k++) {
-		int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
-		assert_true(d > 2 * MS * 9 / 10 && d < 2 * MS * 12 / 10);
-	}
+	check_op_times(&x, g->nops);
 	assert_int_equal(x.m.measured.h2d_bytes, c.m.measured.h2d_bytes);
 	assert_int_equal(x.m.measured.d2h_bytes, c.m.measured.d2h_bytes);
 	ran_free(&c);
 	ran_free(&x);
-	hoff_sched_free(s);
-	hoff_graph_free(g);
 #endif
 }
 
@@ -76,8 +109,8 @@ static void test_cuda_catches(void **state)
 	(void)state;
 	need_gpu();
 #if defined(HOFF_HAVE_CUDA)
-	hoff_graph *g = tu_graph(KV_GRAPH);
-	hoff_sched *s = tu_sched(g, KV_STEPS);
+	const hoff_graph *g = ((kv_case *)*state)->g;
+	const hoff_sched *s = ((kv_case *)*state)->s;
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.verify = true;
 	const int64_t steps[] = {4, 1, 2};
@@ -98,8 +131,6 @@ static void test_cuda_catches(void **state)
 		ran_free(&c);
 		ran_free(&x);
 	}
-	hoff_sched_free(s);
-	hoff_graph_free(g);
 #endif
 }
 
@@ -110,8 +141,8 @@ static void test_cuda_graph(void **state)
 	(void)state;
 	need_gpu();
 #if defined(HOFF_HAVE_CUDA)
-	hoff_graph *g = tu_graph(KV_GRAPH);
-	hoff_sched *s = tu_sched(g, KV_STEPS);
+	const hoff_graph *g = ((kv_case *)*state)->g;
+	const hoff_sched *s = ((kv_case *)*state)->s;
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.cuda_graph = true;
 	for (int v = 0; v < 2; v++) {
@@ -121,15 +152,10 @@ static void test_cuda_graph(void **state)
 		assert_int_equal(x.m.nfaults, 0);
 		assert_int_equal(x.m.lag_max_ps, 0);
 		check_events(&x);
-		for (int32_t k = 0; !v && timed() && k < g->nops; k++) {
-			int64_t d = x.m.op_end_ps[k] - x.m.op_start_ps[k];
-			assert_true(d > 2 * MS * 9 / 10 &&
-				    d < 2 * MS * 12 / 10);
-		}
+		if (!v)
+			check_op_times(&x, g->nops);
 		ran_free(&x);
 	}
-	hoff_sched_free(s);
-	hoff_graph_free(g);
 #endif
 }
 
@@ -140,8 +166,8 @@ static void test_cuda_drop(void **state)
 	(void)state;
 	need_gpu();
 #if defined(HOFF_HAVE_CUDA)
-	hoff_graph *g = tu_graph(KV_GRAPH);
-	hoff_sched *s = tu_sched(g, KV_STEPS);
+	const hoff_graph *g = ((kv_case *)*state)->g;
+	const hoff_sched *s = ((kv_case *)*state)->s;
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.verify = true;
 	o.slow_step = 4;
@@ -168,8 +194,6 @@ static void test_cuda_drop(void **state)
 		ran_free(&x);
 	}
 	assert_true(caught || !timed());
-	hoff_sched_free(s);
-	hoff_graph_free(g);
 #endif
 }
 
@@ -206,10 +230,14 @@ static void test_cuda_pace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cuda_verify),
-		cmocka_unit_test(test_cuda_catches),
-		cmocka_unit_test(test_cuda_graph),
-		cmocka_unit_test(test_cuda_drop),
+		cmocka_unit_test_setup_teardown(test_cuda_verify, kv_setup,
+						kv_teardown),
+		cmocka_unit_test_setup_teardown(test_cuda_catches, kv_setup,
+						kv_teardown),
+		cmocka_unit_test_setup_teardown(test_cuda_graph, kv_setup,
+						kv_teardown),
+		cmocka_unit_test_setup_teardown(test_cuda_drop, kv_setup,
+						kv_teardown),
 		cmocka_unit_test(test_cuda_pace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

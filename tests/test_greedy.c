@@ -65,11 +65,12 @@ static hoff_sched *plan(const hoff_graph *g, const char *policy,
 	return s;
 }
 
-/* Writes the steps as "op f0|store a host|..." for exact comparison. */
-static void steps_text(const hoff_graph *g, const hoff_sched *s, char *buf,
-		       size_t len)
+/* s's steps written as "op f0|store a host|..." must be `want`. */
+static void expect_steps(const hoff_graph *g, const hoff_sched *s,
+			 const char *want)
 {
-	size_t n = 0;
+	char buf[512];
+	size_t n = 0, len = sizeof buf;
 	buf[0] = '\0';
 	for (int64_t i = 0; i < s->nsteps && n < len; i++) {
 		const hoff_step *p = &s->step[i];
@@ -84,6 +85,7 @@ static void steps_text(const hoff_graph *g, const hoff_sched *s, char *buf,
 				      p->tier >= 0 ? " " : "",
 				      p->tier >= 0 ? g->tier[p->tier].name : "");
 	}
+	assert_string_equal(buf, want);
 }
 
 static void test_stash_hidden(void **state)
@@ -99,10 +101,9 @@ static void test_stash_hidden(void **state)
 	assert_int_equal(r.summary.peak_bytes, 4 * MB);
 	assert_int_equal(r.summary.makespan_ps, 14 * MS);
 	assert_int_equal(r.summary.stall_ps, 0);
-	char buf[512];
-	steps_text(g, s, buf, sizeof buf);
-	assert_string_equal(buf, "op f0|store a host|op f1|op f2|op f3|"
-				 "prefetch a host|op f4|op f5");
+	expect_steps(g, s,
+		     "op f0|store a host|op f1|op f2|op f3|"
+		     "prefetch a host|op f4|op f5");
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
@@ -202,10 +203,9 @@ static void test_two_prefetches_compete(void **state)
 	assert_true(r.valid);
 	assert_int_equal(r.summary.makespan_ps, 7 * MS);
 	assert_int_equal(r.summary.stall_ps, 0);
-	char buf[512];
-	steps_text(g, s, buf, sizeof buf);
-	assert_string_equal(buf, "prefetch w1 host|op f0|prefetch w2 host|"
-				 "op f1|op f2|detach w1|op f3");
+	expect_steps(g, s,
+		     "prefetch w1 host|op f0|prefetch w2 host|"
+		     "op f1|op f2|detach w1|op f3");
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
 	s = plan(g, "none", HOFF_NONE, 0, &rep);
@@ -286,9 +286,7 @@ static void test_refine_store_after_write(void **state)
 		SCHED(S_OP("f0") "," S_OP("f1") "," S_OP("f2") "," S_OP("f3")),
 		8 * MS + 8 * MS / 100, INT64_MAX, &moves);
 	assert_int_equal(moves, 1);
-	char buf[256];
-	steps_text(g, s, buf, sizeof buf);
-	assert_string_equal(buf, "op f0|store kv host|op f1|op f2|op f3");
+	expect_steps(g, s, "op f0|store kv host|op f1|op f2|op f3");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 7 * MB);
@@ -332,10 +330,9 @@ static void test_refine_late_prefetch(void **state)
 		"f0") ",{\"detach\": \"w1\"}," S_OP("f1") "," S_OP("f2"));
 	hoff_sched *s =
 		refined(g, iv, 3, start, 10080 * MS / 1000, INT64_MAX, &moves);
-	char buf[256];
-	steps_text(g, s, buf, sizeof buf);
-	assert_string_equal(buf, "prefetch w1 host|op f0|detach w1|"
-				 "prefetch w2 host|op f1|op f2");
+	expect_steps(g, s,
+		     "prefetch w1 host|op f0|detach w1|"
+		     "prefetch w2 host|op f1|op f2");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 8 * MB);
@@ -436,9 +433,7 @@ static void test_never_worse(void **state)
 		so.shape = seed % 2 ? HOFF_SYNTH_TRAIN : HOFF_SYNTH_INFER;
 		so.weights_on_host = seed % 3 == 0;
 		so.seed = (uint64_t)seed;
-		hoff_graph *g = NULL;
-		hoff_err e;
-		assert_int_equal(hoff_synth_build(&so, &g, &e), HOFF_OK);
+		hoff_graph *g = tu_synth(&so);
 		for (size_t b = 0; b < 2; b++) {
 			hoff_policy_report br, gr;
 			hoff_sched *s = plan(g, base[b], HOFF_NONE, 0, &br);
@@ -481,9 +476,8 @@ static void test_threads_agree(void **state)
 		so.shape = seed % 2 ? HOFF_SYNTH_TRAIN : HOFF_SYNTH_INFER;
 		so.weights_on_host = seed > 2;
 		so.seed = (uint64_t)seed;
-		hoff_graph *g = NULL;
+		hoff_graph *g = tu_synth(&so);
 		hoff_err e;
-		assert_int_equal(hoff_synth_build(&so, &g, &e), HOFF_OK);
 		hoff_analysis an;
 		assert_int_equal(hoff_analyze(g, &an, &e), HOFF_OK);
 		int64_t budgets[2] = {HOFF_NONE, an.closed_peak_bytes * 9 / 10};

