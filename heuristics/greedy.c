@@ -1057,8 +1057,8 @@ static int by_a_t(const void *x, const void *y)
 /* Refines the best schedule on the simulator (refine.c) over the plan's
  * candidates; the result competes with *best. */
 static hoff_status refine_best(const plan *pl, goal go, int64_t work,
-			       cand *best, int *iters, bool progress,
-			       hoff_err *e)
+			       cand *best, int *iters,
+			       const hoff_progress *progress, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
 	if (best->s->nsteps > work / 16)
@@ -1098,12 +1098,11 @@ static hoff_status refine_best(const plan *pl, goal go, int64_t work,
 	if (st != HOFF_OK)
 		return st;
 	*iters += r.tried;
-	if (progress)
-		fprintf(stderr,
-			"hoffopt: greedy: refined on the simulator: %d moves "
-			"kept of %d tried, peak %lld B, makespan %.6g s\n",
-			r.moves, r.tried, (long long)r.sum.peak_bytes,
-			hoff_s(r.sum.makespan_ps));
+	hoff_say(progress,
+		 "greedy: refined on the simulator: %d moves "
+		 "kept of %d tried, peak %lld B, makespan %.6g s",
+		 r.moves, r.tried, (long long)r.sum.peak_bytes,
+		 hoff_s(r.sum.makespan_ps));
 	if (!r.s)
 		return HOFF_OK;
 	cand c = {0};
@@ -1143,7 +1142,7 @@ static hoff_status budget_by_bound(const hoff_graph *g,
 		hoff_policy_opts bo = *o;
 		bo.budget_bytes = HOFF_NONE;
 		bo.max_overhead = ladder[mid];
-		bo.progress = false;
+		bo.progress.fn = NULL;
 		hoff_policy_report rep;
 		hoff_sched *s = NULL;
 		hoff_status st =
@@ -1165,13 +1164,13 @@ static hoff_status budget_by_bound(const hoff_graph *g,
 }
 
 /* The progress line of one target of the peak search. */
-static void say_target(int64_t target, const tried *t)
+static void say_target(const hoff_progress *p, int64_t target, const tried *t)
 {
-	fprintf(stderr,
-		"hoffopt: greedy: target %lld B: peak %lld B, makespan %.6g "
-		"s%s\n",
-		(long long)target, (long long)t->peak, hoff_s(t->makespan),
-		t->fits ? "" : " (misses)");
+	hoff_say(p,
+		 "greedy: target %lld B: peak %lld B, makespan %.6g "
+		 "s%s",
+		 (long long)target, (long long)t->peak, hoff_s(t->makespan),
+		 t->fits ? "" : " (misses)");
 }
 
 hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
@@ -1289,8 +1288,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		goto out;
 	if (go.bound != HOFF_NONE) {
 		/* Smallest peak within the overhead bound: search the target. */
-		if (o->progress)
-			say_target(hi, &t0);
+		say_target(&o->progress, hi, &t0);
 		if (lo > hi)
 			lo = hi;
 		/* Two targets at a time, one per thread, each on its own copy
@@ -1345,8 +1343,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				}
 				keep(&best, &b2[k], go);
 				hoff_sched_free(b2[k].s);
-				if (o->progress && st == HOFF_OK)
-					say_target(m[k], &t[k]);
+				if (st == HOFF_OK)
+					say_target(&o->progress, m[k], &t[k]);
 			}
 			if (st != HOFF_OK)
 				break;
@@ -1384,8 +1382,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		if (st != HOFF_OK)
 			goto out;
 		if (best.s && best.legal &&
-		    (st = refine_best(&pl, go, work, &best, &iters, o->progress,
-				      e)))
+		    (st = refine_best(&pl, go, work, &best, &iters,
+				      &o->progress, e)))
 			goto out;
 		go.cap = g->device.memory_bytes;
 	}
@@ -1401,12 +1399,11 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 					&iters, e);
 			if (st != HOFF_OK)
 				goto out;
-			if (o->progress)
-				fprintf(stderr,
-					"hoffopt: greedy: target %lld B: peak "
-					"%lld B, makespan %.6g s\n",
-					(long long)target, (long long)t.peak,
-					hoff_s(t.makespan));
+			hoff_say(&o->progress,
+				 "greedy: target %lld B: peak "
+				 "%lld B, makespan %.6g s",
+				 (long long)target, (long long)t.peak,
+				 hoff_s(t.makespan));
 			if (t.peak <= go.cap)
 				break;
 			target -= t.peak - go.cap;
@@ -1422,7 +1419,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		}
 	}
 	if (go.bound == HOFF_NONE && best.s && best.legal &&
-	    (st = refine_best(&pl, go, work, &best, &iters, o->progress, e)))
+	    (st = refine_best(&pl, go, work, &best, &iters, &o->progress, e)))
 		goto out;
 	if (go.bound == HOFF_NONE && best.s && best.legal &&
 	    best.peak <= go.cap &&

@@ -25,7 +25,7 @@ typedef struct hoff_policy_opts {
 	int64_t budget_bytes; /* greedy: HOFF_NONE for the overhead mode */
 	double max_overhead;  /* greedy without a budget: makespan at most
 				 (1 + x) * lower_bound_s */
-	bool progress;	      /* greedy: progress lines on stderr */
+	hoff_progress progress; /* greedy: progress lines (fn NULL: none) */
 	/* g's hoff_analyze(), passed along, or NULL (the default): the run
 	 * analyses g itself */
 	const struct hoff_analysis *analysis;

@@ -161,8 +161,7 @@ static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
 	snprintf(rep->note, sizeof rep->note,
 		 "--time-limit %.4g s: %.180s; greedy's schedule is returned",
 		 o->time_limit_s, why);
-	if (o->progress)
-		fprintf(stderr, "hoffopt: exact: %s\n", rep->note);
+	hoff_say(&o->progress, "exact: %s", rep->note);
 	if (jg->legal) {
 		*out = jg->s;
 		jg->s = NULL;
@@ -324,8 +323,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 					  deadline, &ps, e);
 		if (st == HOFF_ETIMEOUT) { /* a probe past the deadline: what
 					    * the search proved stands */
-			if (m->o.progress)
-				fprintf(stderr, "hoffopt: exact: %s\n", e->msg);
+			hoff_say(&m->o.progress, "exact: %s", e->msg);
 			st = HOFF_OK;
 		}
 		if (st != HOFF_OK)

@@ -334,7 +334,7 @@ typedef struct cbctx {
 	double deadline;      /* wall clock at which to stop */
 	bool timed_out;
 	bool first;           /* stop at the first incumbent */
-	bool progress;
+	const hoff_progress *progress;
 	char note[160];
 } cbctx;
 
@@ -477,24 +477,29 @@ static void callback(glp_tree *T, void *info)
 		c->timed_out = true;
 		glp_ios_terminate(T);
 	}
-	if (c->progress && t - c->last >= 5.0) {
+	if (c->progress->fn && t - c->last >= 5.0) {
 		glp_prob *Q = glp_ios_get_prob(T);
 		c->last = t;
-		fprintf(stderr, "hoffopt: exact: %.0f s, %d nodes open",
-			t - c->t0, a_cnt);
+		char line[256];
+		int n = snprintf(line, sizeof line,
+				 "exact: %.0f s, %d nodes open", t - c->t0,
+				 a_cnt);
 		if (glp_mip_status(Q) == GLP_FEAS) {
 			double inc = glp_mip_obj_val(Q);
-			fprintf(stderr, ", incumbent %.6g", user_units(c->m, inc));
+			n += snprintf(line + n, sizeof line - (size_t)n,
+				      ", incumbent %.6g",
+				      user_units(c->m, inc));
 			if (c->has_bound)
-				fprintf(stderr, ", bound %.6g, gap %.2f%%",
-					user_units(c->m, c->bound),
-					100 * fmax(0, inc - c->bound) /
-						fmax(fabs(inc), 1e-300));
+				snprintf(line + n, sizeof line - (size_t)n,
+					 ", bound %.6g, gap %.2f%%",
+					 user_units(c->m, c->bound),
+					 100 * fmax(0, inc - c->bound) /
+						 fmax(fabs(inc), 1e-300));
 		} else if (c->has_bound) {
-			fprintf(stderr, ", bound %.6g",
-				user_units(c->m, c->bound));
+			snprintf(line + n, sizeof line - (size_t)n,
+				 ", bound %.6g", user_units(c->m, c->bound));
 		}
-		fputc('\n', stderr);
+		hoff_say(c->progress, "%s", line);
 	}
 }
 
@@ -732,8 +737,12 @@ hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 	glp_prep *volatile prep = NULL;
 	volatile bool use_npp = true, presolving = true;
 	volatile int mcut0 = 0; /* Q's rows before the root's cuts */
-	cbctx ctx = {.m = m, .t0 = t0, .last = t0, .deadline = t0 + limit,
-		     .first = m->o.first_solution, .progress = m->o.progress};
+	cbctx ctx = {.m = m,
+		     .t0 = t0,
+		     .last = t0,
+		     .deadline = t0 + limit,
+		     .first = m->o.first_solution,
+		     .progress = &m->o.progress};
 	/* a probe with fetch counts (13) branches on them, with GLPK's cuts
 	 * off and without the root's cut rows (the rounds still run: they
 	 * answer llama3-8b-train-2l's probe under its best):
@@ -1108,13 +1117,11 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 			*obj = glp_get_obj_val(P);
 			*ok = true;
 		}
-		if (m->o.progress)
-			fprintf(stderr,
-				"hoffopt: exact: LP relaxation of %d rows, %zu "
-				"nonzeros: load %.1f s, scaling %.1f s, "
-				"simplex %.1f s\n",
-				m->nrows, m->nnz, t1 - t0, t2 - t1,
-				now_s() - t2);
+		hoff_say(&m->o.progress,
+			 "exact: LP relaxation of %d rows, %zu "
+			 "nonzeros: load %.1f s, scaling %.1f s, "
+			 "simplex %.1f s",
+			 m->nrows, m->nnz, t1 - t0, t2 - t1, now_s() - t2);
 	}
 	glp_delete_prob(P);
 	hooks_off();

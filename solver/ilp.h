@@ -70,7 +70,8 @@ typedef struct hoff_ilp_opts {
 	bool all_candidates;  /* small tensors move too (default false:
 				 greedy's candidates, hoff_tensor_movable) */
 	bool incumbent;       /* give greedy's schedule to the solver first */
-	bool progress;        /* a progress line on stderr every few s */
+	hoff_progress progress; /* a progress line every few s (fn NULL:
+				   none) */
 	bool verbose;         /* the solver's own log on stderr */
 	int64_t peak_floor;    /* overhead mode: a known lower bound on the
 				  peak (0: none); instants below it get no

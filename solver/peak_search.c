@@ -392,12 +392,11 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 		}
 	}
 	char rg[64];
-	if (m->o.progress)
-		fprintf(stderr,
-			"hoffopt: exact: probe %d, peak <= %lld B: %s "
-			"(%.1f s); the least peak is in %s\n",
-			ps->probes, (long long)cap, what, hoff_ilp_now_s() - tp,
-			hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
+	hoff_say(&m->o.progress,
+		 "exact: probe %d, peak <= %lld B: %s "
+		 "(%.1f s); the least peak is in %s",
+		 ps->probes, (long long)cap, what, hoff_ilp_now_s() - tp,
+		 hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	free(sol.x);
 	hoff_ilp_free(pm);
 	return HOFF_OK;
@@ -492,7 +491,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	hoff_ilp_sol bs = {0};
 	hoff_ilp_opts keep = m->o;
 	m->o.time_limit_s = until - tb;
-	m->o.progress = false;
+	m->o.progress.fn = NULL;
 	m->o.no_mir = no_mir || keep.no_mir;
 	st = hoff_ilp_solve(m, mx, &bs, e);
 	m->o = keep;
@@ -515,13 +514,12 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 			ps->lo = ps->hi;
 	}
 	char rg[64];
-	if (m->o.progress)
-		fprintf(stderr,
-			"hoffopt: exact: min-peak branch and bound%s (%.1f s, "
-			"%lld nodes): the least peak is in %s\n",
-			no_mir ? " without MIR cuts" : "",
-			hoff_ilp_now_s() - tb, (long long)bs.nodes,
-			hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
+	hoff_say(&m->o.progress,
+		 "exact: min-peak branch and bound%s (%.1f s, "
+		 "%lld nodes): the least peak is in %s",
+		 no_mir ? " without MIR cuts" : "", hoff_ilp_now_s() - tb,
+		 (long long)bs.nodes,
+		 hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	return HOFF_OK;
 }
 
@@ -672,7 +670,7 @@ static hoff_ilp_opts probe_opts(const hoff_ilp_opts *o, const hoff_ilp *m)
 	po.first_solution = true;
 	po.write_lp = po.write_mps = po.write_probe = NULL;
 	po.gap = 0;
-	po.progress = false;
+	po.progress.fn = NULL;
 	return po;
 }
 
@@ -701,11 +699,11 @@ hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	peak_values(m, m->peak_floor,
 		    ps->hi != INT64_MAX ? ps->hi : m->cap_bytes, ps);
 	ps->lo = peak_up(ps, m->peak_floor);
-	if (m->o.progress && ps->pv)
-		fprintf(stderr,
-			"hoffopt: exact: %lld peaks possible in [%lld, %lld]\n",
-			(long long)ps->npv, (long long)ps->lo,
-			(long long)ps->pv[ps->npv - 1]);
+	if (ps->pv)
+		hoff_say(&m->o.progress,
+			 "exact: %lld peaks possible in [%lld, %lld]",
+			 (long long)ps->npv, (long long)ps->lo,
+			 (long long)ps->pv[ps->npv - 1]);
 	hoff_ilp_opts po = probe_opts(o, m);
 	/* Heuristic descent: probes answered by greedy under the cap alone
 	 * (no branching, milliseconds to a second each) bisect [lo, hi]

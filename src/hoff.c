@@ -133,3 +133,15 @@ char *hoff_strdup(const char *s)
 		memcpy(d, s, n);
 	return d;
 }
+
+void hoff_say(const hoff_progress *p, const char *fmt, ...)
+{
+	if (!p->fn)
+		return;
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	p->fn(p->ctx, line);
+}

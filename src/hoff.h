@@ -74,4 +74,20 @@ void hoff_tune_malloc(void);
 /* strdup that returns NULL for NULL. */
 char *hoff_strdup(const char *s);
 
+/* Progress of a long computation, handed a line at a time to whoever
+ * asked for it (the CLI prints "hoffopt: LINE" on stderr): the libraries
+ * never print. fn NULL: silent. */
+typedef struct hoff_progress {
+	void (*fn)(void *ctx, const char *line);
+	void *ctx;
+} hoff_progress;
+
+/* Formats one line (no newline) and hands it to p->fn; nothing when p->fn
+ * is NULL. */
+void hoff_say(const hoff_progress *p, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
 #endif

@@ -18,7 +18,7 @@ static inline hoff_ilp_opts opts_quiet(void)
 {
 	hoff_ilp_opts o = hoff_ilp_defaults();
 	o.time_limit_s = 10;
-	o.progress = false;
+	o.progress.fn = NULL;
 	return o;
 }
 

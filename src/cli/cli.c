@@ -255,6 +255,14 @@ bool hoff_cli_real(const char *s, double *v)
 	return true;
 }
 
+static void say(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "hoffopt: %s\n", line);
+}
+
+const hoff_progress hoff_cli_progress = {say, NULL};
+
 double hoff_cli_now_s(void)
 {
 	struct timespec ts;

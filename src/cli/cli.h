@@ -92,6 +92,9 @@ bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v);
 /* A finite number > 0 into *v; false otherwise. */
 bool hoff_cli_real(const char *s, double *v);
 
+/* The progress of the libraries on stderr, one "hoffopt: LINE" a line. */
+extern const hoff_progress hoff_cli_progress;
+
 /* Seconds on a monotonic clock. */
 double hoff_cli_now_s(void);
 

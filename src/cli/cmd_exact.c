@@ -166,7 +166,8 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 	io->write_lp = x->lp;
 	io->write_mps = x->mps;
 	io->write_probe = x->probe;
-	io->progress = !x->quiet;
+	if (!x->quiet)
+		io->progress = hoff_cli_progress;
 	io->verbose = x->verbose;
 	io->incumbent = !x->no_incumbent;
 	io->all_candidates = x->all_candidates;

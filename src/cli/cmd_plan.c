@@ -131,7 +131,8 @@ int hoff_cmd_plan(int argc, char **argv)
 		return hoff_cli_bad(
 			"--max-overhead: '%s' is not an overhead (0.01 or 1%%)",
 			o.overhead);
-	po->progress = o.progress;
+	if (o.progress)
+		po->progress = hoff_cli_progress;
 	if ((rc = hoff_cli_clobbers((const char *[]){o.out, o.trace}, 2, o.pos,
 				    1)))
 		return rc;
