@@ -190,7 +190,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	po.max_overhead = o->max_overhead;
 	rep->budget_mode = o->budget_bytes != HOFF_NONE;
 	rep->nops = g->nops;
-	double t0 = hoff_ilp_now_s();
+	double t0 = hoff_now_s();
 	/* The limit bounds the whole run: builds stop at the deadline, and
 	 * no model goes to GLPK whose set-up cannot end before it. The
 	 * peak search keeps its own deadline (its probes are small). */
@@ -204,10 +204,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	po.analysis = od.analysis;
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &gs, &grep, e);
-	rep->greedy_s = hoff_ilp_now_s() - t0;
+	rep->greedy_s = hoff_now_s() - t0;
 	if (st != HOFF_OK)
 		goto out;
-	double tb = hoff_ilp_now_s();
+	double tb = hoff_now_s();
 	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK ||
 	    (st = hoff_ilp_fits_time(m, e)) != HOFF_OK)
 		goto out;
@@ -229,7 +229,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	     round++) {
 		double lp = 0;
 		bool ok = false;
-		double left = o->time_limit_s - (hoff_ilp_now_s() - tb);
+		double left = o->time_limit_s - (hoff_now_s() - tb);
 		double share = round == 0 ? LP_FLOOR_SHARE : 0.25;
 		hoff_ilp_opts of = o2;
 		of.floor_rows = true;
@@ -266,7 +266,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (same)
 			break;
 	}
-	rep->prep_s = hoff_ilp_now_s() - tb;
+	rep->prep_s = hoff_now_s() - tb;
 	hoff_ilp_restriction(g, o, m, rep);
 	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
 	rep->greedy = jg.sum;
@@ -294,13 +294,13 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	/* the limit covers the whole run: greedy, bounds, start */
 	double span = fmax(0.5, fmin(5.0, 0.1 * o->time_limit_s));
 	if (!m->budget_mode && o->incumbent && !m->infeasible && jg.legal &&
-	    (st = repaired_start(g, m, &jg, hoff_ilp_now_s() + span, start,
+	    (st = repaired_start(g, m, &jg, hoff_now_s() + span, start,
 				 &have_start, &ps.sim, e)) != HOFF_OK)
 		goto out;
 	const hoff_ilp *xm = m; /* the model sol.x belongs to */
 	if (m->budget_mode) {
-		m->o.time_limit_s = fmax(
-			0.5, o->time_limit_s - (hoff_ilp_now_s() - t0) - span);
+		m->o.time_limit_s =
+			fmax(0.5, o->time_limit_s - (hoff_now_s() - t0) - span);
 		if ((st = hoff_ilp_fits_time(m, e)) != HOFF_OK ||
 		    (st = hoff_ilp_solve(m, have_start ? start : NULL, &sol,
 					 e)) != HOFF_OK)
@@ -315,7 +315,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			    HOFF_OK)
 			goto out;
 		double deadline = t0 + fmax(o->time_limit_s - span,
-					    hoff_ilp_now_s() - t0 + 0.5);
+					    hoff_now_s() - t0 + 0.5);
 		hoff_ilp_opts so = *o;
 		if (!lp_ok)
 			so.bound_share = 0;
@@ -384,14 +384,14 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			rep->has_decoded = true;
 			rep->decoded = jd.sum;
 			rep->decoded_valid = jd.legal;
-			double t1 = hoff_ilp_now_s();
+			double t1 = hoff_now_s();
 			double left = o->time_limit_s - (t1 - t0);
 			rep->repair_moves = hoff_ilp_repair(
 				m, xm, g, pick, &jd,
 				t1 + fmin(span, fmax(left, 0.5)), &st, e);
 			if (st != HOFF_OK)
 				goto out;
-			rep->repair_s = hoff_ilp_now_s() - t1;
+			rep->repair_s = hoff_now_s() - t1;
 			rep->repaired = jd.sum;
 			rep->repaired_fits = jd.fits;
 		} else {

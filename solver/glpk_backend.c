@@ -43,13 +43,6 @@
 #include "mip.h"
 #include "outfile.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 typedef struct guard {
 	jmp_buf jb;
 	bool verbose;
@@ -470,7 +463,7 @@ static void callback(glp_tree *T, void *info)
 		glp_ios_terminate(T);
 		return;
 	}
-	double t = now_s();
+	double t = hoff_now_s();
 	if (t >= c->deadline && !c->timed_out) {
 		/* tm_lim is only checked between nodes; cut rounds at the
 		 * root can run past it */
@@ -505,7 +498,7 @@ static void callback(glp_tree *T, void *info)
 
 static int ms_left(double t0, double limit_s)
 {
-	double left = limit_s - (now_s() - t0);
+	double left = limit_s - (hoff_now_s() - t0);
 	if (left < 0.001)
 		left = 0.001;
 	if (left > 1e6)
@@ -635,9 +628,9 @@ static int root_cuts(glp_prob *Q, glp_smcp *sp, double t0, double until,
 	sp->meth = GLP_DUALP;
 	double gen = 0; /* the last round's separation time: it ignores
 			 * the limit, so a round starts only if it fits */
-	for (int round = 0; round < ROOT_ROUNDS && now_s() + gen < until;
+	for (int round = 0; round < ROOT_ROUNDS && hoff_now_s() + gen < until;
 	     round++) {
-		double tg = now_s();
+		double tg = hoff_now_s();
 		glp_prob *pool = glp_create_prob();
 		glp_add_cols(pool, n);
 		for (int i = 1; i <= m0; i++) {
@@ -670,7 +663,7 @@ static int root_cuts(glp_prob *Q, glp_smcp *sp, double t0, double until,
 		glp_mir_gen(Q, mir, pool);
 #endif
 		int np = glp_get_num_rows(pool);
-		gen = now_s() - tg;
+		gen = hoff_now_s() - tg;
 		if (np > 0) {
 			int base = glp_add_rows(Q, np);
 			for (int i = 1; i <= np; i++) {
@@ -725,7 +718,7 @@ hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 			    hoff_ilp_sol *sol, hoff_err *e)
 {
 	memset(sol, 0, sizeof *sol);
-	double t0 = now_s();
+	double t0 = hoff_now_s();
 	double limit = m->o.time_limit_s > 0 ? m->o.time_limit_s : 60;
 	triplets t;
 	hoff_status st = prepare(m, &t, e);
@@ -1025,7 +1018,7 @@ again:
 	sol->bound = ctx.bound;
 	sol->nodes = ctx.nodes;
 done:
-	sol->solve_s = now_s() - t0;
+	sol->solve_s = hoff_now_s() - t0;
 	if (prep)
 		glp_npp_free_wksp(prep);
 	if (Q && Q != P)
@@ -1097,9 +1090,9 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 	hooks_on(&g);
 	if (setjmp(g.jb))
 		return glpk_failed(&g, &t, "", e);
-	double t0 = now_s();
+	double t0 = hoff_now_s();
 	P = load(m, t.ia, t.ja, t.ar);
-	double t1 = now_s();
+	double t1 = hoff_now_s();
 	glp_smcp sp;
 	glp_init_smcp(&sp);
 	sp.msg_lev = GLP_MSG_OFF;
@@ -1111,7 +1104,7 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 		 * (49,012 rows) 17 s where the projected steepest edge
 		 * takes 27 s; within 0.1 s on the other small data/ graphs */
 		sp.pricing = GLP_PT_STD;
-		double t2 = now_s();
+		double t2 = hoff_now_s();
 		int ret = glp_simplex(P, &sp);
 		if (ret == 0 && glp_get_status(P) == GLP_OPT) {
 			*obj = glp_get_obj_val(P);
@@ -1121,7 +1114,7 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 			 "exact: LP relaxation of %d rows, %zu "
 			 "nonzeros: load %.1f s, scaling %.1f s, "
 			 "simplex %.1f s",
-			 m->nrows, m->nnz, t1 - t0, t2 - t1, now_s() - t2);
+			 m->nrows, m->nnz, t1 - t0, t2 - t1, hoff_now_s() - t2);
 	}
 	glp_delete_prob(P);
 	hooks_off();

@@ -87,7 +87,6 @@ typedef struct peak_search {
 
 /* ilp_model.c */
 extern const hoff_ilp_iv *hoff_ilp_sort_iv;
-double hoff_ilp_now_s(void);
 const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi);
 hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e);
 void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,

@@ -109,13 +109,6 @@
 #include "policy.h"
 #include "sim.h"
 
-double hoff_ilp_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* "[lo, hi]" of the peak search for progress lines; an upper end not
  * known yet (no schedule within the bound) reads "none found". */
 const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
@@ -130,7 +123,7 @@ const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
 /* The command's deadline (hoff_ilp_opts.deadline) has passed. */
 static bool past(const hoff_ilp_opts *o)
 {
-	return o->deadline > 0 && hoff_ilp_now_s() > o->deadline;
+	return o->deadline > 0 && hoff_now_s() > o->deadline;
 }
 
 /* GLPK's set-up of a model (load, scaling, presolve) cannot be stopped,
@@ -155,7 +148,7 @@ hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e)
 {
 	if (m->o.deadline <= 0)
 		return HOFF_OK;
-	double left = m->o.deadline - hoff_ilp_now_s();
+	double left = m->o.deadline - hoff_now_s();
 	if (setup_s(m) < left)
 		return HOFF_OK;
 	return hoff_seterr(e, HOFF_ETIMEOUT,
@@ -594,7 +587,7 @@ void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
 hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			   hoff_ilp **out, hoff_err *e)
 {
-	double t0 = hoff_ilp_now_s();
+	double t0 = hoff_now_s();
 	*out = NULL;
 	hoff_ilp *m = hoff_zalloc(1, sizeof *m);
 	if (!m)
@@ -878,7 +871,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	if (past(o))
 		goto late;
-	m->build_s = hoff_ilp_now_s() - t0;
+	m->build_s = hoff_now_s() - t0;
 	*out = m;
 	m = NULL;
 	st = HOFF_OK;
@@ -893,7 +886,7 @@ late:
 	st = hoff_seterr(e, HOFF_ETIMEOUT,
 			 "the time limit ran out while building the model "
 			 "(after %.1f s)",
-			 hoff_ilp_now_s() - t0);
+			 hoff_now_s() - t0);
 fail:
 	hoff_ilp_free(m);
 	m = NULL;

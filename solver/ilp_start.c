@@ -411,10 +411,9 @@ int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 		return 0;
 	const size_t sz = (size_t)mv->niv * sizeof *trial;
 	bool improved = true;
-	while (improved && hoff_ilp_now_s() < until) {
+	while (improved && hoff_now_s() < until) {
 		improved = false;
-		for (int32_t i = 0; i < mv->niv && hoff_ilp_now_s() < until;
-		     i++) {
+		for (int32_t i = 0; i < mv->niv && hoff_now_s() < until; i++) {
 			const hoff_ilp_iv *v = &mv->iv[i];
 			if (pick[i] == HOFF_ILP_OFF)
 				continue;

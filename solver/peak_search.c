@@ -300,7 +300,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 {
 	const int64_t cap = cap_for(ps, t);
 	hoff_status st;
-	double tp = hoff_ilp_now_s();
+	double tp = hoff_now_s();
 	hoff_ilp *pm = NULL;
 	hoff_ilp_sol sol = {0};
 	*answer = PROBE_UNKNOWN;
@@ -314,7 +314,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
 	judged hj = {0};
-	pm->o.time_limit_s = fmax(0.05, until - hoff_ilp_now_s()); /* the
+	pm->o.time_limit_s = fmax(0.05, until - hoff_now_s()); /* the
 								      mapping's
 								      LP */
 	bool hok = !pm->infeasible &&
@@ -351,8 +351,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	} else {
 		free(hx);
 		if (branch) {
-			pm->o.time_limit_s =
-				fmax(0.05, until - hoff_ilp_now_s());
+			pm->o.time_limit_s = fmax(0.05, until - hoff_now_s());
 			if ((st = hoff_ilp_solve(pm, NULL, &sol, e)) !=
 			    HOFF_OK) {
 				hoff_ilp_free(pm);
@@ -366,7 +365,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	if (!sol.has_x && sol.note[0])
 		what = sol.note; /* e.g. the solver failed: still no answer */
 	ps->probes++;
-	ps->solve_s += hoff_ilp_now_s() - tp;
+	ps->solve_s += hoff_now_s() - tp;
 	if (sol.status == HOFF_ILP_INFEASIBLE) {
 		ps->probes_cut += sol.cuts_answered;
 		int64_t lo = peak_up(ps, cap + 1);
@@ -395,7 +394,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	hoff_say(&m->o.progress,
 		 "exact: probe %d, peak <= %lld B: %s "
 		 "(%.1f s); the least peak is in %s",
-		 ps->probes, (long long)cap, what, hoff_ilp_now_s() - tp,
+		 ps->probes, (long long)cap, what, hoff_now_s() - tp,
 		 hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	free(sol.x);
 	hoff_ilp_free(pm);
@@ -487,7 +486,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	hoff_status st = best_in(g, m, start, ps, &mx, e);
 	if (st != HOFF_OK)
 		return st;
-	double tb = hoff_ilp_now_s();
+	double tb = hoff_now_s();
 	hoff_ilp_sol bs = {0};
 	hoff_ilp_opts keep = m->o;
 	m->o.time_limit_s = until - tb;
@@ -505,7 +504,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	}
 	free(bs.x);
 	ps->nodes += bs.nodes;
-	ps->solve_s += hoff_ilp_now_s() - tb;
+	ps->solve_s += hoff_now_s() - tb;
 	if (bs.has_bound) {
 		double fl = hoff_ilp_bytes_under(m, bs.bound);
 		if (fl > (double)ps->lo && fl < (double)INT64_MAX / 2)
@@ -517,7 +516,7 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 	hoff_say(&m->o.progress,
 		 "exact: min-peak branch and bound%s (%.1f s, "
 		 "%lld nodes): the least peak is in %s",
-		 no_mir ? " without MIR cuts" : "", hoff_ilp_now_s() - tb,
+		 no_mir ? " without MIR cuts" : "", hoff_now_s() - tb,
 		 (long long)bs.nodes,
 		 hoff_ilp_peak_range(rg, sizeof rg, ps->lo, ps->hi));
 	return HOFF_OK;
@@ -548,14 +547,14 @@ static hoff_status bound_phase(const hoff_graph *g, hoff_ilp *m,
 {
 	if (bound_close(ps))
 		return HOFF_OK;
-	double t0 = hoff_ilp_now_s();
+	double t0 = hoff_now_s();
 	hoff_status st = bound_once(g, m, start, until, false, ps, e);
 	if (st != HOFF_OK || bound_close(ps))
 		return st;
 	/* the MIR root left the bound more than 1% under the best (or
 	 * never finished its cut rounds): again without MIR */
-	return bound_once(g, m, start, hoff_ilp_now_s() + (until - t0), true,
-			  ps, e);
+	return bound_once(g, m, start, hoff_now_s() + (until - t0), true, ps,
+			  e);
 }
 
 typedef struct probe_state {
@@ -589,7 +588,7 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 			pst->gap_met = true;
 			return HOFF_OK;
 		}
-		if (until - hoff_ilp_now_s() < 0.05)
+		if (until - hoff_now_s() < 0.05)
 			return HOFF_OK;
 		int64_t t; /* is there a peak <= t? */
 		/* the next peak below the best */
@@ -622,7 +621,7 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		/* a probe below the next peak gets a third of the time left:
 		 * a hard one then moves the next target up rather than ending
 		 * it */
-		double slice = until - hoff_ilp_now_s();
+		double slice = until - hoff_now_s();
 		/* (within 0.1% the next peak below gets all the time anyway) */
 		bool first = ps->hi != INT64_MAX && !pst->closed &&
 			     t == below &&
@@ -634,7 +633,7 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		pst->closed = pst->closed || ps->hi != INT64_MAX;
 		int answer;
 		int64_t mu0 = ps->mu;
-		if ((st = probe(g, po, m, t, true, hoff_ilp_now_s() + slice, ps,
+		if ((st = probe(g, po, m, t, true, hoff_now_s() + slice, ps,
 				&answer, e)) != HOFF_OK)
 			return st;
 		pst->retries = ps->mu > mu0 ? pst->retries + 1 : 0;
@@ -710,31 +709,29 @@ hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 	 * first, so the branching probes start from a good hi. A miss
 	 * proves nothing: it only moves the descent's own floor. */
 	int64_t hlo = ps->lo;
-	double hend =
-		hoff_ilp_now_s() + HEUR_SHARE * (deadline - hoff_ilp_now_s());
+	double hend = hoff_now_s() + HEUR_SHARE * (deadline - hoff_now_s());
 	double last = 0; /* the last probe's time: the next one's guess */
 	for (;;) {
 		/* with no solution known, from the device's size down */
 		int64_t top = ps->hi != INT64_MAX ? ps->hi
 						  : m->cap_bytes / G * G + G;
-		if (hlo >= top - G || hoff_ilp_now_s() + last >= hend ||
+		if (hlo >= top - G || hoff_now_s() + last >= hend ||
 		    (double)(top - hlo) <= HEUR_STOP * (double)top)
 			break;
 		int64_t t = hlo + (top - G - hlo) / G / 2 * G;
 		int answer;
-		double tp = hoff_ilp_now_s();
+		double tp = hoff_now_s();
 		if ((st = probe(g, &po, m, t, false, hend, ps,
 				&answer, e)) != HOFF_OK)
 			return st;
-		last = hoff_ilp_now_s() - tp;
+		last = hoff_now_s() - tp;
 		if (answer != PROBE_FEASIBLE)
 			hlo = t + G;
 	}
-	double left = deadline - hoff_ilp_now_s();
+	double left = deadline - hoff_now_s();
 	if (o->bound_share > 0 && left > 1.0 &&
-	    (st = bound_phase(g, m, start,
-			      hoff_ilp_now_s() + o->bound_share * left, ps,
-			      e)) != HOFF_OK)
+	    (st = bound_phase(g, m, start, hoff_now_s() + o->bound_share * left,
+			      ps, e)) != HOFF_OK)
 		return st;
 	probe_state pst = {0};
 	if ((st = probe_loop(g, o, &po, m, deadline, ps, &pst, e)) != HOFF_OK)

@@ -90,4 +90,7 @@ void hoff_say(const hoff_progress *p, const char *fmt, ...)
 #endif
 	;
 
+/* Seconds on a monotonic clock (time limits and reported timings). */
+double hoff_now_s(void);
+
 #endif

@@ -1,5 +1,4 @@
 /* cli.c: what the commands share (cli.h). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cli.h"
 
 #include <errno.h>
@@ -7,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analysis.h"
 #include "outfile.h"
@@ -262,13 +260,6 @@ static void say(void *ctx, const char *line)
 }
 
 const hoff_progress hoff_cli_progress = {say, NULL};
-
-double hoff_cli_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Whether v is one of the '|'-separated words of list. */
 static bool one_of(const char *v, const char *list)

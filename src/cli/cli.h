@@ -95,9 +95,6 @@ bool hoff_cli_real(const char *s, double *v);
 /* The progress of the libraries on stderr, one "hoffopt: LINE" a line. */
 extern const hoff_progress hoff_cli_progress;
 
-/* Seconds on a monotonic clock. */
-double hoff_cli_now_s(void);
-
 /* The exit code of a status: 0, 1 (HOFF_EINVALID), 3 (HOFF_EINTERNAL),
  * else 2. */
 int hoff_cli_exit(hoff_status st);

@@ -10,12 +10,12 @@
 
 hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e)
 {
-	double t0 = hoff_cli_now_s();
+	double t0 = hoff_now_s();
 	p->budget_bytes = HOFF_NONE;
 	hoff_status st = hoff_graph_read(p->graph_file, &p->g, e);
 	if (st == HOFF_OK)
 		st = hoff_cli_budget(p->g, p->budget_arg, &p->budget_bytes, e);
-	double t1 = hoff_cli_now_s();
+	double t1 = hoff_now_s();
 	p->read_s = t1 - t0;
 	if (st != HOFF_OK)
 		return st;
@@ -24,7 +24,7 @@ hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e)
 	st = hoff_analyze(p->g, &p->an, e);
 	if (st == HOFF_OK)
 		st = p->plan(p, p->ctx, e);
-	p->plan_s = hoff_cli_now_s() - t1;
+	p->plan_s = hoff_now_s() - t1;
 	if (st == HOFF_OK && !p->s)
 		st = hoff_seterr(e, HOFF_EINTERNAL,
 				 "%s: no legal schedule found (a bug)",
