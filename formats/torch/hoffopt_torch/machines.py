@@ -1,4 +1,4 @@
-"""machines.py: the machine presets of `hoffopt gen` (src/models.c), as
+"""machines.py: the machine presets of `hoffopt gen` (src/gen/models.c), as
 graph.json `machine` blocks.
 
 This table is a copy kept in sync by a test: tests/torch/test_export.py
