@@ -45,6 +45,57 @@ hoff_backend *hoff_backend_alloc(const hoff_backend_i *iface,
 	return b;
 }
 
+/* hoff_exec_record's backend: ctx is the hoff_xcmds it appends to. */
+static hoff_status rec_push(hoff_backend *b, int32_t stream, uint8_t kind,
+			    int64_t arg, hoff_err *e)
+{
+	hoff_xcmds *r = b->ctx;
+	if (!hoff_grow((void **)&r->c, &r->cap, r->n + 1, sizeof *r->c))
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	r->c[r->n++] = (hoff_xcmd){arg, stream, kind};
+	return HOFF_OK;
+}
+
+static hoff_status rec_wait(hoff_backend *b, int32_t stream, int64_t ev,
+			    hoff_err *e)
+{
+	return rec_push(b, stream, HOFF_XCMD_WAIT, ev, e);
+}
+
+static hoff_status rec_record(hoff_backend *b, int32_t stream, int64_t ev,
+			      hoff_err *e)
+{
+	return rec_push(b, stream, HOFF_XCMD_RECORD, ev, e);
+}
+
+static hoff_status rec_op(hoff_backend *b, int32_t k, hoff_err *e)
+{
+	return rec_push(b, 0, HOFF_XCMD_TASK, k, e);
+}
+
+static hoff_status rec_xfer(hoff_backend *b, int64_t x, hoff_err *e)
+{
+	return rec_push(b, b->plan->xfer[x].stream, HOFF_XCMD_TASK,
+			hoff_xplan_xev(b->plan, x), e);
+}
+
+hoff_status hoff_exec_record(const hoff_xplan *p, const hoff_exec_opts *o,
+			     hoff_xcmds *out, hoff_walk_info *info, hoff_err *e)
+{
+	static const hoff_backend_i rec_iface = {
+		.name = "record",
+		.wait = rec_wait,
+		.record = rec_record,
+		.run_op = rec_op,
+		.prefetch = rec_xfer,
+		.store = rec_xfer,
+	};
+	memset(out, 0, sizeof *out);
+	hoff_backend b = {
+		.iface = &rec_iface, .ctx = out, .plan = p, .opts = *o};
+	return hoff_exec_walk(&b, info, e);
+}
+
 /* The walk's state: which events are recorded so far, waits issued. */
 typedef struct walker {
 	hoff_backend *b;

@@ -174,6 +174,32 @@ typedef struct hoff_walk_info {
  * info may be NULL. Used by hoff_exec_run and the plan checker. */
 hoff_status hoff_exec_walk(hoff_backend *b, hoff_walk_info *info, hoff_err *e);
 
+/* One command of a walk as hoff_exec_record keeps it. */
+typedef enum hoff_xcmd_kind {
+	HOFF_XCMD_WAIT,	  /* arg: the event waited for */
+	HOFF_XCMD_RECORD, /* arg: the event recorded */
+	HOFF_XCMD_TASK,	  /* arg: the command, op k or transfer nops + x */
+} hoff_xcmd_kind;
+
+typedef struct hoff_xcmd {
+	int64_t arg;
+	int32_t stream;
+	uint8_t kind; /* hoff_xcmd_kind */
+} hoff_xcmd;
+
+typedef struct hoff_xcmds {
+	hoff_xcmd *c; /* (n) in walk order */
+	size_t n, cap;
+} hoff_xcmds;
+
+/* Walks p under o (hoff_exec_walk, o->drop_wait included) and keeps each
+ * command it hands out, with its stream, in *out (zeroed first; the
+ * caller frees out->c, also on failure); info as the walk's (may be
+ * NULL). HOFF_ENOMEM, or the walk's status. Used by the plan checker. */
+hoff_status hoff_exec_record(const hoff_xplan *p, const hoff_exec_opts *o,
+			     hoff_xcmds *out, hoff_walk_info *info,
+			     hoff_err *e);
+
 /* A race in a plan's command stream (hoff_exec_check). */
 typedef enum hoff_race_kind {
 	HOFF_RACE_NONE = 0,

@@ -1,7 +1,7 @@
 /* xcheck.c: the happens-before checker over a plan's command stream (see
  * hoff_exec_check in exec.h).
  *
- * The stream is what hoff_exec_walk hands a backend: a recording backend
+ * The stream is what hoff_exec_walk hands a backend, as hoff_exec_record
  * keeps it. Order is a vector clock per stream: a command on stream s
  * advances s's own component; a record copies the stream's clock into
  * the event; a wait joins the event's clock into the stream's (only a
@@ -23,61 +23,6 @@
 #include <string.h>
 
 #include "exec.h"
-
-enum { R_WAIT, R_RECORD, R_TASK };
-
-typedef struct rcmd {
-	int64_t arg; /* event, or the task's command id */
-	int32_t stream;
-	uint8_t kind;
-} rcmd;
-
-typedef struct recorder {
-	rcmd *c;
-	size_t n, cap;
-} recorder;
-
-static hoff_status rec_push(hoff_backend *b, int32_t stream, uint8_t kind,
-			    int64_t arg, hoff_err *e)
-{
-	recorder *r = b->ctx;
-	if (!hoff_grow((void **)&r->c, &r->cap, r->n + 1, sizeof *r->c))
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	r->c[r->n++] = (rcmd){arg, stream, kind};
-	return HOFF_OK;
-}
-
-static hoff_status rec_wait(hoff_backend *b, int32_t stream, int64_t ev,
-			    hoff_err *e)
-{
-	return rec_push(b, stream, R_WAIT, ev, e);
-}
-
-static hoff_status rec_record(hoff_backend *b, int32_t stream, int64_t ev,
-			      hoff_err *e)
-{
-	return rec_push(b, stream, R_RECORD, ev, e);
-}
-
-static hoff_status rec_op(hoff_backend *b, int32_t k, hoff_err *e)
-{
-	return rec_push(b, 0, R_TASK, k, e);
-}
-
-static hoff_status rec_xfer(hoff_backend *b, int64_t x, hoff_err *e)
-{
-	return rec_push(b, b->plan->xfer[x].stream, R_TASK,
-			hoff_xplan_xev(b->plan, x), e);
-}
-
-static const hoff_backend_i rec_iface = {
-	.name = "check",
-	.wait = rec_wait,
-	.record = rec_record,
-	.run_op = rec_op,
-	.prefetch = rec_xfer,
-	.store = rec_xfer,
-};
 
 /* A byte range of one arena with its history. */
 typedef struct seg {
@@ -282,20 +227,20 @@ static bool task_accesses(checker *c, int64_t t)
 	return true;
 }
 
-static hoff_status analyze(checker *c, const recorder *rc)
+static hoff_status analyze(checker *c, const hoff_xcmds *rc)
 {
 	int32_t ns = c->ns;
 	for (size_t i = 0; i < rc->n; i++) {
-		const rcmd *m = &rc->c[i];
+		const hoff_xcmd *m = &rc->c[i];
 		int64_t *sc = &c->clock[(size_t)m->stream * (size_t)ns];
-		if (m->kind == R_WAIT) {
+		if (m->kind == HOFF_XCMD_WAIT) {
 			if (!c->rec[m->arg])
 				continue; /* CUDA: a no-op (the walk says) */
 			const int64_t *ec = &c->evc[m->arg * ns];
 			for (int32_t q = 0; q < ns; q++)
 				if (ec[q] > sc[q])
 					sc[q] = ec[q];
-		} else if (m->kind == R_RECORD) {
+		} else if (m->kind == HOFF_XCMD_RECORD) {
 			memcpy(&c->evc[m->arg * ns], sc,
 			       (size_t)ns * sizeof *sc);
 			c->rec[m->arg] = true;
@@ -327,11 +272,9 @@ hoff_status hoff_exec_check(const hoff_xplan *p, const hoff_exec_opts *o,
 	HOFF_REQUIRE(p && o && r);
 	memset(r, 0, sizeof *r);
 	r->a = r->b = HOFF_NONE;
-	recorder rc = {0};
-	hoff_backend b = {
-		.iface = &rec_iface, .ctx = &rc, .plan = p, .opts = *o};
+	hoff_xcmds rc;
 	hoff_walk_info info;
-	hoff_status st = hoff_exec_walk(&b, &info, e);
+	hoff_status st = hoff_exec_record(p, o, &rc, &info, e);
 	r->nwaits = info.nwaits;
 	if (st == HOFF_EINVALID && info.fwd_cmd != HOFF_NONE) {
 		r->kind = HOFF_RACE_FORWARD;

@@ -1,6 +1,7 @@
 /* exec_cases.c: see exec_cases.h. */
 #include "exec_cases.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void plan_on(const hoff_graph *g, const hoff_sched *s, int64_t align,
@@ -78,70 +79,32 @@ void check_events(const ran *x)
 	assert_int_equal(j, b->nev);
 }
 
-typedef struct windex {
-	int64_t cmd, ev, n, found;
-	int64_t pending[256];
-	int32_t pstream[256];
-	int npending;
-} windex;
-
-static hoff_status wi_wait(hoff_backend *b, int32_t s, int64_t ev, hoff_err *e)
-{
-	windex *w = b->ctx;
-	(void)e;
-	assert_true(w->npending < 256);
-	w->pstream[w->npending] = s;
-	w->pending[w->npending++] = ev;
-	w->n++;
-	return HOFF_OK;
-}
-
-static hoff_status wi_cmd(windex *w, int64_t cmd)
-{
-	/* The waits just before a command are its own. */
-	for (int i = 0; i < w->npending; i++)
-		if (cmd == w->cmd && w->pending[i] == w->ev)
-			w->found = w->n - w->npending + i;
-	w->npending = 0;
-	return HOFF_OK;
-}
-
-static hoff_status wi_record(hoff_backend *b, int32_t s, int64_t ev,
-			     hoff_err *e)
-{
-	(void)b;
-	(void)s;
-	(void)ev;
-	(void)e;
-	return HOFF_OK;
-}
-
-static hoff_status wi_op(hoff_backend *b, int32_t k, hoff_err *e)
-{
-	(void)e;
-	return wi_cmd(b->ctx, k);
-}
-
-static hoff_status wi_xfer(hoff_backend *b, int64_t x, hoff_err *e)
-{
-	(void)e;
-	return wi_cmd(b->ctx, b->plan->nops + x);
-}
-
 int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev)
 {
-	static const hoff_backend_i wi = {.name = "wait_index",
-					  .wait = wi_wait,
-					  .record = wi_record,
-					  .run_op = wi_op,
-					  .prefetch = wi_xfer,
-					  .store = wi_xfer};
-	windex w = {.cmd = cmd, .ev = ev, .found = -1};
-	hoff_backend b = {.iface = &wi,
-			  .ctx = &w,
-			  .plan = p,
-			  .opts = hoff_exec_defaults()};
+	hoff_xcmds r;
+	hoff_exec_opts o = hoff_exec_defaults();
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_exec_walk(&b, NULL, &e), HOFF_OK);
-	return w.found;
+	assert_int_equal(hoff_exec_record(p, &o, &r, NULL, &e), HOFF_OK);
+	/* The waits just before a command (since the one before it) are its
+	 * own; nw counts the waits so far, nw_since those before them. */
+	int64_t nw = 0, nw_since = 0, found = -1;
+	size_t since = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (r.c[i].kind == HOFF_XCMD_WAIT)
+			nw++;
+		if (r.c[i].kind != HOFF_XCMD_TASK)
+			continue;
+		int64_t k = nw_since; /* the index of the next of them */
+		for (size_t j = since; r.c[i].arg == cmd && j < i; j++) {
+			if (r.c[j].kind != HOFF_XCMD_WAIT)
+				continue;
+			if (r.c[j].arg == ev)
+				found = k;
+			k++;
+		}
+		since = i + 1;
+		nw_since = nw;
+	}
+	free(r.c);
+	return found;
 }

@@ -22,49 +22,6 @@
 
 /* ---- the oracle ---- */
 
-typedef struct ocmd {
-	int64_t arg;
-	int32_t stream;
-	uint8_t kind; /* 0 wait, 1 record, 2 command */
-} ocmd;
-
-typedef struct orec {
-	ocmd *c;
-	size_t n, cap;
-} orec;
-
-static hoff_status o_push(hoff_backend *b, int32_t s, uint8_t kind, int64_t arg,
-			  hoff_err *e)
-{
-	orec *r = b->ctx;
-	(void)e;
-	assert_true(hoff_grow((void **)&r->c, &r->cap, r->n + 1, sizeof *r->c));
-	r->c[r->n++] = (ocmd){arg, s, kind};
-	return HOFF_OK;
-}
-static hoff_status o_wait(hoff_backend *b, int32_t s, int64_t ev, hoff_err *e)
-{
-	return o_push(b, s, 0, ev, e);
-}
-static hoff_status o_record(hoff_backend *b, int32_t s, int64_t ev, hoff_err *e)
-{
-	return o_push(b, s, 1, ev, e);
-}
-static hoff_status o_op(hoff_backend *b, int32_t k, hoff_err *e)
-{
-	return o_push(b, 0, 2, k, e);
-}
-static hoff_status o_xfer(hoff_backend *b, int64_t x, hoff_err *e)
-{
-	return o_push(b, b->plan->xfer[x].stream, 2, b->plan->nops + x, e);
-}
-static const hoff_backend_i o_iface = {.name = "oracle",
-				       .wait = o_wait,
-				       .record = o_record,
-				       .run_op = o_op,
-				       .prefetch = o_xfer,
-				       .store = o_xfer};
-
 typedef struct acc {
 	bool host, write;
 	int64_t lo, hi;
@@ -118,12 +75,11 @@ static int max_accesses(const hoff_xplan *p)
 /* True when some pair of commands races under drop_wait, by brute force. */
 static bool oracle_races(const hoff_xplan *p, int64_t drop_wait)
 {
-	orec r = {0};
+	hoff_xcmds r;
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.drop_wait = drop_wait;
-	hoff_backend b = {.iface = &o_iface, .ctx = &r, .plan = p, .opts = o};
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_exec_walk(&b, NULL, &e), HOFF_OK);
+	assert_int_equal(hoff_exec_record(p, &o, &r, NULL, &e), HOFF_OK);
 	size_t nev = (size_t)p->nops + (size_t)p->nxfers;
 	size_t words = (nev + 63) / 64;
 	uint64_t *reach = calloc(nev * words + 1, sizeof *reach);
@@ -144,12 +100,12 @@ static bool oracle_races(const hoff_xplan *p, int64_t drop_wait)
 	(void)pending;
 	size_t no = 0;
 	for (size_t i = 0; i < r.n; i++) {
-		const ocmd *c = &r.c[i];
-		if (c->kind == 0) {
+		const hoff_xcmd *c = &r.c[i];
+		if (c->kind == HOFF_XCMD_WAIT) {
 			pend[c->stream][npend[c->stream]++] = c->arg;
 			continue;
 		}
-		if (c->kind == 1)
+		if (c->kind == HOFF_XCMD_RECORD)
 			continue; /* a command's record follows it */
 		uint64_t *mine = &reach[(size_t)c->arg * words];
 		int64_t preds[1 + 4096];
