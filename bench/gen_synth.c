@@ -1,4 +1,4 @@
-/* gen_synth.c: hoff-gen-synth, the command line of src/synth.c — writes a
+/* gen_synth.c: hoff-gen-synth, the command line of src/gen/synth.c — writes a
  * synthetic model-shaped graph of exactly N ops (and, on request, its
  * no-offload schedule). Same options, same bytes out.
  * Exit status: 0 done, 1 failed (I/O, memory), 2 bad arguments. */

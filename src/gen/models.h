@@ -1,7 +1,7 @@
 /* models.h: graphs shaped like public LLMs at their real dimensions
  * (Llama-3-8B, Llama-3-70B, Mixtral-8x7B, DeepSeek-V3) for one prefill, one
  * decode step or one training step, on machine presets whose rates come
- * from datasheets and published measurements. Uses only the IR builder.
+ * from datasheets and published measurements, built through build.h.
  * Invariant: the same options give the same graph, tensor for tensor and op
  * for op, and it passes hoff_graph_finish(). Every op has a layer: 0 for
  * the embedding, i for layer i, the depth built for the final norm and the

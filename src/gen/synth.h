@@ -1,6 +1,6 @@
 /* synth.h: generator of large synthetic, model-shaped graphs (transformer
  * decoding with a paged KV cache, or training with a backward pass and an
- * optimizer step) for tests and benchmarks. Uses only the IR builder.
+ * optimizer step) for tests and benchmarks, built through build.h.
  * Invariant: the same options give the same graph, tensor for tensor and
  * op for op; the graph has exactly opts.nops ops and passes
  * hoff_graph_finish(). */
