@@ -1,28 +1,13 @@
 /* test_analysis.c: one analysis passed along the pipeline
  * (hoff_analysis_use): the planners work from the analysis they are
  * given, not from one of their own. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
-#include "graph_json.h"
 #include "ilp.h"
 #include "policy.h"
 #include "testutil.h"
-
-static hoff_graph *tiny(void)
-{
-	const char *src = tu_src_dir();
-	if (!src)
-		skip();
-	char path[1024];
-	snprintf(path, sizeof path, "%s/data/tiny.json", src);
-	hoff_graph *g = NULL;
-	hoff_err e;
-	assert_int_equal(hoff_graph_read(path, &g, &e), HOFF_OK);
-	return g;
-}
 
 /* Given an analysis, it is the one used; without, *own is filled as
  * hoff_analyze fills it. tiny: 8 ms of compute; w0's 4 MB at 1 GB/s
@@ -30,7 +15,7 @@ static hoff_graph *tiny(void)
 static void test_use(void **state)
 {
 	(void)state;
-	hoff_graph *g = tiny();
+	hoff_graph *g = tu_data_graph_or_skip("tiny.json");
 	hoff_analysis own, given = {.lower_bound_ps = 1};
 	const hoff_analysis *an = NULL;
 	hoff_err e;
@@ -49,7 +34,7 @@ static void test_use(void **state)
 static void test_planners_take_it(void **state)
 {
 	(void)state;
-	hoff_graph *g = tiny();
+	hoff_graph *g = tu_data_graph_or_skip("tiny.json");
 	hoff_analysis an;
 	hoff_err e;
 	assert_int_equal(hoff_analyze(g, &an, &e), HOFF_OK);

@@ -8,7 +8,6 @@
 
 #include "analysis.h"
 #include "candidates.h"
-#include "graph_json.h"
 #include "testutil.h"
 
 #define MS 1000000000LL /* ps */
@@ -369,11 +368,8 @@ static void test_data_invariants(void **state)
 		if (len < 6 || strcmp(de->d_name + len - 5, ".json") ||
 		    strstr(de->d_name, ".schedule."))
 			continue;
-		char path[2048];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		hoff_graph *g = NULL;
-		hoff_err e;
-		assert_int_equal(hoff_graph_read(path, &g, &e), HOFF_OK);
+		hoff_graph *g = tu_data_graph(de->d_name);
+		assert_non_null(g);
 		int32_t best = HOFF_NONE;
 		for (int32_t i = 0; i < g->ntiers; i++)
 			best = i; /* any tier will do for the invariants */
