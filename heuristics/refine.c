@@ -457,8 +457,9 @@ static int by_b_t(const void *x, const void *y)
  * back one prefetch stalls the ones queued behind it, and a prefetch
  * queued behind later ones is never moved ahead of them. Tried with from
  * = the last op, the second last, the fourth last, ..., op 0, each one
- * simulation; each variant better than *cur is kept. 1 when one was, 0
- * when none, -1 on error. Cost: O(niv log nops) a variant. */
+ * simulation unless a transfer would have to start before time 0 (the
+ * timeline cannot hold); each variant better than *cur is kept. 1 when
+ * one was, 0 when none, -1 on error. Cost: O(niv log nops) a variant. */
 static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 {
 	const hoff_graph *g = c->g;
@@ -474,6 +475,7 @@ static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 		for (int32_t r = 0; r < g->ntiers; r++)
 			c->next[r] = INT64_MAX;
 		memcpy(trial, pick, (size_t)c->niv * sizeof *pick);
+		bool holds = true; /* every transfer starts after time 0 */
 		for (int32_t x = c->nedf - 1; x >= 0; x--) {
 			int32_t i = c->edf[x];
 			const hoff_refine_iv *v = &c->iv[i];
@@ -485,10 +487,13 @@ static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 			int64_t end = due < c->next[r] ? due : c->next[r];
 			int64_t at = end - hoff_xfer_ps(g, r, v->bytes, true);
 			c->next[r] = at;
+			holds = holds && at >= 0;
 			trial[i] =
 				boundary_by(c, at, from, slack, v->a, v->b - 1);
 		}
-		int r = try_move(c, pick, trial, cur);
+		/* a link busier than the timeline allows (transfer-bound from
+		 * the start) would only stall: not worth a simulation */
+		int r = holds ? try_move(c, pick, trial, cur) : 0;
 		if (r < 0)
 			return -1;
 		kept += r;
