@@ -52,6 +52,10 @@ typedef struct ctx {
 	int32_t *b_off, *by_b;	 /* the candidates by consumer b */
 	int32_t *stalled;	 /* (nops) scratch: ops that wait */
 	int64_t *wait;		 /* (nops) scratch: how long */
+	int64_t *nom;		 /* (nops + 1) op starts with no stall */
+	int32_t *edf;		 /* (niv) the fetched candidates by (b, t) */
+	int32_t nedf;
+	int64_t *next; /* (ntiers) scratch: where a stream's next starts */
 	hoff_status st;		 /* of the move that failed */
 	hoff_err *e;
 } ctx;
@@ -412,6 +416,93 @@ static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	return 0;
 }
 
+/* The latest boundary q in [lo, hi] whose op ends by time x on the
+ * stream's target timeline (op k starts at nom[k], plus shift from op
+ * from on); lo when none does. Boundary -1 ends at time 0. */
+static int32_t boundary_by(const ctx *c, int64_t x, int32_t from, int64_t shift,
+			   int32_t lo, int32_t hi)
+{
+	while (lo < hi) {
+		int32_t q = hi - (hi - lo) / 2;
+		int64_t end = c->nom[q + 1] + (q >= from ? shift : 0);
+		if (end <= x)
+			lo = q;
+		else
+			hi = q - 1;
+	}
+	return lo;
+}
+
+static int by_b_t(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_refine_iv *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Overhead mode: every taken prefetch re-issued at once, as one stream
+ * per tier's h2d channel. The target timeline runs the ops with no stall
+ * up to op from and spends the bound's whole slack just before it. In
+ * order of deadline (the consumer's target start), latest first, each
+ * transfer ends at its deadline or where the next one on its channel
+ * starts, whichever is sooner, and is issued at the latest boundary that
+ * ends by its start (not before its eviction): the link serves them
+ * earliest deadline first, each as late as the transfers after it
+ * allow. Single moves cannot do this where the link is saturated (an
+ * optimizer step at the end streaming its state from the host): holding
+ * back one prefetch stalls the ones queued behind it, and a prefetch
+ * queued behind later ones is never moved ahead of them. Tried with from
+ * = the last op, the second last, the fourth last, ..., op 0, each one
+ * simulation unless a transfer would have to start before time 0 (the
+ * timeline cannot hold); each variant better than *cur is kept. 1 when
+ * one was, 0 when none, -1 on error. Cost: O(niv log nops) a variant. */
+static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
+{
+	const hoff_graph *g = c->g;
+	const int32_t n = g->nops;
+	const int64_t slack = c->go->bound_ps - c->nom[n];
+	const int32_t best = hoff_best_tier(g);
+	int kept = 0;
+	if (c->go->bound_ps == HOFF_NONE || slack < 0 || best == HOFF_NONE ||
+	    !c->nedf)
+		return 0;
+	for (int64_t step = 1;; step *= 2) {
+		int32_t from = step >= n ? 0 : n - (int32_t)step;
+		for (int32_t r = 0; r < g->ntiers; r++)
+			c->next[r] = INT64_MAX;
+		memcpy(trial, pick, (size_t)c->niv * sizeof *pick);
+		bool holds = true; /* every transfer starts after time 0 */
+		for (int32_t x = c->nedf - 1; x >= 0; x--) {
+			int32_t i = c->edf[x];
+			const hoff_refine_iv *v = &c->iv[i];
+			if (pick[i] == OFF)
+				continue;
+			int32_t home = g->tensor[v->t].home;
+			int32_t r = home == HOFF_DEVICE ? best : home;
+			int64_t due = c->nom[v->b] + (v->b >= from ? slack : 0);
+			int64_t end = due < c->next[r] ? due : c->next[r];
+			int64_t at = end - hoff_xfer_ps(g, r, v->bytes, true);
+			c->next[r] = at;
+			holds = holds && at >= 0;
+			trial[i] =
+				boundary_by(c, at, from, slack, v->a, v->b - 1);
+		}
+		/* a link busier than the timeline allows (transfer-bound from
+		 * the start) would only stall: not worth a simulation */
+		int r = holds ? try_move(c, pick, trial, cur) : 0;
+		if (r < 0)
+			return -1;
+		kept += r;
+		if (!from || c->work > c->go->work)
+			break;
+	}
+	return kept > 0;
+}
+
 /* Overhead mode: the first improving move at the peak's op. */
 static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 		      const int32_t *by_size)
@@ -535,11 +626,14 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	c.by_b = hoff_alloc(m, sizeof *c.by_b);
 	c.stalled = hoff_alloc((size_t)g->nops + 1, sizeof *c.stalled);
 	c.wait = hoff_alloc((size_t)g->nops + 1, sizeof *c.wait);
+	c.nom = hoff_alloc((size_t)g->nops + 1, sizeof *c.nom);
+	c.edf = hoff_alloc(m, sizeof *c.edf);
+	c.next = hoff_alloc((size_t)g->ntiers + 1, sizeof *c.next);
 	judged cur = {0};
 	hoff_status st = HOFF_OK;
 	if (!pick || !trial || !by_size || !t_off || !by_t || !c.pf ||
 	    !c.failed || !c.rpick || !c.rtrial || !c.hopeful || !c.b_off ||
-	    !c.by_b || !c.stalled || !c.wait) {
+	    !c.by_b || !c.stalled || !c.wait || !c.nom || !c.edf || !c.next) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -564,6 +658,13 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	}
 	sort_ctx = &c;
 	qsort(by_size, (size_t)niv, sizeof *by_size, by_bytes);
+	c.nom[0] = 0;
+	for (int32_t k = 0; k < g->nops; k++)
+		c.nom[k + 1] = c.nom[k] + g->op[k].time_ps;
+	for (int32_t i = 0; i < niv; i++)
+		if (iv[i].b < g->nops)
+			c.edf[c.nedf++] = i;
+	qsort(c.edf, (size_t)c.nedf, sizeof *c.edf, by_b_t);
 	c.t_off = t_off;
 	c.by_t = by_t;
 	picks_of(&c, start, t_off, by_t, pick);
@@ -577,19 +678,50 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	/* Phase 0 keeps single moves; phase 1 (overhead mode) repairs
 	 * trials that lower the peak at some makespan, on a quarter of
 	 * the work again, retrying at an op only the moves that failed
-	 * there with a repairable trial: it only adds to phase 0. */
-	for (int phase = 0;
-	     phase < (go->bound_ps == HOFF_NONE || !go->repair ? 1 : 2);
-	     phase++) {
-		c.repair = phase == 1;
+	 * there with a repairable trial: it only adds to phase 0. Phase 2
+	 * (the same runs) tries the stream on the result; when it helps,
+	 * the moves of phase 1 go on from there, the stream tried again
+	 * on each plan kept, on a quarter of the work again. Each phase
+	 * only improves on the one before. */
+	const bool full = go->bound_ps != HOFF_NONE && go->repair;
+	int32_t streamed = INT32_MAX; /* the stream is tried from this many
+					 moves kept on */
+	for (int phase = 0; phase < (full ? 3 : 1); phase++) {
+		c.repair = phase >= 1;
 		if (phase)
 			lim.work =
 				c.work +
 				(c.work < go->work / 4 ? c.work : go->work / 4);
+		if (phase == 2) {
+			int took = stream_moves(&c, pick, trial, &cur);
+			if (took < 0) {
+				st = c.st;
+				goto out;
+			}
+			if (!took)
+				break;
+			streamed = ++r->moves + 1; /* again after a move */
+			for (int32_t i = 0; i < niv; i++) {
+				c.failed[i] = -1; /* another plan */
+				c.hopeful[i] = 0;
+			}
+		}
 		while (c.work <= lim.work) {
+			int took = 0;
+			if (r->moves >= streamed) {
+				took = stream_moves(&c, pick, trial, &cur);
+				if (took < 0) {
+					st = c.st;
+					goto out;
+				}
+				streamed = r->moves + took + 1;
+				if (took) {
+					r->moves++;
+					continue;
+				}
+			}
 			/* with the memo first; when that finds nothing but
 			 * skipped some, once more without it */
-			int took = 0;
 			for (int pass = 0; pass < 2 && !took; pass++) {
 				c.memo = pass == 0;
 				c.skipped = 0;
@@ -632,5 +764,8 @@ out:
 	free(c.by_b);
 	free(c.stalled);
 	free(c.wait);
+	free(c.nom);
+	free(c.edf);
+	free(c.next);
 	return st;
 }

@@ -48,7 +48,14 @@ typedef struct hoff_refine_result {
  * bound/250 past the bound is repaired (at each op that waits, longest
  * first, a prefetch for it one boundary earlier, under the move's peak)
  * and kept when that brings it within the bound; only moves whose trials
- * could be repaired are tried again at the same op. Deterministic.
+ * could be repaired are tried again at the same op. Last, in the same
+ * runs, the stream: every taken prefetch re-issued at once, earliest
+ * deadline first on its tier's link, each as late as the transfers
+ * after it allow on a timeline that spends the bound's slack before one
+ * op near the end (an optimizer step streaming its state from the
+ * host); when that improves, the repair phase's moves go on from it on
+ * a quarter of the work again, the stream tried again after each move
+ * kept. Deterministic.
  * r->s is the last schedule kept (never one the simulator rejected);
  * HOFF_ENOMEM in e. */
 hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,

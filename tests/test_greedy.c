@@ -350,6 +350,75 @@ static void test_refine_late_prefetch(void **state)
 	hoff_graph_free(g);
 }
 
+/* The stream: three optimizer states s1..s3 (3 MB each, on the host,
+ * 3 ms a fetch) are updated by u1..u3 (1 ms each) after f0..f2 (2 ms
+ * each; f2 makes c, 4 MB, read by none). The start queues s2 and s3
+ * before s1 on the link: s2 0-3, s3 3-6, s1 (issued after f1) 6-9, so
+ * u1 waits 3 ms: 12 ms, 14 MB at f2 (b, c and the three states). No
+ * single move mends it: holding s3 back to after f2 still leaves s1
+ * behind s2 (u1 at 7, u3 at 10: 11 ms). With 10 ms allowed, the
+ * stream puts the whole second of slack before u3 and fetches backward
+ * from there, earliest deadline first on the link: s3 6-9 (issued
+ * after f2), s2 3-6 (after f0), s1 0-3 (before f0); u1 6, u2 7, u3
+ * waits for s3 until 9: 10 ms, and 11 MB at f2 (b 1, c 4, s1, s2),
+ * the least any plan within 10 ms has (s2 issued after f2 would delay
+ * s3 to 12 ms). */
+/* clang-format off */
+#define STATE(id)                                                              \
+	"{\"id\": \"" id "\", \"bytes\": 3000000, \"kind\": \"optimizer\", " \
+	"\"home\": \"host\"}"
+#define UPDATE(id, t)                                                          \
+	"{\"id\": \"" id "\", \"updates\": [\"" t "\"], \"time_s\": 0.001}"
+static const char *stream =
+	GRAPH("100000000",
+	      T("x", "1", "input") "," T("a", "1", "activation") ","
+	      T("b", "1", "activation") "," T("c", "4", "activation") ","
+	      STATE("s1") "," STATE("s2") "," STATE("s3"),
+	      OP("f0", "\"x\"", "\"a\"", "0.002") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.002") ","
+	      OP("f2", "\"b\"", "\"c\"", "0.002") ","
+	      UPDATE("u1", "s1") "," UPDATE("u2", "s2") "," UPDATE("u3", "s3"));
+/* clang-format on */
+
+static void test_refine_stream(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(stream);
+	/* the states' first fetches */
+	hoff_refine_iv iv[] = {{3 * MB, 4, -1, 3, 1},
+			       {3 * MB, 5, -1, 4, 1},
+			       {3 * MB, 6, -1, 5, 1}};
+	const char *start = SCHED(
+		S_PF("s2") "," S_PF("s3") "," S_OP("f0") "," S_OP("f1") "," S_PF(
+			"s1") "," S_OP("f2") "," S_OP("u1") "," S_OP("u2") "," S_OP("u3"));
+	hoff_sched *s0 = tu_sched(g, start);
+	hoff_sim_result r = tu_sim(g, s0, HOFF_NONE);
+	assert_int_equal(r.summary.peak_bytes, 14 * MB);
+	assert_int_equal(r.summary.makespan_ps, 12 * MS);
+	hoff_sim_result_free(&r);
+	hoff_refine_goal go = {.cap = INT64_MAX,
+			       .bound_ps = 10 * MS,
+			       .work = 1000000,
+			       .repair = true};
+	hoff_refine_result res;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_refine(g, iv, 3, s0, &go, &res, &e), HOFF_OK);
+	assert_non_null(res.s);
+	char buf[256];
+	steps_text(g, res.s, buf, sizeof buf);
+	assert_string_equal(buf, "prefetch s1 host|op f0|prefetch s2 host|"
+				 "op f1|op f2|prefetch s3 host|op u1|op u2|"
+				 "op u3");
+	r = tu_sim(g, res.s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 11 * MB);
+	assert_int_equal(r.summary.makespan_ps, 10 * MS);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(res.s);
+	hoff_sched_free(s0);
+	hoff_graph_free(g);
+}
+
 /* The data/ graphs where greedy reaches the witness schedules of
  * ../shared/witness (checked there by an independent implementation of
  * FORMAT.md) at 1% over the lower bound: greedy's peak, byte for byte,
@@ -511,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_overhead_saturates),
 		cmocka_unit_test(test_refine_store_after_write),
 		cmocka_unit_test(test_refine_late_prefetch),
+		cmocka_unit_test(test_refine_stream),
 		cmocka_unit_test(test_data_witness),
 		cmocka_unit_test(test_op_layer),
 		cmocka_unit_test(test_never_worse),
