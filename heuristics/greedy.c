@@ -867,6 +867,12 @@ static hoff_sched *emit_plan(plan *pl, hoff_status *st)
 	}
 	sort_plan = pl;
 	qsort(pf, np, sizeof *pf, by_issue);
+	/* The steps at once, not by doublings (each a copy; on a million
+	 * ops, fresh pages to fault in): ops, evictions, prefetches and a
+	 * quarter more for the drops the emitter adds. */
+	size_t want = ((size_t)pl->n + ne + np) / 4 * 5 + 16;
+	if (!hoff_grow((void **)&m.s->step, &m.s->cap, want, sizeof *m.s->step))
+		m.st = HOFF_ENOMEM;
 	size_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < pl->n; q++) {
 		if (q >= 0)
