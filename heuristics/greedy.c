@@ -57,9 +57,12 @@
  * are sorted once, by counting sorts, in O(ops + intervals). The
  * refinement simulates at most REFINE_WORK schedule steps in all (none
  * on schedules past REFINE_WORK / 16 steps, e.g. a million ops), so it
- * adds O(REFINE_WORK) whatever the size. Targets no
- * plan against T0 can meet (under reach_bytes) are called missed
- * without planning. Set-up runs beside the baselines. */
+ * adds O(REFINE_WORK) whatever the size; such plans also take one pass
+ * per target of the peak search, not two. Targets no plan against T0
+ * can meet (under reach_bytes) are called missed without planning.
+ * Set-up runs beside the baselines. No schedule peaks under the floor,
+ * the most one op needs while it runs (op_floor); a cap under it is
+ * reported (rep->floor_bytes) and, on such big plans, not aimed at. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
