@@ -158,15 +158,20 @@ static void test_budget_infeasible(void **state)
 static void test_floor(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"9000000",
-		T("x", "1", "input") "," T("s", "2", "activation") ","
-		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\"},"
-		T("y", "1", "output"),
-		OP("f0", "\"x\"", "\"s\"", "0.001") ","
+	static const char *const tensors =
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"}, "
+		"{\"id\": \"s\", \"bytes\": 2000000, \"kind\": \"activation\"}, "
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\"}, "
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}";
+	static const char *const ops =
+		"{\"id\": \"f0\", \"inputs\": [\"x\"], \"outputs\": [\"s\"], "
+		"\"time_s\": 0.001}, "
 		"{\"id\": \"f1\", \"inputs\": [\"s\", \"w\"], \"updates\": "
 		"[\"s\"], \"outputs\": [\"y\"], \"workspace_bytes\": 4000000, "
-		"\"time_s\": 0.001}"));
+		"\"time_s\": 0.001}";
+	char json[1024];
+	snprintf(json, sizeof json, GRAPH("9000000", "%s", "%s"), tensors, ops);
+	hoff_graph *g = tu_graph(json);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
 	assert_int_equal(rep.floor_bytes, 10 * MB);
