@@ -41,6 +41,16 @@ typedef struct hoff_policy_report {
 				      * run simulated it; else HOFF_NONE */
 	int64_t none_makespan_ps;    /* and its makespan (HOFF_NONE likewise) */
 	int32_t iterations;	     /* greedy plans simulated */
+	/* greedy: the least peak any schedule has, op floor_op's inputs,
+	 * updates, outputs and workspace (FORMAT.md rule 1); over the
+	 * device's memory, nothing fits it. 0 from the baselines. */
+	int64_t floor_bytes;
+	int32_t floor_op;
+	/* greedy: the least peak of the plans it compared (the baselines'
+	 * and its best), at any makespan, and which plan had it */
+	int64_t least_peak_bytes;
+	int64_t least_makespan_ps;
+	char least_source[32];
 	char source[32]; /* which candidate won ("greedy", "reactive") */
 } hoff_policy_report;
 

@@ -1,6 +1,7 @@
-/* strmap.c: string pool and open-addressing string map (FNV-1a with a
- * murmur3 finish, linear probing over slots that hold key, hash and value
- * together). Lookups never allocate; the map doubles at half load. */
+/* strmap.c: string pool and open-addressing string map (a word-at-a-time
+ * multiply hash with murmur3's finish, linear probing over slots that hold
+ * key, hash and value together). Lookups never allocate; the map doubles
+ * at half load. */
 #include "strmap.h"
 
 #include <stdlib.h>
@@ -40,19 +41,31 @@ void hoff_strpool_free(hoff_strpool *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* FNV-1a, then a murmur3 finish: FNV alone leaves the low bits (the ones
- * the mask keeps) weakly mixed for ids that differ in one digit. */
+/* Eight bytes at a time (the tail zero-padded, the length folded in),
+ * each word multiplied in, then murmur3's 64-bit finish: ids are short,
+ * and a byte-at-a-time hash (FNV-1a, before) spent four cycles a byte on
+ * a chain of multiplies, a tenth of reading a million-op graph. */
 static uint32_t hash_str(const char *s)
 {
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
+	size_t n = strlen(s);
+	uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)n;
+	for (; n >= 8; n -= 8, s += 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+	}
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, s, n);
+		h = (h ^ w) * 0xff51afd7ed558ccdu;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 33;
+	return (uint32_t)h;
 }
 
 int32_t hoff_strmap_get(const hoff_strmap *m, const char *key)

@@ -479,6 +479,12 @@ static void test_plan_over_device(void **state)
 				     i ? "this baseline does not fit the device"
 				       : "no schedule found fits the device"));
 		assert_true(contains("out", "\"feasible\": false"));
+		/* greedy says why none can fit: op1 needs a, w1 and b */
+		if (i == 0)
+			assert_true(contains("err", "hoffopt: none can: op "
+						    "\"op1\" alone needs "
+						    "8000000 B, over 5000000 "
+						    "B"));
 	}
 	assert_int_equal(sh("$H --exact t5.json --quiet > /dev/null "
 			    "2> /dev/null"),

@@ -150,6 +150,38 @@ static void test_budget_infeasible(void **state)
 	hoff_graph_free(g);
 }
 
+/* The floor, what one op needs while it runs: f1 reads s (2 MB) and
+ * updates it too (counted once), reads w (3 MB), writes y (1 MB), with
+ * 4 MB of workspace: 10 MB, over f0's 1 + 2 = 3 MB. On a 9 MB device
+ * nothing fits: greedy reports the floor and its op, and the least peak
+ * of what it compared, 10 MB (the floor: here every plan reaches it). */
+static void test_floor(void **state)
+{
+	(void)state;
+	static const char *const tensors =
+		"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"}, "
+		"{\"id\": \"s\", \"bytes\": 2000000, \"kind\": \"activation\"}, "
+		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\"}, "
+		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}";
+	static const char *const ops =
+		"{\"id\": \"f0\", \"inputs\": [\"x\"], \"outputs\": [\"s\"], "
+		"\"time_s\": 0.001}, "
+		"{\"id\": \"f1\", \"inputs\": [\"s\", \"w\"], \"updates\": "
+		"[\"s\"], \"outputs\": [\"y\"], \"workspace_bytes\": 4000000, "
+		"\"time_s\": 0.001}";
+	char json[1024];
+	snprintf(json, sizeof json, GRAPH("9000000", "%s", "%s"), tensors, ops);
+	hoff_graph *g = tu_graph(json);
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+	assert_int_equal(rep.floor_bytes, 10 * MB);
+	assert_int_equal(rep.floor_op, 1);
+	assert_int_equal(rep.least_peak_bytes, 10 * MB);
+	assert_false(rep.peak_bytes <= g->device.memory_bytes);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* An 8 MB weight on the host read by the first op: no plan hides it.
  * The stall is reported (8 ms), and the lower bound says the same. */
 static void test_weight_not_hidden(void **state)
@@ -576,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_budget_exact),
 		cmocka_unit_test(test_budget_infeasible),
 		cmocka_unit_test(test_weight_not_hidden),
+		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_two_prefetches_compete),
 		cmocka_unit_test(test_overhead_saturates),
 		cmocka_unit_test(test_refine_store_after_write),

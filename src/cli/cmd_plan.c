@@ -89,9 +89,12 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 	c->po.budget_bytes = p->budget_bytes;
 	c->po.analysis = &p->an;
 	hoff_status st = hoff_policy_run(p->g, &c->po, &p->s, &c->rep, e);
+	/* (not when greedy's floor, what one op needs, is over the device:
+	 * nothing fits it, said so in the report) */
 	if (st != HOFF_OK || c->po.kind != HOFF_POLICY_GREEDY ||
 	    c->po.budget_bytes != HOFF_NONE ||
-	    c->rep.peak_bytes <= p->g->device.memory_bytes)
+	    c->rep.peak_bytes <= p->g->device.memory_bytes ||
+	    c->rep.floor_bytes > p->g->device.memory_bytes)
 		return st;
 	hoff_policy_opts fo = c->po;
 	fo.budget_bytes = p->g->device.memory_bytes;
@@ -107,6 +110,22 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 		hoff_sched_free(fs);
 	}
 	return st;
+}
+
+/* Why no schedule fits under cap: one op's operands and workspace are
+ * over it; and the least peak greedy met (greedy's report). */
+static void floor_line(const hoff_graph *g, const hoff_policy_report *rep,
+		       int64_t cap)
+{
+	char sa[4 * HOFF_ERRLEN];
+	fprintf(stderr,
+		"hoffopt: none can: op \"%s\" alone needs %lld B, over %lld "
+		"B (its inputs, updates, outputs and workspace); the least "
+		"peak found at any makespan is %lld B (%s, %.6g s)\n",
+		hoff_cli_safe(g->op[rep->floor_op].id, sa, sizeof sa),
+		(long long)rep->floor_bytes, (long long)cap,
+		(long long)rep->least_peak_bytes, rep->least_source,
+		hoff_s(rep->least_makespan_ps));
 }
 
 int hoff_cmd_plan(int argc, char **argv)
@@ -208,6 +227,8 @@ int hoff_cmd_plan(int argc, char **argv)
 			(long long)p.budget_bytes, name,
 			(long long)r->summary.peak_bytes,
 			(long long)r->summary.peak_bytes);
+		if (!baseline && rep->floor_bytes > p.budget)
+			floor_line(g, rep, p.budget);
 		rc = HOFF_EXIT_INVALID;
 	} else if (!budget_ok) {
 		fprintf(stderr,
@@ -218,6 +239,8 @@ int hoff_cmd_plan(int argc, char **argv)
 			(long long)p.budget,
 			baseline ? ": this baseline does not fit the device"
 				 : ": no schedule found fits the device");
+		if (!baseline && rep->floor_bytes > p.budget)
+			floor_line(g, rep, p.budget);
 		rc = HOFF_EXIT_INVALID;
 	} else if ((st = hoff_pipeline_write(&p, o.out, o.trace, &e)) !=
 		   HOFF_OK) {
