@@ -436,11 +436,9 @@ static void test_refine_stream(void **state)
 	hoff_err e = {{0}};
 	assert_int_equal(hoff_refine(g, iv, 3, s0, &go, &res, &e), HOFF_OK);
 	assert_non_null(res.s);
-	char buf[256];
-	steps_text(g, res.s, buf, sizeof buf);
-	assert_string_equal(buf, "prefetch s1 host|op f0|prefetch s2 host|"
-				 "op f1|op f2|prefetch s3 host|op u1|op u2|"
-				 "op u3");
+	expect_steps(g, res.s,
+		     "prefetch s1 host|op f0|prefetch s2 host|op f1|op f2|"
+		     "prefetch s3 host|op u1|op u2|op u3");
 	r = tu_sim(g, res.s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 11 * MB);
