@@ -21,10 +21,10 @@ typedef enum hoff_policy_kind {
 
 typedef struct hoff_policy_opts {
 	hoff_policy_kind kind;
-	int32_t lookahead;    /* N for HOFF_POLICY_LOOKAHEAD */
-	int64_t budget_bytes; /* greedy: HOFF_NONE for the overhead mode */
-	double max_overhead;  /* greedy without a budget: makespan at most
-				 (1 + x) * lower_bound_s */
+	int32_t lookahead;	/* N for HOFF_POLICY_LOOKAHEAD */
+	int64_t budget_bytes;	/* greedy: HOFF_NONE for the overhead mode */
+	double max_overhead;	/* greedy without a budget: makespan at most
+				   (1 + x) * lower_bound_s */
 	hoff_progress progress; /* greedy: progress lines (fn NULL: none) */
 	/* g's hoff_analyze(), passed along, or NULL (the default): the run
 	 * analyses g itself */

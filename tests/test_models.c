@@ -11,9 +11,9 @@
 #include <time.h>
 
 #include "analysis.h"
+#include "baselines.h"
 #include "graph_json.h"
 #include "models.h"
-#include "baselines.h"
 #include "policy.h"
 #include "synth.h"
 #include "testutil.h"

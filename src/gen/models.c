@@ -50,15 +50,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DT 2         /* bytes an element: bf16 */
-#define SCORE_DT 4   /* router scores, logits of the loss: fp32 */
-#define ADAM_BYTES 8 /* fp32 m and v a parameter */
+#define DT	    2 /* bytes an element: bf16 */
+#define SCORE_DT    4 /* router scores, logits of the loss: fp32 */
+#define ADAM_BYTES  8 /* fp32 m and v a parameter */
 #define TOKEN_BYTES 4
-#define LAUNCH_S 5e-6 /* kernel launch and tail, a few us on Hopper */
-#define MAX_SEQ ((int64_t)1 << 24)
-#define MAX_BATCH ((int64_t)1 << 16)
-#define MAX_TOKENS ((int64_t)1 << 28)
-#define MAX_BLOCKS 65536 /* KV blocks a layer */
+#define LAUNCH_S    5e-6 /* kernel launch and tail, a few us on Hopper */
+#define MAX_SEQ	    ((int64_t)1 << 24)
+#define MAX_BATCH   ((int64_t)1 << 16)
+#define MAX_TOKENS  ((int64_t)1 << 28)
+#define MAX_BLOCKS  65536 /* KV blocks a layer */
 /* "auto" homes weights on the device when the graph's device-homed inputs
  * take at most this share of device memory (the rest is for activations). */
 #define FIT_NUM 3
@@ -70,11 +70,11 @@ typedef struct cfg {
 	const char *name;
 	int32_t layers;
 	int64_t hidden, heads, kv_heads, head_dim, ffn, vocab;
-	int32_t dense_layers; /* leading layers with a dense FFN */
+	int32_t dense_layers;	       /* leading layers with a dense FFN */
 	int32_t experts, topk, shared; /* routed, active, shared experts */
 	int64_t expert_ffn;
-	bool router_bias;     /* DeepSeek's e_score_correction_bias */
-	bool mla;             /* multi-head latent attention */
+	bool router_bias; /* DeepSeek's e_score_correction_bias */
+	bool mla;	  /* multi-head latent attention */
 	int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
 } cfg;
 
@@ -82,22 +82,43 @@ static const cfg models[] = {
 	/* meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4096,
 	 * 32 heads, 8 KV heads, intermediate 14336, vocab 128256, untied
 	 * embeddings; model card: 8B (8,030,261,248 by this count). */
-	{.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32,
-	 .kv_heads = 8, .head_dim = 128, .ffn = 14336, .vocab = 128256,
+	{.name = "llama3-8b",
+	 .layers = 32,
+	 .hidden = 4096,
+	 .heads = 32,
+	 .kv_heads = 8,
+	 .head_dim = 128,
+	 .ffn = 14336,
+	 .vocab = 128256,
 	 .dense_layers = 32},
 	/* meta-llama/Meta-Llama-3-70B config.json: 80 layers, hidden 8192,
 	 * 64 heads, 8 KV heads, intermediate 28672, vocab 128256; model card:
 	 * 70B (70,553,706,496 by this count). */
-	{.name = "llama3-70b", .layers = 80, .hidden = 8192, .heads = 64,
-	 .kv_heads = 8, .head_dim = 128, .ffn = 28672, .vocab = 128256,
+	{.name = "llama3-70b",
+	 .layers = 80,
+	 .hidden = 8192,
+	 .heads = 64,
+	 .kv_heads = 8,
+	 .head_dim = 128,
+	 .ffn = 28672,
+	 .vocab = 128256,
 	 .dense_layers = 80},
 	/* mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4096,
 	 * 32 heads, 8 KV heads, 8 local experts, 2 per token, intermediate
 	 * 14336, vocab 32000; Mixtral paper (arXiv:2401.04088): 47B total,
 	 * 13B active (46,702,792,704 by this count). */
-	{.name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32,
-	 .kv_heads = 8, .head_dim = 128, .ffn = 14336, .vocab = 32000,
-	 .dense_layers = 0, .experts = 8, .topk = 2, .expert_ffn = 14336},
+	{.name = "mixtral-8x7b",
+	 .layers = 32,
+	 .hidden = 4096,
+	 .heads = 32,
+	 .kv_heads = 8,
+	 .head_dim = 128,
+	 .ffn = 14336,
+	 .vocab = 32000,
+	 .dense_layers = 0,
+	 .experts = 8,
+	 .topk = 2,
+	 .expert_ffn = 14336},
 	/* deepseek-ai/DeepSeek-V3 config.json: 61 layers, hidden 7168, 128
 	 * heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
 	 * qk_rope_head_dim 64, v_head_dim 128, first_k_dense_replace 3 with
@@ -106,11 +127,24 @@ static const cfg models[] = {
 	 * report (arXiv:2412.19437): 671B total, 37B active; the Hugging Face
 	 * checkpoint's 685B adds the 14B multi-token-prediction module, which
 	 * is left out here (671,026,419,200 by this count). */
-	{.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128,
-	 .vocab = 129280, .ffn = 18432, .dense_layers = 3, .experts = 256,
-	 .topk = 8, .shared = 1, .expert_ffn = 2048, .router_bias = true,
-	 .mla = true, .q_lora = 1536, .kv_lora = 512, .qk_nope = 128,
-	 .qk_rope = 64, .v_head = 128},
+	{.name = "deepseek-v3",
+	 .layers = 61,
+	 .hidden = 7168,
+	 .heads = 128,
+	 .vocab = 129280,
+	 .ffn = 18432,
+	 .dense_layers = 3,
+	 .experts = 256,
+	 .topk = 8,
+	 .shared = 1,
+	 .expert_ffn = 2048,
+	 .router_bias = true,
+	 .mla = true,
+	 .q_lora = 1536,
+	 .kv_lora = 512,
+	 .qk_nope = 128,
+	 .qk_rope = 64,
+	 .v_head = 128},
 };
 #define NMODELS ((int)(sizeof models / sizeof *models))
 
@@ -129,7 +163,10 @@ typedef struct machine {
  * Gen5 hosts, about the same back. The latency is an assumption: the
  * submit-to-first-byte cost of a cudaMemcpyAsync, a few to ~10 us. A 2 TB
  * DDR5 host is an assumption (a 2-socket server). */
-#define PCIE5_HOST(cap) {"host", (cap), 55e9, 55e9, 10e-6}
+#define PCIE5_HOST(cap)                          \
+	{                                        \
+		"host", (cap), 55e9, 55e9, 10e-6 \
+	}
 
 /* Left unformatted: clang-format would give each field a line. */
 /* clang-format off */
@@ -171,11 +208,20 @@ enum { P_PREFILL, P_DECODE, P_TRAIN, NPHASES };
 static const char *const phase_names[NPHASES + 1] = {"prefill", "decode",
 						     "train", NULL};
 
-enum { K_EMBED, K_NORM, K_MATMUL, K_ATTN, K_ROUTER, K_EXPERT, K_LOSS, K_OPT,
-       NK };
+enum {
+	K_EMBED,
+	K_NORM,
+	K_MATMUL,
+	K_ATTN,
+	K_ROUTER,
+	K_EXPERT,
+	K_LOSS,
+	K_OPT,
+	NK
+};
 static const char *const kind_names[NK] = {
-	"embed", "norm", "matmul", "attention",
-	"router", "expert", "loss", "optimizer",
+	"embed",  "norm",   "matmul", "attention",
+	"router", "expert", "loss",   "optimizer",
 };
 
 /* Tape flags of a forward op's tensor: its backward reads the value
@@ -189,11 +235,11 @@ typedef struct item {
 } item;
 
 typedef struct entry {
-	int32_t op;     /* the forward op */
+	int32_t op; /* the forward op */
 	int kind;
-	double flops;   /* of the forward */
-	double factor;  /* backward flops / forward flops */
-	int64_t bws;    /* workspace of the backward */
+	double flops;	 /* of the forward */
+	double factor;	 /* backward flops / forward flops */
+	int64_t bws;	 /* workspace of the backward */
 	size_t first, n; /* its items */
 } entry;
 
@@ -203,29 +249,29 @@ typedef struct bld {
 	const machine *m;
 	const hoff_model_opts *o;
 	int phase;
-	int32_t L;      /* layers built */
-	int64_t T;      /* tokens through the layers */
-	int64_t Th;     /* tokens through the final norm and head */
-	int64_t S;      /* seq */
-	int64_t ctx;    /* decode: tokens attended, cache + new */
-	int64_t nblk;   /* KV blocks a layer */
-	int64_t kvtok;  /* KV bytes a token a layer */
+	int32_t L;	    /* layers built */
+	int64_t T;	    /* tokens through the layers */
+	int64_t Th;	    /* tokens through the final norm and head */
+	int64_t S;	    /* seq */
+	int64_t ctx;	    /* decode: tokens attended, cache + new */
+	int64_t nblk;	    /* KV blocks a layer */
+	int64_t kvtok;	    /* KV bytes a token a layer */
 	int64_t blk_tokens; /* tokens a KV block */
 	bool kv_host;	    /* one KV block a layer, homed on the first tier */
 	bool kv_device;	    /* KV blocks stay on the device */
 	bool opt_in_backward, opt_device; /* the optimizer's step and home */
 	const char *kind[NK], *bkind[NK]; /* interned op kinds */
-	bool taping;    /* the current op is on the tape */
+	bool taping;			  /* the current op is on the tape */
 	entry *ent;
 	size_t nent, ent_cap;
 	item *it;
 	size_t nit, it_cap;
-	int32_t *w;     /* weights in creation order (grouped by layer) */
-	int32_t *wgrp;  /* their optimizer groups: 0 embedding, 1 + layer,
-			   L + 1 final norm and head */
+	int32_t *w;    /* weights in creation order (grouped by layer) */
+	int32_t *wgrp; /* their optimizer groups: 0 embedding, 1 + layer,
+			  L + 1 final norm and head */
 	size_t nw, w_cap, wgrp_cap;
-	int32_t group;  /* group of the weights being created */
-	int32_t *grad;  /* (ntensors) current gradient of a tensor */
+	int32_t group;	 /* group of the weights being created */
+	int32_t *grad;	 /* (ntensors) current gradient of a tensor */
 	uint16_t *ngrad; /* (ntensors) gradients made so far */
 } bld;
 
@@ -254,12 +300,18 @@ static bool moe_layer(const cfg *c, int32_t l)
 
 /* Parameters of the shapes below, one function a weight group, shared by
  * the counter and the builder so that both agree by construction. */
-static int64_t p_q(const cfg *c) { return c->hidden * c->heads * c->head_dim; }
+static int64_t p_q(const cfg *c)
+{
+	return c->hidden * c->heads * c->head_dim;
+}
 static int64_t p_kv(const cfg *c)
 {
 	return c->hidden * c->kv_heads * c->head_dim;
 }
-static int64_t d_qk(const cfg *c) { return c->qk_nope + c->qk_rope; }
+static int64_t d_qk(const cfg *c)
+{
+	return c->qk_nope + c->qk_rope;
+}
 static int64_t d_attn_out(const cfg *c)
 {
 	return c->mla ? c->heads * c->v_head : c->heads * c->head_dim;
@@ -277,7 +329,7 @@ static int64_t layer_params(const cfg *c, int32_t l)
 {
 	const int64_t H = c->hidden;
 	int64_t p = 2 * H; /* attn_norm, ffn_norm */
-	if (c->mla) /* q_a, its norm, q_b, kv_a, its norm, kv_b */
+	if (c->mla)	   /* q_a, its norm, q_b, kv_a, its norm, kv_b */
 		p += H * c->q_lora + c->q_lora +
 		     c->q_lora * c->heads * d_qk(c) +
 		     H * (c->kv_lora + c->qk_rope) + c->kv_lora +
@@ -295,7 +347,8 @@ static int64_t layer_params(const cfg *c, int32_t l)
 
 static int64_t param_count(const cfg *c, int32_t L)
 {
-	int64_t p = 2 * c->vocab * c->hidden + c->hidden; /* embed, head, norm */
+	int64_t p = 2 * c->vocab * c->hidden + c->hidden; /* embed, head, norm
+							   */
 	for (int32_t l = 0; l < L; l++)
 		p += layer_params(c, l);
 	return p;
@@ -313,16 +366,25 @@ int32_t hoff_model_depth(const char *model)
 	return c ? c->layers : -1;
 }
 
-const char *const *hoff_model_names(void) { return model_names; }
-const char *const *hoff_model_phases(void) { return phase_names; }
-const char *const *hoff_machine_names(void) { return machine_names; }
+const char *const *hoff_model_names(void)
+{
+	return model_names;
+}
+const char *const *hoff_model_phases(void)
+{
+	return phase_names;
+}
+const char *const *hoff_machine_names(void)
+{
+	return machine_names;
+}
 
 /* ---- routing ----------------------------------------------------------- */
 
 /* The k experts of layer l, ascending: a partial Fisher-Yates shuffle of
  * perm (E slots) drawn from a stream keyed by (seed, l). */
-static void route(uint64_t seed, int32_t l, int32_t E, int32_t k,
-		  int32_t *perm, int32_t *pick)
+static void route(uint64_t seed, int32_t l, int32_t E, int32_t k, int32_t *perm,
+		  int32_t *pick)
 {
 	uint64_t s = seed ^ (0xd1b54a32d192ed03u * (uint64_t)(l + 1));
 	for (int32_t i = 0; i < E; i++)
@@ -386,7 +448,8 @@ static void use(bld *b, hoff_use u, int32_t t, uint8_t f)
 	if (b->gb.st != HOFF_OK || t == HOFF_NONE || !b->taping ||
 	    u == HOFF_USE_UPD)
 		return;
-	if (!hoff_grow((void **)&b->it, &b->it_cap, b->nit + 1, sizeof *b->it)) {
+	if (!hoff_grow((void **)&b->it, &b->it_cap, b->nit + 1,
+		       sizeof *b->it)) {
 		oom(b);
 		return;
 	}
@@ -395,7 +458,10 @@ static void use(bld *b, hoff_use u, int32_t t, uint8_t f)
 	b->ent[b->nent - 1].n++;
 }
 
-static void in(bld *b, int32_t t, uint8_t f) { use(b, HOFF_USE_IN, t, f); }
+static void in(bld *b, int32_t t, uint8_t f)
+{
+	use(b, HOFF_USE_IN, t, f);
+}
 
 /* A tensor "<op id>.<suffix>" the current op produces. */
 static int32_t out(bld *b, int64_t bytes, int kind, uint8_t f,
@@ -447,7 +513,8 @@ static void workspace(bld *b, int64_t ws, int64_t bws)
 		b->ent[b->nent - 1].bws = bws;
 }
 
-/* ---- layers ---------------------------------------------------------------- */
+/* ---- layers ----------------------------------------------------------------
+ */
 
 /* RMSNorm of x (rows x width): "<suffix>" with weight "<suffix>.weight". */
 static int32_t norm(bld *b, int32_t l, const char *suffix, int32_t x,
@@ -457,8 +524,8 @@ static int32_t norm(bld *b, int32_t l, const char *suffix, int32_t x,
 		return HOFF_NONE;
 	in(b, x, F_SAVE | F_DIFF);
 	in(b, weight(b, width, "weight"), F_W | F_SAVE);
-	int32_t y = out(b, rows * width * DT, HOFF_KIND_ACTIVATION, F_DIFF,
-			"out");
+	int32_t y =
+		out(b, rows * width * DT, HOFF_KIND_ACTIVATION, F_DIFF, "out");
 	cost(b, 4.0 * (double)rows * (double)width,
 	     (double)(2 * rows * width * DT + width * DT));
 	return y;
@@ -466,8 +533,8 @@ static int32_t norm(bld *b, int32_t l, const char *suffix, int32_t x,
 
 /* y = x W (T x K times K x N), optionally with an RMSNorm of x fused in
  * front (weight "norm.weight" of K) and a residual added (res). */
-static int32_t proj(bld *b, int32_t l, const char *suffix, int32_t x,
-		    int64_t K, int64_t N, bool fused_norm, int32_t res)
+static int32_t proj(bld *b, int32_t l, const char *suffix, int32_t x, int64_t K,
+		    int64_t N, bool fused_norm, int32_t res)
 {
 	if (!op(b, K_MATMUL, l, 2.0, suffix))
 		return HOFF_NONE;
@@ -556,10 +623,10 @@ static int32_t attention(bld *b, int32_t l, int32_t h, int32_t *blk)
 		/* Causal: S^2/2 scores a sequence, QK^T and PV each 2 flops a
 		 * product; decode attends ctx positions for one query. */
 		double d = (double)(2 * c->head_dim);
-		double flops = b->phase == P_DECODE
-				       ? 2.0 * batch * (double)b->ctx *
-						 (double)nh * d
-				       : batch * S * S * (double)nh * d;
+		double flops =
+			b->phase == P_DECODE
+				? 2.0 * batch * (double)b->ctx * (double)nh * d
+				: batch * S * S * (double)nh * d;
 		o = attn_core(b, l, a, 3, blk, NULL, 0, flops, cache);
 		return proj(b, l, "attn.o_proj", o, dq, H, false, h);
 	}
@@ -567,8 +634,8 @@ static int32_t attention(bld *b, int32_t l, int32_t h, int32_t *blk)
 	 * (qk_rope) a token. Prefill and training up-project the latent to
 	 * per-head keys and values (kv_b_proj); decode absorbs kv_b_proj into
 	 * the query and the output instead, so the core reads its weights. */
-	int32_t qa = proj(b, l, "attn.q_a_proj", x1, H, c->q_lora, false,
-			  HOFF_NONE);
+	int32_t qa =
+		proj(b, l, "attn.q_a_proj", x1, H, c->q_lora, false, HOFF_NONE);
 	int32_t a[3];
 	a[0] = proj(b, l, "attn.q_b_proj", qa, c->q_lora, nh * d_qk(c), true,
 		    HOFF_NONE);
@@ -595,10 +662,9 @@ static int32_t attention(bld *b, int32_t l, int32_t h, int32_t *blk)
 					     "layers.%d.attn.kv_b_proj.weight",
 					     (int)l));
 		const double ctx = (double)b->ctx, r = (double)c->kv_lora;
-		double flops =
-			2.0 * batch * (double)nh *
-			(ctx * (r + (double)c->qk_rope) + ctx * r +
-			 (double)c->qk_nope * r + r * (double)c->v_head);
+		double flops = 2.0 * batch * (double)nh *
+			       (ctx * (r + (double)c->qk_rope) + ctx * r +
+				(double)c->qk_nope * r + r * (double)c->v_head);
 		double wb = b->gb.st == HOFF_OK
 				    ? (double)(b->gb.g->tensor[w[0]].bytes +
 					       b->gb.g->tensor[w[1]].bytes)
@@ -630,8 +696,8 @@ static int32_t expert(bld *b, int32_t l, const char *suffix, int32_t x2,
 }
 
 /* FFN of layer l on the residual stream h2; returns h2 + ffn(h2). */
-static int32_t ffn(bld *b, int32_t l, int32_t h2, int32_t *perm,
-		   int32_t *pick, int32_t *ew)
+static int32_t ffn(bld *b, int32_t l, int32_t h2, int32_t *perm, int32_t *pick,
+		   int32_t *ew)
 {
 	const cfg *c = b->c;
 	const int64_t H = c->hidden, T = b->T;
@@ -647,8 +713,8 @@ static int32_t ffn(bld *b, int32_t l, int32_t h2, int32_t *perm,
 		in(b, up, F_SAVE | F_DIFF);
 		in(b, weight(b, c->ffn * H, "weight"), F_W | F_SAVE);
 		in(b, h2, F_DIFF);
-		int32_t y = out(b, T * H * DT, HOFF_KIND_ACTIVATION, F_DIFF,
-				"out");
+		int32_t y =
+			out(b, T * H * DT, HOFF_KIND_ACTIVATION, F_DIFF, "out");
 		cost(b, 2.0 * (double)T * (double)c->ffn * (double)H, -1);
 		return y;
 	}
@@ -901,7 +967,8 @@ static void build(bld *b)
 	in(b, h, F_SAVE | F_DIFF);
 	int32_t wn = weight(b, H, "weight");
 	in(b, wn, F_W | F_SAVE);
-	int32_t xf = out(b, b->Th * H * DT, HOFF_KIND_ACTIVATION, F_DIFF, "out");
+	int32_t xf =
+		out(b, b->Th * H * DT, HOFF_KIND_ACTIVATION, F_DIFF, "out");
 	cost(b, 4.0 * (double)b->Th * (double)H,
 	     (double)(2 * b->Th * H * DT + H * DT));
 
@@ -1127,7 +1194,8 @@ static hoff_status place(bld *b)
 	for (int pass = 0; pass < 2; pass++)
 		for (int32_t i = 0; i < g->ntensors; i++) {
 			hoff_tensor *t = &g->tensor[i];
-			if (t->producer != HOFF_NONE || t->home == HOFF_DEVICE ||
+			if (t->producer != HOFF_NONE ||
+			    t->home == HOFF_DEVICE ||
 			    (t->first_use != HOFF_NONE) != (pass == 0))
 				continue;
 			want += (double)t->bytes;

@@ -13,23 +13,23 @@
 #include "graph.h"
 
 typedef struct hoff_model_opts {
-	const char *model;   /* one of hoff_model_names() */
-	const char *phase;   /* one of hoff_model_phases() */
-	int64_t seq;         /* tokens a sequence (prefill, train) or tokens
-				already cached (decode), 1 .. 2^24 */
-	int64_t batch;       /* sequences, 1 .. 2^16; batch * seq <= 2^28 */
-	int32_t layers;      /* 0: the model's full depth; else its first
-				`layers` layers */
-	const char *machine; /* one of hoff_machine_names() */
-	uint64_t seed;       /* MoE routing */
+	const char *model;	 /* one of hoff_model_names() */
+	const char *phase;	 /* one of hoff_model_phases() */
+	int64_t seq;		 /* tokens a sequence (prefill, train) or tokens
+				    already cached (decode), 1 .. 2^24 */
+	int64_t batch;		 /* sequences, 1 .. 2^16; batch * seq <= 2^28 */
+	int32_t layers;		 /* 0: the model's full depth; else its first
+				    `layers` layers */
+	const char *machine;	 /* one of hoff_machine_names() */
+	uint64_t seed;		 /* MoE routing */
 	int64_t kv_block_tokens; /* tokens a KV block, >= 1 */
-	const char *weights; /* home of weights: NULL or "auto" (device when
-				they fit, see models.c), "device", "host" */
-	const char *kv;	     /* KV cache (prefill, decode): NULL or "auto"
-				(blocks on the device, moved to the first
-				tier when they do not fit), "device", or
-				"host": one block a layer homed on the first
-				tier, updated whole by the attention core */
+	const char *weights;	 /* home of weights: NULL or "auto" (device when
+				    they fit, see models.c), "device", "host" */
+	const char *kv;		 /* KV cache (prefill, decode): NULL or "auto"
+				    (blocks on the device, moved to the first
+				    tier when they do not fit), "device", or
+				    "host": one block a layer homed on the first
+				    tier, updated whole by the attention core */
 	const char *optimizer_step; /* train: NULL or "end" (every Adam op
 				after the backward) or "in-backward" (each
 				group's Adam op right after the backward op

@@ -26,58 +26,69 @@
 
 /* Model shape: bf16 weights and activations, fp32 optimizer moments. */
 #define DMODEL 2048
-#define DKV 512     /* grouped-query K and V width */
-#define FFN 8192    /* before per-layer jitter */
-#define VOCAB 32000
-#define DT 2        /* bytes per element */
-#define BATCH 32    /* sequences decoded together */
-#define CTX 2048    /* tokens per sequence */
-#define BLOCK 128   /* tokens per KV block */
-#define NBLK (CTX / BLOCK)
+#define DKV    512  /* grouped-query K and V width */
+#define FFN    8192 /* before per-layer jitter */
+#define VOCAB  32000
+#define DT     2    /* bytes per element */
+#define BATCH  32   /* sequences decoded together */
+#define CTX    2048 /* tokens per sequence */
+#define BLOCK  128  /* tokens per KV block */
+#define NBLK   (CTX / BLOCK)
 #define TOKENS 4096 /* training microbatch, before jitter */
-#define SEQ 2048    /* training sequence length (attention span) */
+#define SEQ    2048 /* training sequence length (attention span) */
 
 #define FLOPS_PER_S 7e14
-#define MEM_BPS 3e12
-#define LAUNCH_S 3e-6
+#define MEM_BPS	    3e12
+#define LAUNCH_S    3e-6
 #define ROUND_BYTES ((int64_t)256 << 20)
 
-enum { W_LN1, W_QKV, W_WO, W_LN2, W_UP, W_DOWN, NW };        /* per layer */
-enum { M_EMB, M_LNF, M_HEAD, NM };                           /* per model */
-enum { A_IN, A_X1, A_QKV, A_ATT, A_H2, A_X2, A_U, NA };      /* stash */
+enum { W_LN1, W_QKV, W_WO, W_LN2, W_UP, W_DOWN, NW };	/* per layer */
+enum { M_EMB, M_LNF, M_HEAD, NM };			/* per model */
+enum { A_IN, A_X1, A_QKV, A_ATT, A_H2, A_X2, A_U, NA }; /* stash */
 static const char *const wname[NW] = {"ln1", "wqkv", "wo", "ln2", "w1", "w2"};
 static const char *const mname[NM] = {"emb", "lnf", "head"};
 static const char *const dwname[NW] = {"dln1", "dwqkv", "dwo",
 				       "dln2", "dw1",	"dw2"};
 
 enum {
-	K_EMBED, K_NORM, K_MATMUL, K_KV, K_ATTN, K_SAMPLE, K_LOSS,
-	K_NORM_BWD, K_MATMUL_BWD, K_ATTN_BWD, K_EMBED_BWD, K_OPT, NOPKINDS
+	K_EMBED,
+	K_NORM,
+	K_MATMUL,
+	K_KV,
+	K_ATTN,
+	K_SAMPLE,
+	K_LOSS,
+	K_NORM_BWD,
+	K_MATMUL_BWD,
+	K_ATTN_BWD,
+	K_EMBED_BWD,
+	K_OPT,
+	NOPKINDS
 };
 static const char *const opkind[NOPKINDS] = {
-	"embed", "norm", "matmul", "kv_append", "attention", "sample",
-	"loss", "norm_bwd", "matmul_bwd", "attention_bwd", "embed_bwd",
-	"optimizer",
+	"embed",      "norm",	       "matmul",    "kv_append",
+	"attention",  "sample",	       "loss",	    "norm_bwd",
+	"matmul_bwd", "attention_bwd", "embed_bwd", "optimizer",
 };
 
 typedef struct gen {
 	hoff_build b;
 	const hoff_synth_opts *o;
-	uint64_t rng;     /* splitmix64 state */
-	int32_t home;     /* home of the weights */
-	int32_t host;	  /* tier "host" */
+	uint64_t rng;		    /* splitmix64 state */
+	int32_t home;		    /* home of the weights */
+	int32_t host;		    /* tier "host" */
 	const char *kind[NOPKINDS]; /* interned op kinds */
-	int64_t *ffn;     /* (layers) FFN width */
-	int32_t *w;       /* (layers, NW) weight ids, HOFF_NONE until used */
-	int32_t mw[NM];   /* model weights */
-	int32_t *kv;      /* (layers, NBLK) KV blocks */
-	int32_t *adam;    /* (layers + 1, 2) moments; row `layers`: model */
-	int32_t *act;	  /* (layers + 1, NA) this step's activations; row
-			     l + 1 starts with layer l's output */
-	int32_t *grad;    /* (layers + 1, NW) this iteration's weight grads */
-	int32_t tok;      /* infer: the tokens the next step embeds */
-	char pfx[24];	  /* "s<step>" or "i<iteration>": starts the ids of
-			     the step's ops and activations */
+	int64_t *ffn;		    /* (layers) FFN width */
+	int32_t *w;	/* (layers, NW) weight ids, HOFF_NONE until used */
+	int32_t mw[NM]; /* model weights */
+	int32_t *kv;	/* (layers, NBLK) KV blocks */
+	int32_t *adam;	/* (layers + 1, 2) moments; row `layers`: model */
+	int32_t *act;	/* (layers + 1, NA) this step's activations; row
+			   l + 1 starts with layer l's output */
+	int32_t *grad;	/* (layers + 1, NW) this iteration's weight grads */
+	int32_t tok;	/* infer: the tokens the next step embeds */
+	char pfx[24];	/* "s<step>" or "i<iteration>": starts the ids of
+			   the step's ops and activations */
 } gen;
 
 static uint64_t rnd(gen *s)

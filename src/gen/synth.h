@@ -11,7 +11,7 @@
 
 struct hoff_sched;
 
-#define HOFF_SYNTH_MAX_OPS 10000000
+#define HOFF_SYNTH_MAX_OPS    10000000
 #define HOFF_SYNTH_MAX_LAYERS 65536
 
 typedef enum hoff_synth_shape {
@@ -20,14 +20,14 @@ typedef enum hoff_synth_shape {
 } hoff_synth_shape;
 
 typedef struct hoff_synth_opts {
-	int64_t nops;           /* exact op count, 1 .. HOFF_SYNTH_MAX_OPS */
+	int64_t nops; /* exact op count, 1 .. HOFF_SYNTH_MAX_OPS */
 	hoff_synth_shape shape;
-	int32_t layers;         /* transformer blocks, 1 .. MAX_LAYERS */
-	bool weights_on_host;   /* weights homed on tier "host", else device */
-	uint64_t seed;          /* jitter of sizes and times */
-	int32_t ntiers;         /* 1: "host"; 2: "host" and "remote" */
-	int64_t memory_bytes;   /* device memory; 0: the no-offload peak
-				   rounded up to 256 MiB */
+	int32_t layers;	      /* transformer blocks, 1 .. MAX_LAYERS */
+	bool weights_on_host; /* weights homed on tier "host", else device */
+	uint64_t seed;	      /* jitter of sizes and times */
+	int32_t ntiers;	      /* 1: "host"; 2: "host" and "remote" */
+	int64_t memory_bytes; /* device memory; 0: the no-offload peak
+				 rounded up to 256 MiB */
 } hoff_synth_opts;
 
 /* Defaults: 1000 ops, infer, 32 layers, weights on device, seed 1,
