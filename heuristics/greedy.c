@@ -61,7 +61,7 @@
  * per target of the peak search, not two. Targets no plan against T0
  * can meet (under reach_bytes) are called missed without planning.
  * Set-up runs beside the baselines. No schedule peaks under the floor,
- * the most one op needs while it runs (op_floor); a cap under it is
+ * the most one op needs while it runs (hoff_op_floor); a cap under it is
  * reported (rep->floor_bytes) and, on such big plans, not aimed at. */
 #include <math.h>
 #include <stdio.h>
@@ -152,7 +152,7 @@ typedef struct plan {
 	int32_t *deferred;   /* (ndeferred) candidates with iv.deferred > 0 */
 	size_t ndeferred, deferred_cap;
 	int64_t floor_bytes; /* largest memory no plan can avoid */
-	int32_t floor_op;    /* the op that needs it (op_floor) */
+	int32_t floor_op;    /* the op that needs it (hoff_op_floor) */
 	int64_t reach_bytes; /* a peak no plan against T0 can go under */
 	bool T_real; /* T holds a simulated timeline, not T0 */
 } plan;
@@ -360,40 +360,6 @@ static void nominal_all(plan *pl)
 	}
 }
 
-/* The least peak any schedule has: while op k runs, its inputs, updates
- * and outputs are resident, and its workspace allocated (FORMAT.md's
- * rule 1); a tensor both read and updated counts once. *floor gets the
- * largest over the ops, *op the first op that needs it. */
-static hoff_status op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
-			    hoff_err *e)
-{
-	int32_t *seen = hoff_alloc((size_t)g->ntensors + 1, sizeof *seen);
-	if (!seen)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	memset(seen, 0xff, ((size_t)g->ntensors + 1) * sizeof *seen);
-	*floor_b = 0;
-	*op = HOFF_NONE;
-	for (int32_t k = 0; k < g->nops; k++) {
-		int64_t need = g->op[k].workspace_bytes;
-		for (int u = 0; u < 3; u++) {
-			const int32_t *lst;
-			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
-			for (int64_t j = 0; j < nl; j++) {
-				if (seen[lst[j]] == k)
-					continue;
-				seen[lst[j]] = k;
-				need += g->tensor[lst[j]].bytes;
-			}
-		}
-		if (need > *floor_b) {
-			*floor_b = need;
-			*op = k;
-		}
-	}
-	free(seen);
-	return HOFF_OK;
-}
-
 static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 			     hoff_err *e)
 {
@@ -426,7 +392,7 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 		pl->T0[k + 1] = pl->T0[k] + g->op[k].time_ps;
 	memcpy(pl->T, pl->T0, (n + 1) * sizeof *pl->T);
 	hoff_analysis_profile(g, pl->M0);
-	hoff_status st = op_floor(g, &pl->floor_bytes, &pl->floor_op, e);
+	hoff_status st = hoff_op_floor(g, &pl->floor_bytes, &pl->floor_op, e);
 	if (st != HOFF_OK)
 		return st;
 	st = enumerate(pl, false, e);

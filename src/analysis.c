@@ -194,3 +194,34 @@ fail:
 	hoff_sched_free(s);
 	return NULL;
 }
+
+/* seen[t] == k: tensor t counted for op k already. */
+hoff_status hoff_op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
+			  hoff_err *e)
+{
+	int32_t *seen = hoff_alloc((size_t)g->ntensors + 1, sizeof *seen);
+	if (!seen)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	memset(seen, 0xff, ((size_t)g->ntensors + 1) * sizeof *seen);
+	*floor_b = 0;
+	*op = HOFF_NONE;
+	for (int32_t k = 0; k < g->nops; k++) {
+		int64_t need = g->op[k].workspace_bytes;
+		for (int u = 0; u < 3; u++) {
+			const int32_t *lst;
+			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+			for (int64_t j = 0; j < nl; j++) {
+				if (seen[lst[j]] == k)
+					continue;
+				seen[lst[j]] = k;
+				need += g->tensor[lst[j]].bytes;
+			}
+		}
+		if (need > *floor_b) {
+			*floor_b = need;
+			*op = k;
+		}
+	}
+	free(seen);
+	return HOFF_OK;
+}

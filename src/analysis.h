@@ -69,4 +69,11 @@ int64_t hoff_small_below(const hoff_graph *g, const int64_t *during);
  * Caller frees; NULL on OOM. */
 hoff_sched *hoff_sched_noffload(const hoff_graph *g);
 
+/* The least peak any schedule has: while op k runs, its inputs, updates
+ * and outputs are resident and its workspace allocated (FORMAT.md's rule
+ * 1); a tensor both read and updated counts once. *floor_b gets the
+ * largest over the ops, *op the first op that needs it. HOFF_ENOMEM. */
+hoff_status hoff_op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
+			  hoff_err *e);
+
 #endif
