@@ -78,47 +78,27 @@ typedef struct cfg {
 	int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
 } cfg;
 
+/* clang-format off */
 static const cfg models[] = {
 	/* meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4096,
 	 * 32 heads, 8 KV heads, intermediate 14336, vocab 128256, untied
 	 * embeddings; model card: 8B (8,030,261,248 by this count). */
-	{.name = "llama3-8b",
-	 .layers = 32,
-	 .hidden = 4096,
-	 .heads = 32,
-	 .kv_heads = 8,
-	 .head_dim = 128,
-	 .ffn = 14336,
-	 .vocab = 128256,
+	{.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32,
+	 .kv_heads = 8, .head_dim = 128, .ffn = 14336, .vocab = 128256,
 	 .dense_layers = 32},
 	/* meta-llama/Meta-Llama-3-70B config.json: 80 layers, hidden 8192,
 	 * 64 heads, 8 KV heads, intermediate 28672, vocab 128256; model card:
 	 * 70B (70,553,706,496 by this count). */
-	{.name = "llama3-70b",
-	 .layers = 80,
-	 .hidden = 8192,
-	 .heads = 64,
-	 .kv_heads = 8,
-	 .head_dim = 128,
-	 .ffn = 28672,
-	 .vocab = 128256,
+	{.name = "llama3-70b", .layers = 80, .hidden = 8192, .heads = 64,
+	 .kv_heads = 8, .head_dim = 128, .ffn = 28672, .vocab = 128256,
 	 .dense_layers = 80},
 	/* mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4096,
 	 * 32 heads, 8 KV heads, 8 local experts, 2 per token, intermediate
 	 * 14336, vocab 32000; Mixtral paper (arXiv:2401.04088): 47B total,
 	 * 13B active (46,702,792,704 by this count). */
-	{.name = "mixtral-8x7b",
-	 .layers = 32,
-	 .hidden = 4096,
-	 .heads = 32,
-	 .kv_heads = 8,
-	 .head_dim = 128,
-	 .ffn = 14336,
-	 .vocab = 32000,
-	 .dense_layers = 0,
-	 .experts = 8,
-	 .topk = 2,
-	 .expert_ffn = 14336},
+	{.name = "mixtral-8x7b", .layers = 32, .hidden = 4096, .heads = 32,
+	 .kv_heads = 8, .head_dim = 128, .ffn = 14336, .vocab = 32000,
+	 .dense_layers = 0, .experts = 8, .topk = 2, .expert_ffn = 14336},
 	/* deepseek-ai/DeepSeek-V3 config.json: 61 layers, hidden 7168, 128
 	 * heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
 	 * qk_rope_head_dim 64, v_head_dim 128, first_k_dense_replace 3 with
@@ -127,25 +107,13 @@ static const cfg models[] = {
 	 * report (arXiv:2412.19437): 671B total, 37B active; the Hugging Face
 	 * checkpoint's 685B adds the 14B multi-token-prediction module, which
 	 * is left out here (671,026,419,200 by this count). */
-	{.name = "deepseek-v3",
-	 .layers = 61,
-	 .hidden = 7168,
-	 .heads = 128,
-	 .vocab = 129280,
-	 .ffn = 18432,
-	 .dense_layers = 3,
-	 .experts = 256,
-	 .topk = 8,
-	 .shared = 1,
-	 .expert_ffn = 2048,
-	 .router_bias = true,
-	 .mla = true,
-	 .q_lora = 1536,
-	 .kv_lora = 512,
-	 .qk_nope = 128,
-	 .qk_rope = 64,
-	 .v_head = 128},
+	{.name = "deepseek-v3", .layers = 61, .hidden = 7168, .heads = 128,
+	 .vocab = 129280, .ffn = 18432, .dense_layers = 3, .experts = 256,
+	 .topk = 8, .shared = 1, .expert_ffn = 2048, .router_bias = true,
+	 .mla = true, .q_lora = 1536, .kv_lora = 512, .qk_nope = 128,
+	 .qk_rope = 64, .v_head = 128},
 };
+/* clang-format on */
 #define NMODELS ((int)(sizeof models / sizeof *models))
 
 static const char *const model_names[] = {"llama3-8b", "llama3-70b",
@@ -169,6 +137,7 @@ typedef struct machine {
 	}
 
 /* Left unformatted: clang-format would give each field a line. */
+/* clang-format off */
 /* clang-format off */
 static const machine machines[] = {
 	/* H100 PCIe 80GB datasheet: 756 TFLOPS bf16 dense (1513 with
@@ -198,6 +167,7 @@ static const machine machines[] = {
 	  {PCIE5_HOST(512000000000),
 	   {"remote", 16000000000000, 40e9, 40e9, 20e-6}}}},
 };
+/* clang-format on */
 /* clang-format on */
 #define NMACHINES ((int)(sizeof machines / sizeof *machines))
 
