@@ -10,7 +10,7 @@
  * read (the HOFF_*_HAS_* flags), plus any value that differs from its
  * default, so a round trip is lossless; numbers print as the shortest text
  * that reads back to the same double. */
-#define _DEFAULT_SOURCE /* mmap's MAP_POPULATE, O_CLOEXEC */
+#define _GNU_SOURCE /* mmap's MAP_POPULATE, O_CLOEXEC, memmem */
 #include "graph_json.h"
 
 #include <assert.h>
@@ -20,6 +20,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "jscan.h"
 #include "outfile.h"
@@ -46,6 +50,7 @@ typedef struct reader {
 	size_t ntbuf, nobuf, tbuf_cap, obuf_cap;
 	const char *kinds[16]; /* op kinds interned so far (a few labels) */
 	int nkinds;
+	int chunks; /* the big arrays' chunks: 0 by threads and size */
 } reader;
 
 /* A builder failed with its message in e; adds file and place. */
@@ -181,61 +186,57 @@ static hoff_status read_machine(reader *r, const cJSON *m)
 
 /* ---- tensors and ops ---- */
 
-/* Reads the tensor element at the scanner's position. */
-static hoff_status read_tensor(reader *r)
+/* A tensor as read, before it joins the graph. */
+typedef struct trec {
+	const char *id; /* the scanner's scratch, or a chunk's pool */
+	int64_t bytes;
+	int32_t home;
+	uint8_t kind, flags;
+} trec;
+
+/* Reads and converts the tensor element at the scanner's position. */
+static hoff_status tensor_fields(reader *r, js_where *w, trec *t)
 {
 	static const char *const names[] = {
 		"id", "bytes", "kind", "home", "output", "persistent", "offload",
 	};
 	static const bool list[7] = {false};
 	js_val f[7];
-	js_where w = {r->file, "tensors", r->g->ntensors, NULL};
 	const char *id, *kind, *home;
-	int64_t bytes;
 	bool has_out, out = false, has_pers, pers = false, has_off,
 			  off = true;
 	int k = HOFF_KIND_OTHER;
 	int32_t place = HOFF_DEVICE;
-	hoff_status st = js_object(&r->s, &w, names, list, 7, f);
+	hoff_status st = js_object(&r->s, w, names, list, 7, f);
 	if (st != HOFF_OK)
 		return st;
-	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
+	if ((st = get_id(r, w, &f[0], "id", &id)) != HOFF_OK)
 		return st;
-	w.id = id;
+	w->id = id;
 	hoff_strmap_prefetch(&r->g->tensor_ids, id); /* overlap the miss */
-	if ((st = js_int(r->e, &w, &f[1], "bytes", true, 1, NULL, &bytes)) !=
+	if ((st = js_int(r->e, w, &f[1], "bytes", true, 1, NULL, &t->bytes)) !=
 		    HOFF_OK ||
-	    (st = js_str(r->e, &w, &f[2], "kind", false, &kind)) != HOFF_OK ||
-	    (st = js_str(r->e, &w, &f[3], "home", false, &home)) != HOFF_OK ||
-	    (st = js_bool(r->e, &w, &f[4], "output", &has_out, &out)) !=
+	    (st = js_str(r->e, w, &f[2], "kind", false, &kind)) != HOFF_OK ||
+	    (st = js_str(r->e, w, &f[3], "home", false, &home)) != HOFF_OK ||
+	    (st = js_bool(r->e, w, &f[4], "output", &has_out, &out)) !=
 		    HOFF_OK ||
-	    (st = js_bool(r->e, &w, &f[5], "persistent", &has_pers, &pers)) !=
+	    (st = js_bool(r->e, w, &f[5], "persistent", &has_pers, &pers)) !=
 		    HOFF_OK ||
-	    (st = js_bool(r->e, &w, &f[6], "offload", &has_off, &off)) !=
+	    (st = js_bool(r->e, w, &f[6], "offload", &has_off, &off)) !=
 		    HOFF_OK)
 		return st;
 	if (kind && (k = hoff_kind_parse(kind)) < 0)
-		return js_fail(r->e, &w, HOFF_EINPUT,
+		return js_fail(r->e, w, HOFF_EINPUT,
 			       "kind \"%.60s\" is unknown (weight, activation, "
 			       "kv, optimizer, gradient, input, output, other)",
 			       kind);
 	if (home && strcmp(home, "device") != 0 &&
 	    (place = hoff_graph_find_tier(r->g, home)) == HOFF_NONE)
-		return js_fail(r->e, &w, HOFF_EINPUT,
+		return js_fail(r->e, w, HOFF_EINPUT,
 			       "home: unknown tier \"%.60s\"", home);
-	int32_t ti = hoff_graph_add_tensor(r->g, id, bytes, r->e);
-	if (ti == HOFF_NONE) {
-		int32_t dup = hoff_graph_find_tensor(r->g, id);
-		if (dup != HOFF_NONE)
-			return js_fail(r->e, &w, HOFF_EINPUT,
-				       "id: duplicate tensor id (first at "
-				       "tensors[%d])",
-				       dup);
-		return builder_fail(r, &w);
-	}
-	hoff_tensor *t = &r->g->tensor[ti];
-	t->kind = (uint8_t)k;
+	t->id = id;
 	t->home = place;
+	t->kind = (uint8_t)k;
 	t->flags = (uint8_t)((kind ? HOFF_T_HAS_KIND : 0) |
 			     (home ? HOFF_T_HAS_HOME : 0) |
 			     (has_out ? HOFF_T_HAS_OUTPUT : 0) |
@@ -244,8 +245,37 @@ static hoff_status read_tensor(reader *r)
 			     (has_pers && pers ? HOFF_T_PERSISTENT : 0) |
 			     (has_off ? HOFF_T_HAS_OFFLOAD : 0) |
 			     (!has_off || off ? HOFF_T_OFFLOAD : 0));
+	return HOFF_OK;
+}
+
+/* Adds a tensor read by tensor_fields to the graph. */
+static hoff_status tensor_add(reader *r, const js_where *w, const trec *rt)
+{
+	int32_t ti = hoff_graph_add_tensor(r->g, rt->id, rt->bytes, r->e);
+	if (ti == HOFF_NONE) {
+		int32_t dup = hoff_graph_find_tensor(r->g, rt->id);
+		if (dup != HOFF_NONE)
+			return js_fail(r->e, w, HOFF_EINPUT,
+				       "id: duplicate tensor id (first at "
+				       "tensors[%d])",
+				       dup);
+		return builder_fail(r, w);
+	}
+	hoff_tensor *t = &r->g->tensor[ti];
+	t->kind = rt->kind;
+	t->home = rt->home;
+	t->flags = rt->flags;
 	hoff_tensor_defaults(t);
 	return HOFF_OK;
+}
+
+/* Reads the tensor element at the scanner's position. */
+static hoff_status read_tensor(reader *r)
+{
+	js_where w = {r->file, "tensors", r->g->ntensors, NULL};
+	trec t;
+	hoff_status st = tensor_fields(r, &w, &t);
+	return st != HOFF_OK ? st : tensor_add(r, &w, &t);
 }
 
 /* Appends the tensors named by list (an array of ids, or absent). */
@@ -285,63 +315,91 @@ static const char *op_kind(reader *r, const char *kind)
 	return k;
 }
 
-/* Reads the op element at the scanner's position. */
-static hoff_status read_op(reader *r)
+/* An op as read, before it joins the graph. */
+typedef struct orec {
+	const char *id, *kind; /* scratch or a chunk's pool; kind may be NULL */
+	hoff_op op;	       /* the numbers and flags */
+	int32_t n[3];	       /* a chunk's: inputs, updates, outputs */
+	size_t at;	       /* a chunk's: where they start in its list */
+} orec;
+
+/* Reads and converts the op element at the scanner's position; its
+ * tensor lists are left in f[2..4]. */
+static hoff_status op_fields(reader *r, js_where *w, orec *rec, js_val *f)
 {
 	static const char *const names[] = {
 		"id",    "kind",           "inputs",          "updates", "outputs",
 		"time_s", "flops", "bytes_accessed", "workspace_bytes", "layer",
 	};
 	static const bool list[10] = {false, false, true, true, true};
-	js_val f[10];
-	js_where w = {r->file, "ops", r->g->nops, NULL};
-	const char *id, *kind;
-	hoff_op o = {0};
+	hoff_op *o = &rec->op;
 	bool has_time, has_flops, has_ba, has_ws, has_layer;
-	hoff_status st = js_object(&r->s, &w, names, list, 10, f);
+	memset(o, 0, sizeof *o);
+	hoff_status st = js_object(&r->s, w, names, list, 10, f);
 	if (st != HOFF_OK)
 		return st;
-	if ((st = get_id(r, &w, &f[0], "id", &id)) != HOFF_OK)
+	if ((st = get_id(r, w, &f[0], "id", &rec->id)) != HOFF_OK)
 		return st;
-	w.id = id;
+	w->id = rec->id;
 	/* Start every id's memory miss before the first lookup waits. */
-	hoff_strmap_prefetch(&r->g->op_ids, id);
+	hoff_strmap_prefetch(&r->g->op_ids, rec->id);
 	for (int i = 2; i <= 4; i++)
 		for (size_t j = 0; f[i].type == JS_ARR && j < f[i].nitem; j++)
 			hoff_strmap_prefetch(&r->g->tensor_ids, f[i].item[j]);
-	if ((st = js_str(r->e, &w, &f[1], "kind", false, &kind)) != HOFF_OK ||
-	    (st = js_num(r->e, &w, &f[5], "time_s", false, false, &has_time,
-			 &o.time_s)) != HOFF_OK ||
-	    (st = js_num(r->e, &w, &f[6], "flops", false, false, &has_flops,
-			 &o.flops)) != HOFF_OK ||
-	    (st = js_num(r->e, &w, &f[7], "bytes_accessed", false, false,
-			 &has_ba, &o.bytes_accessed)) != HOFF_OK ||
-	    (st = js_int(r->e, &w, &f[8], "workspace_bytes", false, 0, &has_ws,
-			 &o.workspace_bytes)) != HOFF_OK ||
-	    (st = js_int(r->e, &w, &f[9], "layer", false, 0, &has_layer,
-			 &o.layer)) != HOFF_OK)
+	if ((st = js_str(r->e, w, &f[1], "kind", false, &rec->kind)) !=
+		    HOFF_OK ||
+	    (st = js_num(r->e, w, &f[5], "time_s", false, false, &has_time,
+			 &o->time_s)) != HOFF_OK ||
+	    (st = js_num(r->e, w, &f[6], "flops", false, false, &has_flops,
+			 &o->flops)) != HOFF_OK ||
+	    (st = js_num(r->e, w, &f[7], "bytes_accessed", false, false,
+			 &has_ba, &o->bytes_accessed)) != HOFF_OK ||
+	    (st = js_int(r->e, w, &f[8], "workspace_bytes", false, 0, &has_ws,
+			 &o->workspace_bytes)) != HOFF_OK ||
+	    (st = js_int(r->e, w, &f[9], "layer", false, 0, &has_layer,
+			 &o->layer)) != HOFF_OK)
 		return st;
-	int32_t k = hoff_graph_add_op(r->g, id, r->e);
+	o->flags = (has_time ? HOFF_O_HAS_TIME : 0) |
+		   (has_flops ? HOFF_O_HAS_FLOPS : 0) |
+		   (has_ba ? HOFF_O_HAS_BYTES_ACCESSED : 0) |
+		   (has_ws ? HOFF_O_HAS_WORKSPACE : 0) |
+		   (has_layer ? HOFF_O_HAS_LAYER : 0);
+	return HOFF_OK;
+}
+
+/* Adds an op read by op_fields to the graph (its lists come next). */
+static hoff_status op_add(reader *r, const js_where *w, const orec *rec)
+{
+	int32_t k = hoff_graph_add_op(r->g, rec->id, r->e);
 	if (k == HOFF_NONE) {
-		int32_t dup = hoff_graph_find_op(r->g, id);
+		int32_t dup = hoff_graph_find_op(r->g, rec->id);
 		if (dup != HOFF_NONE)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->e, w, HOFF_EINPUT,
 				       "id: duplicate op id (first at ops[%d])",
 				       dup);
-		return builder_fail(r, &w);
+		return builder_fail(r, w);
 	}
 	hoff_op *dst = &r->g->op[k];
+	hoff_op o = rec->op;
 	o.id = dst->id;
-	o.flags = (has_time ? HOFF_O_HAS_TIME : 0) |
-		  (has_flops ? HOFF_O_HAS_FLOPS : 0) |
-		  (has_ba ? HOFF_O_HAS_BYTES_ACCESSED : 0) |
-		  (has_ws ? HOFF_O_HAS_WORKSPACE : 0) |
-		  (has_layer ? HOFF_O_HAS_LAYER : 0);
-	if (kind && !(o.kind = op_kind(r, kind)))
+	if (rec->kind && !(o.kind = op_kind(r, rec->kind)))
 		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
 	*dst = o;
-	if ((st = read_list(r, &w, &f[2], "inputs", HOFF_USE_IN)) != HOFF_OK ||
-	    (st = read_list(r, &w, &f[3], "updates", HOFF_USE_UPD)) != HOFF_OK ||
+	return HOFF_OK;
+}
+
+/* Reads the op element at the scanner's position. */
+static hoff_status read_op(reader *r)
+{
+	js_where w = {r->file, "ops", r->g->nops, NULL};
+	js_val f[10];
+	orec rec;
+	hoff_status st;
+	if ((st = op_fields(r, &w, &rec, f)) != HOFF_OK ||
+	    (st = op_add(r, &w, &rec)) != HOFF_OK ||
+	    (st = read_list(r, &w, &f[2], "inputs", HOFF_USE_IN)) != HOFF_OK ||
+	    (st = read_list(r, &w, &f[3], "updates", HOFF_USE_UPD)) !=
+		    HOFF_OK ||
 	    (st = read_list(r, &w, &f[4], "outputs", HOFF_USE_OUT)) != HOFF_OK)
 		return st;
 	return HOFF_OK;
@@ -432,6 +490,295 @@ static hoff_status advance(reader *r)
 	return HOFF_OK;
 }
 
+/* ---- the big arrays, in parallel ----
+ * A million-op graph is 300 MB of text, and one core reads it at about
+ * 150 MB/s. Its tensors and ops arrays are therefore cut into chunks read
+ * at once, one per thread: each chunk reads its elements into records
+ * (fields converted, tensor names resolved; the graph is only read), and
+ * the records then join the graph in document order on one thread.
+ * Where chunk i + 1 starts is a guess (a '{' after "}," past the i-th
+ * share of the text), which chunk i confirms when an element of its own
+ * starts exactly there; otherwise the chunks from i + 1 on are dropped
+ * and the plain reader goes on from the end of chunk i. A chunk that
+ * meets anything wrong stops before the element at fault, and the plain
+ * reader reads that element again, so every message is the one reading
+ * in order gives, index and all. */
+
+enum {
+	CHUNK_MIN = 4 << 20,   /* bytes of array text worth a thread */
+	CHUNK_MAX = 16,	       /* chunks at most */
+	GUESS_REACH = 1 << 20, /* how far a start is looked for */
+};
+
+typedef struct chunk {
+	reader r;	/* the reader's copy, on its own scanner */
+	hoff_err err;	/* its messages (never shown) */
+	size_t start;	/* its first element's '{' (chunk 0: after '[') */
+	size_t stop;	/* the next chunk's start, SIZE_MAX for the last */
+	size_t end;	/* where it stopped: see next */
+	bool end_first; /* end is an element's start, not a separator's */
+	bool closed;	/* met the array's ']': end is past it */
+	bool confirmed; /* met an element starting at stop */
+	trec *t;	/* (n) tensors read */
+	orec *o;	/* (n) ops read */
+	size_t n, cap;
+	int32_t *use; /* (nuse) the ops' tensors, list after list */
+	size_t nuse, use_cap;
+	hoff_strpool pool; /* ids and kinds of the records */
+} chunk;
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A guess at an element's start at or after p: a '{' whose previous
+ * non-blank byte is ',' and the one before that '}'; SIZE_MAX if none
+ * within GUESS_REACH. */
+static size_t guess_start(const char *t, size_t len, size_t p)
+{
+	size_t lim = len - p > GUESS_REACH ? p + GUESS_REACH : len;
+	while (p < lim) {
+		const char *q = memchr(t + p, '{', lim - p);
+		if (!q)
+			break;
+		size_t k = (size_t)(q - t), j = k;
+		while (j > 0 && blank(t[j - 1]))
+			j--;
+		if (j > 0 && t[j - 1] == ',') {
+			j--;
+			while (j > 0 && blank(t[j - 1]))
+				j--;
+			if (j > 0 && t[j - 1] == '}')
+				return k;
+		}
+		p = k + 1;
+	}
+	return SIZE_MAX;
+}
+
+/* Keeps one record's strings past the scanner's next element. */
+static bool chunk_keep(chunk *c, const char **str)
+{
+	if (!*str)
+		return true;
+	*str = hoff_strpool_add(&c->pool, *str, strlen(*str));
+	return *str != NULL;
+}
+
+/* Reads one element into a record; false when anything is wrong (the
+ * plain reader rereads it). */
+static bool chunk_element(chunk *c, bool tensors)
+{
+	reader *r = &c->r;
+	if (!hoff_grow(tensors ? (void **)&c->t : (void **)&c->o, &c->cap,
+		       c->n + 1, tensors ? sizeof *c->t : sizeof *c->o))
+		return false;
+	if (tensors) {
+		js_where w = {r->file, "tensors", -1, NULL};
+		trec *t = &c->t[c->n];
+		if (tensor_fields(r, &w, t) != HOFF_OK ||
+		    !chunk_keep(c, &t->id))
+			return false;
+		c->n++;
+		return true;
+	}
+	js_where w = {r->file, "ops", -1, NULL};
+	js_val f[10];
+	orec *o = &c->o[c->n];
+	if (op_fields(r, &w, o, f) != HOFF_OK || !chunk_keep(c, &o->id) ||
+	    !chunk_keep(c, &o->kind))
+		return false;
+	o->at = c->nuse;
+	for (int i = 0; i < 3; i++) {
+		const js_val *v = &f[2 + i];
+		o->n[i] = 0;
+		if (v->type == JS_ABSENT || v->type == JS_NULL)
+			continue;
+		if (v->type != JS_ARR || v->bad_item >= 0 ||
+		    v->nitem > INT32_MAX ||
+		    !hoff_grow((void **)&c->use, &c->use_cap,
+			       c->nuse + v->nitem, sizeof *c->use))
+			return false;
+		for (size_t j = 0; j < v->nitem; j++) {
+			int32_t t = hoff_graph_find_tensor(r->g, v->item[j]);
+			if (t == HOFF_NONE)
+				return false;
+			c->use[c->nuse++] = t;
+		}
+		o->n[i] = (int32_t)v->nitem;
+	}
+	c->n++;
+	return true;
+}
+
+/* Reads a chunk's elements until its stop, the array's end or a fault. */
+static void chunk_run(chunk *c, bool tensors)
+{
+	jscan *s = &c->r.s;
+	bool first = true, more;
+	s->pos = c->start;
+	c->end = c->start;
+	c->end_first = true;
+	for (;;) {
+		if (js_element(s, &first, &more) != HOFF_OK)
+			return;
+		if (!more) {
+			c->closed = true;
+			c->end = s->pos;
+			return;
+		}
+		if (s->pos >= c->stop) {
+			c->confirmed = s->pos == c->stop;
+			return;
+		}
+		if (!chunk_element(c, tensors))
+			return;
+		c->end = s->pos;
+		c->end_first = false;
+	}
+}
+
+static void chunk_free(chunk *c)
+{
+	js_free(&c->r.s);
+	free(c->t);
+	free(c->o);
+	free(c->use);
+	hoff_strpool_free(&c->pool);
+}
+
+/* Starts the memory misses adding record i will wait on. */
+static void chunk_prefetch(reader *r, const chunk *c, bool tensors, size_t i)
+{
+	if (i >= c->n)
+		return;
+	if (tensors) {
+		hoff_strmap_prefetch(&r->g->tensor_ids, c->t[i].id);
+		return;
+	}
+	const orec *o = &c->o[i];
+	hoff_strmap_prefetch(&r->g->op_ids, o->id);
+#if defined(__GNUC__)
+	const hoff_graph *g = r->g;
+	for (int32_t j = 0; j < o->n[0] + o->n[1] + o->n[2]; j++) {
+		size_t slot = 3 * (size_t)c->use[o->at + (size_t)j];
+		if (slot < g->mark_cap)
+			__builtin_prefetch(&g->mark[slot]);
+	}
+#endif
+}
+
+/* Adds a chunk's records to the graph in order. Each waits on a miss or
+ * two (its id's slot in the map, the tensors' marks), so the misses of
+ * the records PREFETCH_AHEAD later are started first. */
+enum { PREFETCH_AHEAD = 16 };
+static hoff_status chunk_merge(reader *r, const chunk *c, bool tensors)
+{
+	hoff_status st;
+	for (size_t i = 0; i < PREFETCH_AHEAD; i++)
+		chunk_prefetch(r, c, tensors, i);
+	for (size_t i = 0; i < c->n; i++) {
+		chunk_prefetch(r, c, tensors, i + PREFETCH_AHEAD);
+		if (tensors) {
+			js_where w = {r->file, "tensors", r->g->ntensors,
+				      c->t[i].id};
+			if ((st = tensor_add(r, &w, &c->t[i])) != HOFF_OK)
+				return st;
+			continue;
+		}
+		const orec *o = &c->o[i];
+		js_where w = {r->file, "ops", r->g->nops, o->id};
+		if ((st = op_add(r, &w, o)) != HOFF_OK)
+			return st;
+		const int32_t *u = c->use + o->at;
+		for (int l = 0; l < 3; u += o->n[l], l++)
+			for (int32_t j = 0; j < o->n[l]; j++)
+				if ((st = hoff_graph_op_use(r->g, (hoff_use)l,
+							    u[j], r->e)) !=
+				    HOFF_OK)
+					return st;
+	}
+	return HOFF_OK;
+}
+
+/* Reads as much of the array whose '[' was just consumed as the chunks
+ * agree on; *closed when that was all of it, else r->s.pos and *first
+ * are where the plain reader goes on. */
+static hoff_status read_chunks(reader *r, int k, bool *first, bool *closed)
+{
+	const bool tensors = k == K_TENSORS;
+	const size_t pos = r->s.pos;
+	/* Where the array ends, roughly: the tensors usually come before the
+	 * ops, which end near the end of the text. */
+	const char *ops = NULL;
+	if (tensors)
+		ops = memmem(r->s.text + pos, r->s.len - pos, "\"ops\"", 5);
+	const size_t rest = ops ? (size_t)(ops - r->s.text) - pos
+				: r->s.len - pos;
+	int nc = r->chunks;
+	if (nc == 0) {
+		nc = 1;
+#ifdef _OPENMP
+		nc = omp_get_max_threads();
+#endif
+		while (nc > 1 && rest / (size_t)nc < CHUNK_MIN)
+			nc--;
+	}
+	if (nc > CHUNK_MAX)
+		nc = CHUNK_MAX;
+	*closed = false;
+	if (nc < 2)
+		return HOFF_OK;
+	chunk c[CHUNK_MAX];
+	memset(c, 0, sizeof c);
+	c[0].start = pos;
+	int m = 1;
+	for (; m < nc; m++) {
+		size_t g = guess_start(r->s.text, r->s.len,
+				       pos + rest / (size_t)nc * (size_t)m);
+		if (g == SIZE_MAX || g <= c[m - 1].start)
+			break;
+		c[m].start = g;
+	}
+	for (int i = 0; i < m; i++) {
+		c[i].stop = i + 1 < m ? c[i + 1].start : SIZE_MAX;
+		c[i].r = *r;
+		c[i].r.e = &c[i].err;
+		js_init(&c[i].r.s, r->s.text, r->s.len, r->file, &c[i].err);
+	}
+#pragma omp parallel for schedule(static, 1) num_threads(m)
+	for (int i = 0; i < m; i++)
+		chunk_run(&c[i], tensors);
+	/* The records of every confirmed chunk, and of the first that is
+	 * not, join the graph; room for them first. */
+	size_t nrec = 0, nuse[3] = {0, 0, 0};
+	int last = 0;
+	for (; last < m; last++) {
+		nrec += c[last].n;
+		for (size_t i = 0; !tensors && i < c[last].n; i++)
+			for (int l = 0; l < 3; l++)
+				nuse[l] += (size_t)c[last].o[i].n[l];
+		if (!c[last].confirmed)
+			break;
+	}
+	hoff_status st = tensors ? hoff_graph_reserve(r->g, nrec, 0, NULL)
+				 : hoff_graph_reserve(r->g, 0, nrec, nuse);
+	if (st != HOFF_OK)
+		st = hoff_seterr(r->e, st, "out of memory");
+	for (int i = 0; i <= last && i < m && st == HOFF_OK; i++) {
+		st = chunk_merge(r, &c[i], tensors);
+		if (st != HOFF_OK || c[i].confirmed)
+			continue;
+		r->s.pos = c[i].end;
+		*first = c[i].end_first;
+		*closed = c[i].closed;
+	}
+	for (int i = 0; i < m; i++)
+		chunk_free(&c[i]);
+	return st;
+}
+
 /* Scans the tensors or ops array, converting elements whose dependencies
  * are in and keeping the extents of the others. */
 static hoff_status read_array(reader *r, int k)
@@ -450,8 +797,12 @@ static hoff_status read_array(reader *r, int k)
 			       name);
 	}
 	r->s.pos++;
-	bool first = true, more;
-	for (;;) {
+	bool first = true, more, closed = false;
+	if (k == K_TENSORS ? r->hdr_ok : r->tensors_ok) {
+		if ((st = read_chunks(r, k, &first, &closed)) != HOFF_OK)
+			return st;
+	}
+	for (; !closed;) {
 		if ((st = js_element(&r->s, &first, &more)) != HOFF_OK)
 			return st;
 		if (!more)
@@ -479,6 +830,13 @@ static hoff_status read_array(reader *r, int k)
 hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 			     hoff_graph **out, hoff_err *e)
 {
+	return hoff_graph_parse_chunks(text, len, file, 0, out, e);
+}
+
+hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
+				    const char *file, int chunks,
+				    hoff_graph **out, hoff_err *e)
+{
 	hoff_err scratch;
 	reader r;
 	hoff_status st;
@@ -490,6 +848,7 @@ hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 	memset(&r, 0, sizeof r);
 	r.file = file;
 	r.e = e;
+	r.chunks = chunks;
 	js_init(&r.s, text, len, file, e);
 	if (!(r.g = hoff_graph_new())) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");

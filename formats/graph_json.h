@@ -15,6 +15,14 @@
 hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 			     hoff_graph **out, hoff_err *e);
 
+/* hoff_graph_parse with the tensors and ops arrays read in `chunks`
+ * pieces at once (1: in order; 0: as hoff_graph_parse does, one per
+ * thread where each has at least 4 MiB). The graph, or the message, is
+ * the same whatever the count: tests compare them. */
+hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
+				    const char *file, int chunks,
+				    hoff_graph **out, hoff_err *e);
+
 /* Reads and parses the file at path ("-" for stdin); HOFF_EIO when it cannot
  * be read, else as hoff_graph_parse. */
 hoff_status hoff_graph_read(const char *path, hoff_graph **out, hoff_err *e);

@@ -145,6 +145,43 @@ int32_t hoff_graph_add_tensor(hoff_graph *g, const char *id, int64_t bytes,
 	return g->ntensors++;
 }
 
+hoff_status hoff_graph_reserve(hoff_graph *g, size_t tensors, size_t ops,
+			       const size_t *uses)
+{
+	size_t nt = (size_t)g->ntensors + tensors, no = (size_t)g->nops + ops;
+	if (tensors && (!hoff_grow((void **)&g->tensor, &g->tensor_cap, nt,
+				   sizeof *g->tensor) ||
+			hoff_strmap_reserve(&g->tensor_ids, nt) != HOFF_OK))
+		return HOFF_ENOMEM;
+	if (!ops)
+		return HOFF_OK;
+	size_t cap = g->op_cap;
+	if (!hoff_grow((void **)&g->op, &g->op_cap, no + 2, sizeof *g->op))
+		return HOFF_ENOMEM;
+	if (g->op_cap != cap &&
+	    (!hoff_resize((void **)&g->in_off, g->op_cap, sizeof *g->in_off) ||
+	     !hoff_resize((void **)&g->upd_off, g->op_cap,
+			  sizeof *g->upd_off) ||
+	     !hoff_resize((void **)&g->out_off, g->op_cap,
+			  sizeof *g->out_off))) {
+		g->op_cap = cap;
+		return HOFF_ENOMEM;
+	}
+	if (hoff_strmap_reserve(&g->op_ids, no) != HOFF_OK)
+		return HOFF_ENOMEM;
+	int32_t **list[3] = {&g->in, &g->upd, &g->out};
+	size_t *lcap[3] = {&g->in_cap, &g->upd_cap, &g->out_cap};
+	const int64_t *off[3] = {g->in_off, g->upd_off, g->out_off};
+	for (int l = 0; uses && l < 3; l++)
+		if (uses[l] &&
+		    !hoff_grow((void **)list[l], lcap[l],
+			       (size_t)(g->nops ? off[l][g->nops] : 0) +
+				       uses[l],
+			       sizeof **list[l]))
+			return HOFF_ENOMEM;
+	return HOFF_OK;
+}
+
 int32_t hoff_graph_add_op(hoff_graph *g, const char *id, hoff_err *e)
 {
 	size_t n = (size_t)g->nops + 2; /* offsets need nops + 2 slots */

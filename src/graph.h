@@ -134,6 +134,12 @@ int32_t hoff_graph_add_tensor(hoff_graph *g, const char *id, int64_t bytes,
 			      hoff_err *e);
 int32_t hoff_graph_add_op(hoff_graph *g, const char *id, hoff_err *e);
 
+/* Makes room for that many more tensors, ops, and entries of each op
+ * list (uses: inputs, updates, outputs; may be NULL), so that a builder
+ * that knows its counts adds them without regrowing; HOFF_ENOMEM. */
+hoff_status hoff_graph_reserve(hoff_graph *g, size_t tensors, size_t ops,
+			       const size_t *uses);
+
 typedef enum hoff_use { HOFF_USE_IN, HOFF_USE_UPD, HOFF_USE_OUT } hoff_use;
 /* Appends tensor t to list `use` of the last op added (skips repeats). */
 hoff_status hoff_graph_op_use(hoff_graph *g, hoff_use use, int32_t t,

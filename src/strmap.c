@@ -140,6 +140,19 @@ hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
 	return HOFF_OK;
 }
 
+hoff_status hoff_strmap_reserve(hoff_strmap *m, size_t n)
+{
+	if (n <= m->cap / 2)
+		return HOFF_OK;
+	size_t cap = m->cap ? m->cap : 64;
+	while (cap / 2 < n) {
+		if (cap > SIZE_MAX / 2 / sizeof *m->slot)
+			return HOFF_ENOMEM;
+		cap *= 2;
+	}
+	return rehash(m, cap);
+}
+
 void hoff_strmap_free(hoff_strmap *m)
 {
 	free(m->slot);

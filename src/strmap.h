@@ -39,6 +39,8 @@ void hoff_strmap_prefetch(const hoff_strmap *m, const char *key);
  * when key is present already (*old gets its id), or HOFF_ENOMEM. */
 hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
 			    int32_t *old);
+/* Makes room for n keys in all, so that adding them never rehashes. */
+hoff_status hoff_strmap_reserve(hoff_strmap *m, size_t n);
 /* Frees the map's arrays (not the keys). */
 void hoff_strmap_free(hoff_strmap *m);
 
