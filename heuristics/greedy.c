@@ -155,6 +155,11 @@ typedef struct plan {
 	int32_t floor_op;    /* the op that needs it (hoff_op_floor) */
 	int64_t reach_bytes; /* a peak no plan against T0 can go under */
 	bool T_real; /* T holds a simulated timeline, not T0 */
+	/* A plan of the peak search at scale stops at the first op a
+	 * selection finds no candidate left for (select_round sets low):
+	 * such a target has never been met on the million-op graphs, and
+	 * the rest of its rounds cost a fit's time twice over. */
+	bool quit_low, low;
 } plan;
 
 static inline bool hent_above(hent a, hent b)
@@ -395,11 +400,31 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	hoff_status st = hoff_op_floor(g, &pl->floor_bytes, &pl->floor_op, e);
 	if (st != HOFF_OK)
 		return st;
-	st = enumerate(pl, false, e);
-	if (st != HOFF_OK)
-		return st;
-	size_t m = pl->niv;
-	iv *byt = pl->iv; /* as enumerated: by t, then a */
+	/* Step 1 in two passes over the tensors (candidates.h), as enumerate
+	 * makes them, by t then a: the first counts them by a and by b, the
+	 * second writes each where the (a, t) order puts it. A tensor's gaps
+	 * are disjoint, so (a, t) and (b, t) are keys: counting sorts, stable,
+	 * give the candidates by (a, t), the store issue order, and by_b by
+	 * (b desc, t desc), the backward deadline order, in O(n + niv), with
+	 * no copy of them in between (a million ops have two million). */
+	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
+			       .small_below_bytes = hoff_small_below(g, pl->M0)};
+	hoff_cand *cb = hoff_alloc(hoff_cand_room(g), sizeof *cb);
+	if (!cb)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	int32_t *off = pl->bucket_off, *offb = pl->fill;
+	memset(off, 0, (n + 2) * sizeof *off);
+	memset(offb, 0, (n + 2) * sizeof *offb);
+	size_t m = 0;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		int32_t k = hoff_cand_tensor(g, &rule, t, cb);
+		for (int32_t j = 0; j < k; j++) {
+			off[cb[j].a + 2]++;
+			offb[n - (size_t)cb[j].b + 1]++;
+		}
+		m += (size_t)k;
+	}
+	pl->niv = m;
 	pl->iv = hoff_alloc(m + 1, sizeof *pl->iv);
 	pl->iv_cap = m + 1;
 	pl->order = hoff_alloc(m + 1, sizeof *pl->order);
@@ -407,36 +432,38 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	pl->by_b = hoff_alloc(m + 1, sizeof *pl->by_b);
 	pl->selb = hoff_zalloc(m + 1, sizeof *pl->selb);
 	pl->ext = hoff_alloc(m + 1, sizeof *pl->ext);
-	if (!pl->iv || !pl->order || !pl->bucket || !pl->by_b || !pl->selb ||
-	    !pl->ext) {
-		free(byt);
+	if (m > INT32_MAX || !pl->iv || !pl->order || !pl->bucket ||
+	    !pl->by_b || !pl->selb || !pl->ext) {
+		free(cb);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
-	/* Both channel orders are fixed by the candidates. A tensor's gaps
-	 * are disjoint, so (a, t) and (b, t) are keys, and enumerate made
-	 * the candidates by t: counting sorts on a and on b, stable, give
-	 * the candidates by (a, t), the store issue order, and by_b by
-	 * (b desc, t desc), the backward deadline order, in O(n + niv). */
-	int32_t *off = pl->bucket_off, *pos = pl->order;
-	memset(off, 0, (n + 2) * sizeof *off);
-	for (size_t k = 0; k < m; k++)
-		off[byt[k].a + 2]++;
-	for (size_t j = 0; j <= n; j++)
+	for (size_t j = 0; j <= n; j++) {
 		off[j + 1] += off[j];
-	for (size_t k = 0; k < m; k++) {
-		pos[k] = off[byt[k].a + 1]++;
-		pl->iv[pos[k]] = byt[k];
+		offb[j + 1] += offb[j];
 	}
-	free(byt);
-	memset(off, 0, (n + 2) * sizeof *off);
-	for (size_t k = 0; k < m; k++)
-		off[n - (size_t)pl->iv[k].b + 1]++;
-	for (size_t j = 0; j <= n; j++)
-		off[j + 1] += off[j];
-	for (size_t k = m; k-- > 0;) {
-		const iv *c = &pl->iv[pos[k]];
-		pl->by_b[off[n - (size_t)c->b]++] = pos[k];
+	/* pos and b of the k-th candidate enumerated, for by_b */
+	int32_t *pos = pl->order, *bk = pl->ext;
+	size_t k = 0;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		int32_t nt = hoff_cand_tensor(g, &rule, t, cb);
+		for (int32_t j = 0; j < nt; j++, k++) {
+			pos[k] = off[cb[j].a + 1]++;
+			bk[k] = cb[j].b;
+			pl->iv[pos[k]] = (iv){.bytes = cb[j].bytes,
+					      .store_ps = cb[j].store_ps,
+					      .fetch_ps = cb[j].fetch_ps,
+					      .t = cb[j].t,
+					      .a = cb[j].a,
+					      .b = cb[j].b,
+					      .tier = cb[j].tier,
+					      .kind = cb[j].kind};
+		}
 	}
+	free(cb);
+	/* by (b desc, t desc): the enumeration backwards is by (t desc,
+	 * a desc) */
+	for (size_t q = m; q-- > 0;)
+		pl->by_b[offb[n - (size_t)bk[q]]++] = pos[q];
 	nominal_all(pl);
 	/* No placement covers more than [cs0, b - 1] (stores only queue,
 	 * prefetches only come before b): op j keeps at least M0[j] less
@@ -497,45 +524,73 @@ static void plan_free(plan *pl)
 }
 
 /* Copies *src into *dst (arrays duplicated) so two targets can be tried
- * at once; HOFF_ENOMEM leaves *dst freeable. */
+ * at once; HOFF_ENOMEM leaves *dst freeable. Scratch arrays (M, delta,
+ * order, fill, ext_off, ext: each written before it is read in a plan)
+ * are only allocated; the rest is copied by every thread, a block each,
+ * since a million ops' candidates are 150 MB. */
+typedef struct copy_job {
+	void *to;
+	const void *from;
+	size_t bytes;
+} copy_job;
+
 static hoff_status plan_clone(plan *dst, const plan *src)
 {
 	size_t n = (size_t)src->n, m = src->niv + 1;
 	*dst = *src;
-#define DUP(f, count)                                                          \
+	copy_job job[16];
+	int nj = 0;
+	bool ok = true;
+#define DUP(f, count, copy)                                                    \
 	do {                                                                   \
 		dst->f = hoff_alloc((count), sizeof *src->f);                  \
 		if (!dst->f)                                                   \
 			ok = false;                                            \
-		else                                                           \
-			memcpy(dst->f, src->f, (count) * sizeof *src->f);      \
+		else if (copy)                                                 \
+			job[nj++] = (copy_job){dst->f, src->f,                 \
+					       (count) * sizeof *src->f};      \
 	} while (0)
-	bool ok = true;
 	dst->iv_cap = src->niv;
 	memset(dst->hq, 0, sizeof dst->hq);
-	DUP(T, n + 1);
-	DUP(T0, n + 1);
-	DUP(M0, n + 1);
-	DUP(M, n + 1);
-	DUP(delta, n + 2);
-	DUP(iv, src->niv);
-	DUP(order, m);
-	DUP(by_b, m);
-	DUP(selb, m);
-	DUP(bucket_off, n + 3);
-	DUP(fill, n + 3);
-	DUP(ext_off, n + 3);
-	DUP(ext, m);
-	DUP(bucket, m);
-	DUP(must, src->nmust + 1);
+	DUP(T, n + 1, true);
+	DUP(T0, n + 1, true);
+	DUP(M0, n + 1, true);
+	DUP(M, n + 1, false);
+	DUP(delta, n + 2, false);
+	DUP(iv, src->niv, true);
+	DUP(order, m, false);
+	DUP(by_b, m, true);
+	DUP(selb, m, true);
+	DUP(bucket_off, n + 3, true);
+	DUP(fill, n + 3, false);
+	DUP(ext_off, n + 3, false);
+	DUP(ext, m, false);
+	DUP(bucket, m, true);
+	DUP(must, src->nmust + 1, true);
 	dst->deferred = NULL;
 	dst->deferred_cap = 0;
 	if (src->ndeferred) {
-		DUP(deferred, src->ndeferred);
+		DUP(deferred, src->ndeferred, true);
 		dst->deferred_cap = src->ndeferred;
 	}
 #undef DUP
-	return ok ? HOFF_OK : HOFF_ENOMEM;
+	if (!ok)
+		return HOFF_ENOMEM;
+	enum { BLOCK = 1 << 20 };
+	size_t blocks[16 + 1] = {0};
+	for (int j = 0; j < nj; j++)
+		blocks[j + 1] = blocks[j] + (job[j].bytes + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(static)
+	for (size_t b = 0; b < blocks[nj]; b++) {
+		int j = 0;
+		while (blocks[j + 1] <= b)
+			j++;
+		size_t at = (b - blocks[j]) * BLOCK;
+		size_t len = job[j].bytes - at < BLOCK ? job[j].bytes - at : BLOCK;
+		memcpy((char *)job[j].to + at, (const char *)job[j].from + at,
+		       len);
+	}
+	return HOFF_OK;
 }
 
 /* Resets selections to the mandatory ones. A candidate's pmin is set
@@ -644,7 +699,8 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 	int64_t busy[HOFF_MAX_TIERS] = {0};
 	memset(pl->delta, 0, ((size_t)n + 1) * sizeof *pl->delta);
 	int32_t next = 0; /* bucket entries before it are in the heaps */
-	for (int32_t j = 0; j < n && added >= 0; j++) {
+	for (int32_t j = 0; j < n && added >= 0 && !(pl->quit_low && pl->low);
+	     j++) {
 		red += pl->delta[j];
 		if (pl->M[j] + red <= target)
 			continue;
@@ -745,8 +801,10 @@ static int64_t select_round(plan *pl, int64_t target, bool stall)
 					added++;
 					break;
 				}
-				if (excess > 0 && !late->n)
-					break; /* target too low */
+				if (excess > 0 && !late->n) {
+					pl->low = true; /* target too low */
+					break;
+				}
 				continue;
 			}
 			iv *c = &pl->iv[i];
@@ -862,12 +920,13 @@ static hoff_status plan_for(plan *pl, int64_t target, bool stall)
 {
 	plan_reset(pl);
 	place(pl);
+	pl->low = false;
 	for (int round = 0; round < MAX_ROUNDS && peak_of(pl) > target;
 	     round++) {
 		int64_t added = select_round(pl, target, stall);
 		if (added < 0)
 			return HOFF_ENOMEM;
-		if (added == 0)
+		if (added == 0 || (pl->quit_low && pl->low))
 			break;
 		place(pl);
 		/* Drop what placement left covering nothing: it only loads a
@@ -1182,6 +1241,49 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 }
 
 /* hoff_greedy_run with the refinement's work (simulated steps) given. */
+/* Simulates the baselines that waited (wait[i], then NULL), in parallel,
+ * and lets each compete with *best and count for the least peak, in
+ * the baselines' order. */
+static hoff_status resolve_baselines(const hoff_graph *g, hoff_sched **wait,
+				     const char *const *name, int n, goal go,
+				     cand *best, hoff_policy_report *rep,
+				     hoff_err *e)
+{
+	cand c[8] = {{0}};
+	hoff_status st[8];
+	hoff_err ce[8];
+	HOFF_REQUIRE(n <= 8);
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int i = 0; i < n; i++) {
+		st[i] = HOFF_OK;
+		if (wait[i])
+			st[i] = judge(g, wait[i], &c[i], name[i], NULL, &ce[i]);
+	}
+	hoff_status first = HOFF_OK;
+	for (int i = 0; i < n; i++) {
+		if (!wait[i])
+			continue;
+		wait[i] = NULL; /* judged: c[i] owns it, or judge freed it */
+		if (st[i] != HOFF_OK && first == HOFF_OK) {
+			first = st[i];
+			if (e)
+				*e = ce[i];
+		}
+		if (first == HOFF_OK && c[i].legal &&
+		    c[i].peak < rep->least_peak_bytes) {
+			rep->least_peak_bytes = c[i].peak;
+			rep->least_makespan_ps = c[i].makespan;
+			snprintf(rep->least_source, sizeof rep->least_source,
+				 "%s", name[i]);
+		}
+		if (first == HOFF_OK)
+			keep(best, &c[i], go);
+		hoff_sched_free(c[i].s);
+		c[i].s = NULL;
+	}
+	return first;
+}
+
 static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			      int64_t work, hoff_sched **out,
 			      hoff_policy_report *rep, hoff_err *e)
@@ -1190,6 +1292,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_analysis own;
 	const hoff_analysis *an;
 	cand best = {0}, c = {0};
+	hoff_sched *wait_s[8] = {NULL}; /* baselines not yet simulated */
 	*out = NULL;
 	memset(&pl, 0, sizeof pl);
 	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
@@ -1230,7 +1333,24 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		    {HOFF_POLICY_LOOKAHEAD, 1, "lookahead:1"},
 		    {HOFF_POLICY_LOOKAHEAD, 2, "lookahead:2"}};
 	enum { NBASE = sizeof base / sizeof base[0] };
+	_Static_assert(NBASE <= 8, "wait_s holds the baselines");
+	const char *base_name[NBASE];
+	for (int i = 0; i < NBASE; i++)
+		base_name[i] = base[i].name;
 	cand bc[NBASE] = {{0}};
+	/* A big plan's baselines whose floor (hoff_sched_floor_ps) is past
+	 * the bound cannot meet it: simulating each costs a plan's time and
+	 * changes nothing while some schedule meets the bound and fits, so
+	 * they wait here until one might matter (resolve_baselines). The op
+	 * floor says first whether anything can fit. */
+	int64_t op_floor = 0;
+	int32_t op_floor_at;
+	if ((st = hoff_op_floor(g, &op_floor, &op_floor_at, e)) != HOFF_OK)
+		goto out;
+	bool may_wait = go.bound != HOFF_NONE &&
+			op_floor <= g->device.memory_bytes;
+	/* Too big for the refinement: every schedule has a step per op. */
+	bool big = g->nops > REFINE_WORK / 16;
 	hoff_status bst[NBASE + 1];
 	hoff_err be[NBASE + 1];
 	/* Independent work, in parallel: greedy's own set-up and, when it
@@ -1256,7 +1376,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				if (pl.M0[j] > hi)
 					hi = pl.M0[j];
 			if (go.bound != HOFF_NONE)
-				bst[i] = try_target(&pl, hi, true, 2, true, go,
+				bst[i] = try_target(&pl, hi, true, big ? 1 : 2, true, go,
 						    &b0, &t0, &iters, &be[i]);
 			continue;
 		}
@@ -1265,6 +1385,12 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		bo.lookahead = base[i].n;
 		hoff_sched *s = NULL;
 		bst[i] = hoff_baseline_plan(g, &bo, &s, &be[i]);
+		if (bst[i] == HOFF_OK && may_wait && base[i].kind != HOFF_POLICY_NONE &&
+		    s->nsteps > REFINE_WORK / 16 &&
+		    hoff_sched_floor_ps(g, s) > go.bound) {
+			wait_s[i] = s;
+			continue;
+		}
 		if (bst[i] == HOFF_OK)
 			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, &be[i]);
 	}
@@ -1326,6 +1452,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		 * of bench/bench_scale.sh (both homes). */
 		int passes = best.s && best.s->nsteps > REFINE_WORK / 16 ? 1
 									 : 2;
+		pl.quit_low = pl2.quit_low = passes == 1;
 		while (iters < 40 && hi - lo > (hi >> STOP_SHIFT)) {
 			int64_t m[2];
 			int nm = 1;
@@ -1395,9 +1522,15 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				lo = m[nm - 1] + 1;
 			}
 		}
+		pl.quit_low = false;
 		if (two)
 			plan_free(&pl2);
 		if (st != HOFF_OK)
+			goto out;
+		if (!(best.s && best.legal && best.makespan <= go.bound &&
+		      best.peak <= g->device.memory_bytes) &&
+		    (st = resolve_baselines(g, wait_s, base_name, NBASE, go,
+					    &best, rep, e)) != HOFF_OK)
 			goto out;
 		if (best.s && best.legal &&
 		    (st = refine_best(&pl, go, work, &best, &iters,
@@ -1476,6 +1609,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	snprintf(rep->source, sizeof rep->source, "%s", best.source);
 	best.s = NULL;
 out:
+	for (int i = 0; i < 8; i++)
+		hoff_sched_free(wait_s[i]);
 	hoff_sched_free(best.s);
 	hoff_sched_free(c.s);
 	plan_free(&pl);

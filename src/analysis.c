@@ -225,3 +225,33 @@ hoff_status hoff_op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
 	free(seen);
 	return HOFF_OK;
 }
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s)
+{
+	int64_t compute = 0, busy[2 * HOFF_MAX_TIERS] = {0}, most;
+	for (int64_t i = 0; i < s->nsteps; i++) {
+		const hoff_step *st = &s->step[i];
+		if (st->kind == HOFF_STEP_OP) {
+			if (st->id >= 0 && st->id < g->nops)
+				compute = add_sat(compute, g->op[st->id].time_ps);
+			continue;
+		}
+		bool in = st->kind == HOFF_STEP_PREFETCH;
+		if ((!in && st->kind != HOFF_STEP_STORE) || st->tier < 0 ||
+		    st->tier >= g->ntiers || st->id < 0 || st->id >= g->ntensors)
+			continue;
+		int64_t *b = &busy[2 * st->tier + (in ? 0 : 1)];
+		*b = add_sat(*b, hoff_xfer_ps(g, st->tier,
+					      g->tensor[st->id].bytes, in));
+	}
+	most = compute;
+	for (int i = 0; i < 2 * HOFF_MAX_TIERS; i++)
+		if (busy[i] > most)
+			most = busy[i];
+	return most;
+}

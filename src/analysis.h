@@ -69,6 +69,12 @@ int64_t hoff_small_below(const hoff_graph *g, const int64_t *during);
  * Caller frees; NULL on OOM. */
 hoff_sched *hoff_sched_noffload(const hoff_graph *g);
 
+/* The least makespan schedule s can have: its compute, or the longest
+ * any one channel is busy with its transfers (FORMAT.md: a channel
+ * serves one transfer at a time, and the makespan waits for the last).
+ * O(steps); saturates at INT64_MAX. */
+int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s);
+
 /* The least peak any schedule has: while op k runs, its inputs, updates
  * and outputs are resident and its workspace allocated (FORMAT.md's rule
  * 1); a tensor both read and updated counts once. *floor_b gets the
