@@ -191,6 +191,7 @@ typedef struct trec {
 	const char *id; /* the scanner's scratch, or a chunk's pool */
 	int64_t bytes;
 	int32_t home;
+	uint32_t hash; /* a chunk's: of id, for the map */
 	uint8_t kind, flags;
 } trec;
 
@@ -320,6 +321,7 @@ typedef struct orec {
 	const char *id, *kind; /* scratch or a chunk's pool; kind may be NULL */
 	hoff_op op;	       /* the numbers and flags */
 	int32_t n[3];	       /* a chunk's: inputs, updates, outputs */
+	uint32_t hash;	       /* a chunk's: of id, for the map */
 	size_t at;	       /* a chunk's: where they start in its list */
 } orec;
 
@@ -524,6 +526,9 @@ typedef struct chunk {
 	size_t n, cap;
 	int32_t *use; /* (nuse) the ops' tensors, list after list */
 	size_t nuse, use_cap;
+	int32_t *mark; /* (ntensors) for long lists: the number of the
+			  list a tensor was last put in */
+	int32_t nlists;
 	hoff_strpool pool; /* ids and kinds of the records */
 } chunk;
 
@@ -580,6 +585,7 @@ static bool chunk_element(chunk *c, bool tensors)
 		if (tensor_fields(r, &w, t) != HOFF_OK ||
 		    !chunk_keep(c, &t->id))
 			return false;
+		t->hash = hoff_strmap_hash(t->id);
 		c->n++;
 		return true;
 	}
@@ -589,6 +595,7 @@ static bool chunk_element(chunk *c, bool tensors)
 	if (op_fields(r, &w, o, f) != HOFF_OK || !chunk_keep(c, &o->id) ||
 	    !chunk_keep(c, &o->kind))
 		return false;
+	o->hash = hoff_strmap_hash(o->id);
 	o->at = c->nuse;
 	for (int i = 0; i < 3; i++) {
 		const js_val *v = &f[2 + i];
@@ -600,13 +607,31 @@ static bool chunk_element(chunk *c, bool tensors)
 		    !hoff_grow((void **)&c->use, &c->use_cap,
 			       c->nuse + v->nitem, sizeof *c->use))
 			return false;
+		/* A name repeated in one list counts once (hoff_graph_op_use):
+		 * a short list is searched, a long one marked. */
+		bool marks = v->nitem > 16;
+		if (marks && !c->mark &&
+		    !(c->mark = hoff_zalloc((size_t)r->g->ntensors + 1,
+					    sizeof *c->mark)))
+			return false;
+		if (marks && ++c->nlists == INT32_MAX)
+			return false;
+		int32_t *list = c->use + c->nuse;
 		for (size_t j = 0; j < v->nitem; j++) {
 			int32_t t = hoff_graph_find_tensor(r->g, v->item[j]);
 			if (t == HOFF_NONE)
 				return false;
-			c->use[c->nuse++] = t;
+			bool seen = false;
+			if (marks) {
+				seen = c->mark[t] == c->nlists;
+				c->mark[t] = c->nlists;
+			}
+			for (int32_t q = 0; !marks && q < o->n[i] && !seen; q++)
+				seen = list[q] == t;
+			if (!seen)
+				list[o->n[i]++] = t;
 		}
-		o->n[i] = (int32_t)v->nitem;
+		c->nuse += (size_t)o->n[i];
 	}
 	c->n++;
 	return true;
@@ -645,60 +670,237 @@ static void chunk_free(chunk *c)
 	free(c->t);
 	free(c->o);
 	free(c->use);
+	free(c->mark);
 	hoff_strpool_free(&c->pool);
 }
 
-/* Starts the memory misses adding record i will wait on. */
-static void chunk_prefetch(reader *r, const chunk *c, bool tensors, size_t i)
+/* The first duplicate id a join met: its record's index and id, and the
+ * index of the id's first element. */
+typedef struct repeat {
+	int64_t at, first;
+	const char *id;
+} repeat;
+
+static void repeat_min(repeat *d, int64_t at, int64_t first, const char *id)
 {
-	if (i >= c->n)
-		return;
-	if (tensors) {
-		hoff_strmap_prefetch(&r->g->tensor_ids, c->t[i].id);
-		return;
-	}
-	const orec *o = &c->o[i];
-	hoff_strmap_prefetch(&r->g->op_ids, o->id);
-#if defined(__GNUC__)
-	const hoff_graph *g = r->g;
-	for (int32_t j = 0; j < o->n[0] + o->n[1] + o->n[2]; j++) {
-		size_t slot = 3 * (size_t)c->use[o->at + (size_t)j];
-		if (slot < g->mark_cap)
-			__builtin_prefetch(&g->mark[slot]);
-	}
-#endif
+	if (d->at < 0 || at < d->at)
+		*d = (repeat){at, first, id};
 }
 
-/* Adds a chunk's records to the graph in order. Each waits on a miss or
- * two (its id's slot in the map, the tensors' marks), so the misses of
- * the records PREFETCH_AHEAD later are started first. */
-enum { PREFETCH_AHEAD = 16 };
-static hoff_status chunk_merge(reader *r, const chunk *c, bool tensors)
+/* The records of chunks c[0..nc), in order, as one array. */
+typedef struct joined {
+	chunk *c;
+	int nc;
+	bool tensors;
+	size_t start[CHUNK_MAX + 1]; /* record index where chunk q starts */
+} joined;
+
+/* Record i's chunk and index in it. */
+static void joined_at(const joined *j, size_t i, int *q, size_t *k)
 {
-	hoff_status st;
-	for (size_t i = 0; i < PREFETCH_AHEAD; i++)
-		chunk_prefetch(r, c, tensors, i);
-	for (size_t i = 0; i < c->n; i++) {
-		chunk_prefetch(r, c, tensors, i + PREFETCH_AHEAD);
-		if (tensors) {
-			js_where w = {r->file, "tensors", r->g->ntensors,
-				      c->t[i].id};
-			if ((st = tensor_add(r, &w, &c->t[i])) != HOFF_OK)
-				return st;
-			continue;
+	int x = 0;
+	while (j->start[x + 1] <= i)
+		x++;
+	*q = x;
+	*k = i - j->start[x];
+}
+
+static void joined_id(const joined *j, size_t i, const char **id, uint32_t *h)
+{
+	int q;
+	size_t k;
+	joined_at(j, i, &q, &k);
+	*id = j->tensors ? j->c[q].t[k].id : j->c[q].o[k].id;
+	*h = j->tensors ? j->c[q].t[k].hash : j->c[q].o[k].hash;
+}
+
+/* Files the ids of the n records of j in map m (reserved for them), as
+ * base + their index: the threads at once, each owning a share of the
+ * slots and taking the ids whose home slot is in it, in document order,
+ * so that an id and its repeats meet on one thread; ids whose probe
+ * leaves a share go in afterwards, in document order. *d gets the first
+ * repeated id in document order (at -1: none). */
+static hoff_status file_ids(hoff_strmap *m, int64_t base, const joined *j,
+			    size_t n, int threads, repeat *d)
+{
+	size_t *spill[CHUNK_MAX] = {NULL}, nspill[CHUNK_MAX] = {0};
+	size_t added[CHUNK_MAX] = {0};
+	repeat td[CHUNK_MAX];
+	bool oom[CHUNK_MAX] = {false};
+	d->at = -1;
+#pragma omp parallel for schedule(static, 1) num_threads(threads)
+	for (int q = 0; q < threads; q++) {
+		size_t share = m->cap / (size_t)threads;
+		size_t lo = share * (size_t)q;
+		size_t hi = q + 1 == threads ? m->cap : lo + share;
+		size_t cap = 0;
+		td[q].at = -1;
+		for (size_t i = 0; i < n && td[q].at < 0 && !oom[q]; i++) {
+			const char *id;
+			uint32_t h;
+			int32_t old;
+#if defined(__GNUC__)
+			if (i + 16 < n) { /* the slot a later id will probe */
+				joined_id(j, i + 16, &id, &h);
+				size_t ahead = h & (m->cap - 1);
+				if (ahead >= lo && ahead < hi)
+					__builtin_prefetch(&m->slot[ahead], 1);
+			}
+#endif
+			joined_id(j, i, &id, &h);
+			size_t home = h & (m->cap - 1);
+			if (home < lo || home >= hi)
+				continue;
+			int got = hoff_strmap_put_in(
+				m, id, h, (int32_t)(base + (int64_t)i), lo, hi,
+				&old);
+			if (got == 1)
+				added[q]++;
+			else if (got == 0)
+				td[q] = (repeat){base + (int64_t)i, old, id};
+			else if (!hoff_grow((void **)&spill[q], &cap,
+					    nspill[q] + 1, sizeof *spill[q]))
+				oom[q] = true;
+			else
+				spill[q][nspill[q]++] = i;
 		}
-		const orec *o = &c->o[i];
-		js_where w = {r->file, "ops", r->g->nops, o->id};
-		if ((st = op_add(r, &w, o)) != HOFF_OK)
-			return st;
-		const int32_t *u = c->use + o->at;
-		for (int l = 0; l < 3; u += o->n[l], l++)
-			for (int32_t j = 0; j < o->n[l]; j++)
-				if ((st = hoff_graph_op_use(r->g, (hoff_use)l,
-							    u[j], r->e)) !=
-				    HOFF_OK)
-					return st;
 	}
+	hoff_status st = HOFF_OK;
+	for (int q = 0; q < threads; q++) {
+		m->n += added[q];
+		if (oom[q])
+			st = HOFF_ENOMEM;
+		if (td[q].at >= 0)
+			repeat_min(d, td[q].at, td[q].first, td[q].id);
+	}
+	/* The spilled ids, the threads' lists merged by index. */
+	size_t at[CHUNK_MAX] = {0};
+	while (st == HOFF_OK) {
+		int best = -1;
+		for (int q = 0; q < threads; q++)
+			if (at[q] < nspill[q] &&
+			    (best < 0 ||
+			     spill[q][at[q]] < spill[best][at[best]]))
+				best = q;
+		if (best < 0)
+			break;
+		size_t i = spill[best][at[best]++];
+		if (d->at >= 0 && base + (int64_t)i > d->at)
+			break; /* past the first repeat: nothing earlier left */
+		const char *id;
+		uint32_t h;
+		int32_t old;
+		joined_id(j, i, &id, &h);
+		hoff_status ps = hoff_strmap_put(
+			m, id, (int32_t)(base + (int64_t)i), &old);
+		if (ps == HOFF_EINPUT)
+			repeat_min(d, base + (int64_t)i, old, id);
+		else if (ps != HOFF_OK)
+			st = ps;
+	}
+	for (int q = 0; q < threads; q++)
+		free(spill[q]);
+	return st;
+}
+
+/* Adds the records of chunks c[0..nc) to the graph as tensor_add, or
+ * op_add and hoff_graph_op_use, would one after the other, on every
+ * thread at once; the first repeated id in document order is the
+ * message, as there. */
+static hoff_status chunk_join(reader *r, chunk *c, int nc, bool tensors,
+			      int threads)
+{
+	hoff_graph *g = r->g;
+	joined j = {.c = c, .nc = nc, .tensors = tensors};
+	size_t nuse[3] = {0, 0, 0};
+	for (int q = 0; q < nc; q++) {
+		j.start[q + 1] = j.start[q] + c[q].n;
+		for (size_t i = 0; !tensors && i < c[q].n; i++)
+			for (int l = 0; l < 3; l++)
+				nuse[l] += (size_t)c[q].o[i].n[l];
+	}
+	const size_t n = j.start[nc];
+	const int64_t base = tensors ? g->ntensors : g->nops;
+	const char *sect = tensors ? "tensors" : "ops";
+	if (n == 0)
+		return HOFF_OK;
+	if ((size_t)(INT32_MAX - base) < n) { /* as add_name words it */
+		const char *id;
+		uint32_t h;
+		joined_id(&j, (size_t)(INT32_MAX - base), &id, &h);
+		js_where w = {r->file, sect, INT32_MAX, id};
+		return js_fail(r->e, &w, HOFF_EINPUT, "too many %s", sect);
+	}
+	hoff_status st = tensors ? hoff_graph_reserve(g, n, 0, NULL)
+				 : hoff_graph_reserve(g, 0, n, nuse);
+	for (int q = 0; q < nc && st == HOFF_OK; q++)
+		st = hoff_strpool_adopt(&g->pool, &c[q].pool);
+	repeat d = {-1, -1, NULL};
+	if (st == HOFF_OK)
+		st = file_ids(tensors ? &g->tensor_ids : &g->op_ids, base, &j,
+			      n, threads, &d);
+	if (st != HOFF_OK)
+		return hoff_seterr(r->e, st, "out of memory");
+	if (d.at >= 0) {
+		js_where w = {r->file, sect, d.at, d.id};
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "id: duplicate %s id (first at %s[%lld])",
+			       tensors ? "tensor" : "op", sect,
+			       (long long)d.first);
+	}
+	if (tensors) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+		for (size_t i = 0; i < n; i++) {
+			int q;
+			size_t k;
+			joined_at(&j, i, &q, &k);
+			const trec *rt = &c[q].t[k];
+			hoff_tensor *t = &g->tensor[(size_t)base + i];
+			*t = (hoff_tensor){.id = rt->id,
+					   .bytes = rt->bytes,
+					   .home = rt->home,
+					   .kind = rt->kind,
+					   .flags = rt->flags,
+					   .producer = HOFF_NONE,
+					   .first_use = HOFF_NONE,
+					   .last_use = HOFF_NONE};
+			hoff_tensor_defaults(t);
+		}
+		g->ntensors = (int32_t)(base + (int64_t)n);
+		return HOFF_OK;
+	}
+	/* Ops: kinds interned and list offsets summed in order, then the
+	 * ops and their lists written at once. */
+	int64_t *off[3] = {g->in_off, g->upd_off, g->out_off};
+	int32_t *list[3] = {g->in, g->upd, g->out};
+	for (size_t i = 0; i < n; i++) {
+		int q;
+		size_t k;
+		joined_at(&j, i, &q, &k);
+		orec *o = &c[q].o[k];
+		size_t op = (size_t)base + i;
+		for (int l = 0; l < 3; l++)
+			off[l][op + 1] = off[l][op] + o->n[l];
+		o->op.id = o->id;
+		o->op.kind = NULL;
+		if (o->kind && !(o->op.kind = op_kind(r, o->kind)))
+			return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+	}
+#pragma omp parallel for schedule(static) num_threads(threads)
+	for (size_t i = 0; i < n; i++) {
+		int q;
+		size_t k;
+		joined_at(&j, i, &q, &k);
+		const orec *o = &c[q].o[k];
+		size_t op = (size_t)base + i;
+		g->op[op] = o->op;
+		const int32_t *u = c[q].use + o->at;
+		for (int l = 0; l < 3; u += o->n[l], l++)
+			if (o->n[l])
+				memcpy(list[l] + off[l][op], u,
+				       (size_t)o->n[l] * sizeof *u);
+	}
+	g->nops = (int32_t)(base + (int64_t)n);
 	return HOFF_OK;
 }
 
@@ -751,28 +953,15 @@ static hoff_status read_chunks(reader *r, int k, bool *first, bool *closed)
 	for (int i = 0; i < m; i++)
 		chunk_run(&c[i], tensors);
 	/* The records of every confirmed chunk, and of the first that is
-	 * not, join the graph; room for them first. */
-	size_t nrec = 0, nuse[3] = {0, 0, 0};
+	 * not, join the graph; the plain reader goes on after them. */
 	int last = 0;
-	for (; last < m; last++) {
-		nrec += c[last].n;
-		for (size_t i = 0; !tensors && i < c[last].n; i++)
-			for (int l = 0; l < 3; l++)
-				nuse[l] += (size_t)c[last].o[i].n[l];
-		if (!c[last].confirmed)
-			break;
-	}
-	hoff_status st = tensors ? hoff_graph_reserve(r->g, nrec, 0, NULL)
-				 : hoff_graph_reserve(r->g, 0, nrec, nuse);
-	if (st != HOFF_OK)
-		st = hoff_seterr(r->e, st, "out of memory");
-	for (int i = 0; i <= last && i < m && st == HOFF_OK; i++) {
-		st = chunk_merge(r, &c[i], tensors);
-		if (st != HOFF_OK || c[i].confirmed)
-			continue;
-		r->s.pos = c[i].end;
-		*first = c[i].end_first;
-		*closed = c[i].closed;
+	while (last < m - 1 && c[last].confirmed)
+		last++;
+	hoff_status st = chunk_join(r, c, last + 1, tensors, m);
+	if (st == HOFF_OK) {
+		r->s.pos = c[last].end;
+		*first = c[last].end_first;
+		*closed = c[last].closed;
 	}
 	for (int i = 0; i < m; i++)
 		chunk_free(&c[i]);

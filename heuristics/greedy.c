@@ -408,7 +408,8 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	 * (b desc, t desc), the backward deadline order, in O(n + niv), with
 	 * no copy of them in between (a million ops have two million). */
 	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
-			       .small_below_bytes = hoff_small_below(g, pl->M0)};
+			       .small_below_bytes =
+				       hoff_small_below(g, pl->M0)};
 	hoff_cand *cb = hoff_alloc(hoff_cand_room(g), sizeof *cb);
 	if (!cb)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
@@ -541,14 +542,14 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 	copy_job job[16];
 	int nj = 0;
 	bool ok = true;
-#define DUP(f, count, copy)                                                    \
-	do {                                                                   \
-		dst->f = hoff_alloc((count), sizeof *src->f);                  \
-		if (!dst->f)                                                   \
-			ok = false;                                            \
-		else if (copy)                                                 \
-			job[nj++] = (copy_job){dst->f, src->f,                 \
-					       (count) * sizeof *src->f};      \
+#define DUP(f, count, copy)                                               \
+	do {                                                              \
+		dst->f = hoff_alloc((count), sizeof *src->f);             \
+		if (!dst->f)                                              \
+			ok = false;                                       \
+		else if (copy)                                            \
+			job[nj++] = (copy_job){dst->f, src->f,            \
+					       (count) * sizeof *src->f}; \
 	} while (0)
 	dst->iv_cap = src->niv;
 	memset(dst->hq, 0, sizeof dst->hq);
@@ -586,7 +587,8 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 		while (blocks[j + 1] <= b)
 			j++;
 		size_t at = (b - blocks[j]) * BLOCK;
-		size_t len = job[j].bytes - at < BLOCK ? job[j].bytes - at : BLOCK;
+		size_t len = job[j].bytes - at < BLOCK ? job[j].bytes - at
+						       : BLOCK;
 		memcpy((char *)job[j].to + at, (const char *)job[j].from + at,
 		       len);
 	}
@@ -1376,8 +1378,9 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 				if (pl.M0[j] > hi)
 					hi = pl.M0[j];
 			if (go.bound != HOFF_NONE)
-				bst[i] = try_target(&pl, hi, true, big ? 1 : 2, true, go,
-						    &b0, &t0, &iters, &be[i]);
+				bst[i] = try_target(&pl, hi, true, big ? 1 : 2,
+						    true, go, &b0, &t0, &iters,
+						    &be[i]);
 			continue;
 		}
 		hoff_policy_opts bo = *o;
@@ -1385,7 +1388,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		bo.lookahead = base[i].n;
 		hoff_sched *s = NULL;
 		bst[i] = hoff_baseline_plan(g, &bo, &s, &be[i]);
-		if (bst[i] == HOFF_OK && may_wait && base[i].kind != HOFF_POLICY_NONE &&
+		if (bst[i] == HOFF_OK && may_wait &&
+		    base[i].kind != HOFF_POLICY_NONE &&
 		    s->nsteps > REFINE_WORK / 16 &&
 		    hoff_sched_floor_ps(g, s) > go.bound) {
 			wait_s[i] = s;

@@ -238,12 +238,14 @@ int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s)
 		const hoff_step *st = &s->step[i];
 		if (st->kind == HOFF_STEP_OP) {
 			if (st->id >= 0 && st->id < g->nops)
-				compute = add_sat(compute, g->op[st->id].time_ps);
+				compute =
+					add_sat(compute, g->op[st->id].time_ps);
 			continue;
 		}
 		bool in = st->kind == HOFF_STEP_PREFETCH;
 		if ((!in && st->kind != HOFF_STEP_STORE) || st->tier < 0 ||
-		    st->tier >= g->ntiers || st->id < 0 || st->id >= g->ntensors)
+		    st->tier >= g->ntiers || st->id < 0 ||
+		    st->id >= g->ntensors)
 			continue;
 		int64_t *b = &busy[2 * st->tier + (in ? 0 : 1)];
 		*b = add_sat(*b, hoff_xfer_ps(g, st->tier,

@@ -33,6 +33,29 @@ const char *hoff_strpool_add(hoff_strpool *p, const char *s, size_t len)
 	return dst;
 }
 
+hoff_status hoff_strpool_adopt(hoff_strpool *dst, hoff_strpool *src)
+{
+	if (!src->nchunks)
+		return HOFF_OK;
+	if (!hoff_grow((void **)&dst->chunk, &dst->chunk_cap,
+		       dst->nchunks + src->nchunks, sizeof(char *)))
+		return HOFF_ENOMEM;
+	size_t bytes = src->nchunks * sizeof(char *);
+	if (dst->nchunks == 0) {
+		memcpy(dst->chunk, src->chunk, bytes);
+		dst->used = src->used;
+		dst->avail = src->avail;
+	} else { /* before dst's last block, which strings still fill */
+		char *last = dst->chunk[dst->nchunks - 1];
+		memcpy(dst->chunk + dst->nchunks - 1, src->chunk, bytes);
+		dst->chunk[dst->nchunks - 1 + src->nchunks] = last;
+	}
+	dst->nchunks += src->nchunks;
+	free(src->chunk);
+	memset(src, 0, sizeof *src);
+	return HOFF_OK;
+}
+
 void hoff_strpool_free(hoff_strpool *p)
 {
 	for (size_t i = 0; i < p->nchunks; i++)
@@ -66,6 +89,11 @@ static uint32_t hash_str(const char *s)
 	h *= 0xc4ceb9fe1a85ec53u;
 	h ^= h >> 33;
 	return (uint32_t)h;
+}
+
+uint32_t hoff_strmap_hash(const char *key)
+{
+	return hash_str(key);
 }
 
 int32_t hoff_strmap_get(const hoff_strmap *m, const char *key)
@@ -138,6 +166,23 @@ hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
 	m->slot[i] = (hoff_strslot){key, h, val};
 	m->n++;
 	return HOFF_OK;
+}
+
+int hoff_strmap_put_in(hoff_strmap *m, const char *key, uint32_t h, int32_t val,
+		       size_t lo, size_t hi, int32_t *old)
+{
+	size_t i = h & (m->cap - 1);
+	HOFF_REQUIRE(i >= lo && i < hi && hi <= m->cap);
+	for (; m->slot[i].key; i++) {
+		if (m->slot[i].hash == h && strcmp(m->slot[i].key, key) == 0) {
+			*old = m->slot[i].val;
+			return 0;
+		}
+		if (i + 1 == hi)
+			return -1; /* the probe would leave the range */
+	}
+	m->slot[i] = (hoff_strslot){key, h, val};
+	return 1;
 }
 
 hoff_status hoff_strmap_reserve(hoff_strmap *m, size_t n)

@@ -27,6 +27,9 @@ typedef struct hoff_strmap {
 
 /* Copies s into the pool; NULL on OOM. The pool owns the copy. */
 const char *hoff_strpool_add(hoff_strpool *p, const char *s, size_t len);
+/* Moves every string of src into dst, src left empty: pointers to them
+ * stay valid. HOFF_ENOMEM leaves both as they were. */
+hoff_status hoff_strpool_adopt(hoff_strpool *dst, hoff_strpool *src);
 /* Frees every string of the pool. */
 void hoff_strpool_free(hoff_strpool *p);
 
@@ -39,6 +42,16 @@ void hoff_strmap_prefetch(const hoff_strmap *m, const char *key);
  * when key is present already (*old gets its id), or HOFF_ENOMEM. */
 hoff_status hoff_strmap_put(hoff_strmap *m, const char *key, int32_t val,
 			    int32_t *old);
+/* The hash the map files key under. */
+uint32_t hoff_strmap_hash(const char *key);
+/* For filling a map from several threads at once, each owning the slots
+ * [lo, hi) (the map reserved for every key first): adds key, whose hash
+ * is h and whose home slot h & (cap - 1) lies in [lo, hi). Returns 1
+ * when added, 0 when present (*old gets its value), -1 when its probe
+ * would leave [lo, hi): add it afterwards with hoff_strmap_put. Does not
+ * count: the caller adds the keys added to m->n. */
+int hoff_strmap_put_in(hoff_strmap *m, const char *key, uint32_t h, int32_t val,
+		       size_t lo, size_t hi, int32_t *old);
 /* Makes room for n keys in all, so that adding them never rehashes. */
 hoff_status hoff_strmap_reserve(hoff_strmap *m, size_t n);
 /* Frees the map's arrays (not the keys). */

@@ -47,9 +47,10 @@ typedef struct fault {
 	int bad_list;	 /* op i's inputs hold a number */
 	bool tricky_ids; /* ids hold "}, {" and "ops" (misleading guesses) */
 	bool ops_first;	 /* the ops array before the tensors */
+	bool repeats;	 /* names repeated in a list, short and long ones */
 } fault;
 
-static const fault NONE = {-1, -1, -1, -1, -1, -1, -1, false, false};
+static const fault NONE = {-1, -1, -1, -1, -1, -1, -1, false, false, false};
 
 /* A chain of n ops over n + 1 tensors, with a weight every third op, its
  * ids and kinds varied; the fault f written in. */
@@ -86,6 +87,16 @@ static char *make(int n, fault f, size_t *len)
 			put(&os, "\"inputs\": [\"%st%d\", 3], ", pre, i);
 		else if (i == f.unknown)
 			put(&os, "\"inputs\": [\"%snobody\"], ", pre);
+		else if (f.repeats && i % 50 == 7) { /* 40 names, 8 tensors */
+			put(&os, "\"inputs\": [");
+			for (int k = 0; k < 40; k++)
+				put(&os, "%s\"%st%d\"", k ? ", " : "", pre,
+				    (i + 7 * k) % 20 % 8);
+			put(&os, "], ");
+		} else if (f.repeats)
+			put(&os,
+			    "\"inputs\": [\"%st%d\", \"%st%d\", \"%st%d\"], ",
+			    pre, i, pre, i / 3 * 3, pre, i);
 		else
 			put(&os, "\"inputs\": [\"%st%d\", \"%st%d\"], ", pre, i,
 			    pre, i / 3 * 3);
@@ -190,6 +201,9 @@ static void test_accepted(void **state)
 	f = NONE;
 	f.ops_first = true; /* ops kept until the tensors are in */
 	check(3000, f, "");
+	f = NONE;
+	f.repeats = true; /* a repeated name counts once */
+	check(3000, f, "");
 	/* The graph itself, not only its print: a value checked by hand. */
 	size_t len;
 	char *s = make(3000, NONE, &len);
@@ -203,6 +217,22 @@ static void test_accepted(void **state)
 	assert_int_equal(g->in_off[2999 + 1] - g->in_off[2999], 2);
 	assert_int_equal(g->in[g->in_off[2999] + 1], 2997); /* t2997 */
 	assert_int_equal(g->tensor[1500].bytes, 64 + 1500 % 7);
+	hoff_graph_free(g);
+	free(s);
+	/* Repeats: op 7 lists 40 names of the 8 tensors (7 + 7k) % 20 % 8,
+	 * each once; op 8 lists t8, t6, t8: two. */
+	f = NONE;
+	f.repeats = true;
+	s = make(3000, f, &len);
+	assert_int_equal(hoff_graph_parse_chunks(s, len, "c.json", 7, &g, &e),
+			 HOFF_OK);
+	assert_int_equal(g->in_off[9] - g->in_off[8], 2);
+	assert_int_equal(g->in[g->in_off[8]], 8);
+	assert_int_equal(g->in[g->in_off[8] + 1], 6);
+	assert_int_equal(g->in_off[8] - g->in_off[7], 8);
+	for (int64_t a = g->in_off[7]; a < g->in_off[8]; a++)
+		for (int64_t b = a + 1; b < g->in_off[8]; b++)
+			assert_int_not_equal(g->in[a], g->in[b]);
 	hoff_graph_free(g);
 	free(s);
 }
