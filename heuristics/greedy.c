@@ -155,6 +155,7 @@ typedef struct plan {
 	int32_t floor_op;    /* the op that needs it (hoff_op_floor) */
 	int64_t reach_bytes; /* a peak no plan against T0 can go under */
 	bool T_real; /* T holds a simulated timeline, not T0 */
+	hoff_sim_ws *ws; /* the simulator's buffers, for this plan's runs */
 	/* A plan of the peak search at scale stops at the first op a
 	 * selection finds no candidate left for (select_round sets low):
 	 * such a target has never been met on the million-op graphs, and
@@ -380,8 +381,9 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	pl->bucket_off = hoff_alloc(n + 3, sizeof *pl->bucket_off);
 	pl->fill = hoff_alloc(n + 3, sizeof *pl->fill);
 	pl->ext_off = hoff_alloc(n + 3, sizeof *pl->ext_off);
-	if (!pl->T || !pl->T0 || !pl->M0 || !pl->M || !pl->delta || !pl->bucket_off ||
-	    !pl->fill || !pl->ext_off)
+	pl->ws = hoff_sim_ws_new();
+	if (!pl->T || !pl->T0 || !pl->M0 || !pl->M || !pl->delta ||
+	    !pl->bucket_off || !pl->fill || !pl->ext_off || !pl->ws)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	/* Each op at its latest start for a makespan of end_ps: op k at
 	 * end_ps less the compute of ops k to the last. A prefetch planned
@@ -504,6 +506,7 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 
 static void plan_free(plan *pl)
 {
+	hoff_sim_ws_free(pl->ws);
 	free(pl->T);
 	free(pl->T0);
 	free(pl->M0);
@@ -553,6 +556,8 @@ static hoff_status plan_clone(plan *dst, const plan *src)
 	} while (0)
 	dst->iv_cap = src->niv;
 	memset(dst->hq, 0, sizeof dst->hq);
+	if (!(dst->ws = hoff_sim_ws_new()))
+		ok = false;
 	DUP(T, n + 1, true);
 	DUP(T0, n + 1, true);
 	DUP(M0, n + 1, true);
@@ -955,10 +960,12 @@ typedef struct cand {
 /* Simulates s into c, budget aside; with T, also returns each op's
  * simulated start (the timeline the next refinement plans against). */
 static hoff_status judge(const hoff_graph *g, hoff_sched *s, cand *c,
-			 const char *source, int64_t *T, hoff_err *e)
+			 const char *source, int64_t *T, hoff_sim_ws *ws,
+			 hoff_err *e)
 {
 	hoff_sim_opts o = hoff_sim_defaults();
 	o.budget_bytes = INT64_MAX;
+	o.ws = ws;
 	o.op_times = T != NULL;
 	hoff_sim_result r;
 	hoff_status st = hoff_sim_run(g, s, &o, &r, e);
@@ -1075,11 +1082,14 @@ static hoff_status try_target(plan *pl, int64_t target, bool stall,
 			break;
 		}
 		cand c = {0};
-		if ((st = judge(g, s, &c, "greedy", pl->T, e)))
+		bool again = pass + 1 < passes;
+		if ((st = judge(g, s, &c, "greedy", again ? pl->T : NULL,
+				pl->ws, e)))
 			break;
-		pl->T_real = true;
-		if (pass + 1 < passes)
-			nominal_all(pl); /* the next pass plans against it */
+		if (again) { /* the next pass plans against the simulation */
+			pl->T_real = true;
+			nominal_all(pl);
+		}
 		(*iters)++;
 		/* With a bound, the device's memory does not steer the
 		 * search: a target over it that meets the bound leads down
@@ -1168,7 +1178,7 @@ static hoff_status refine_best(const plan *pl, goal go, int64_t work,
 	if (!r.s)
 		return HOFF_OK;
 	cand c = {0};
-	if ((st = judge(g, r.s, &c, best->source, NULL, e)) != HOFF_OK)
+	if ((st = judge(g, r.s, &c, best->source, NULL, NULL, e)) != HOFF_OK)
 		return st;
 	keep(best, &c, go);
 	return HOFF_OK;
@@ -1214,7 +1224,8 @@ static hoff_status budget_by_bound(const hoff_graph *g,
 		*iters += rep.iterations;
 		bool fits = rep.peak_bytes <= go.cap;
 		cand c = {0};
-		if ((st = judge(g, s, &c, rep.source, NULL, e)) != HOFF_OK)
+		if ((st = judge(g, s, &c, rep.source, NULL, NULL, e)) !=
+		    HOFF_OK)
 			return st;
 		keep(best, &c, go);
 		if (fits)
@@ -1259,7 +1270,8 @@ static hoff_status resolve_baselines(const hoff_graph *g, hoff_sched **wait,
 	for (int i = 0; i < n; i++) {
 		st[i] = HOFF_OK;
 		if (wait[i])
-			st[i] = judge(g, wait[i], &c[i], name[i], NULL, &ce[i]);
+			st[i] = judge(g, wait[i], &c[i], name[i], NULL, NULL,
+				      &ce[i]);
 	}
 	hoff_status first = HOFF_OK;
 	for (int i = 0; i < n; i++) {
@@ -1391,12 +1403,13 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		if (bst[i] == HOFF_OK && may_wait &&
 		    base[i].kind != HOFF_POLICY_NONE &&
 		    s->nsteps > REFINE_WORK / 16 &&
-		    hoff_sched_floor_ps(g, s) > go.bound) {
+		    hoff_sched_floor_ps(g, s, go.bound) > go.bound) {
 			wait_s[i] = s;
 			continue;
 		}
 		if (bst[i] == HOFF_OK)
-			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, &be[i]);
+			bst[i] = judge(g, s, &bc[i], base[i].name, NULL, NULL,
+				       &be[i]);
 	}
 	for (int k = 0; k <= NBASE; k++) {
 		int i = k == 0 ? NBASE : k - 1; /* set-up's error first */

@@ -231,7 +231,8 @@ static int64_t add_sat(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s)
+int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s,
+			    int64_t limit)
 {
 	int64_t compute = 0, busy[2 * HOFF_MAX_TIERS] = {0}, most;
 	for (int64_t i = 0; i < s->nsteps; i++) {
@@ -240,6 +241,8 @@ int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s)
 			if (st->id >= 0 && st->id < g->nops)
 				compute =
 					add_sat(compute, g->op[st->id].time_ps);
+			if (compute > limit)
+				return compute;
 			continue;
 		}
 		bool in = st->kind == HOFF_STEP_PREFETCH;
@@ -250,6 +253,8 @@ int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s)
 		int64_t *b = &busy[2 * st->tier + (in ? 0 : 1)];
 		*b = add_sat(*b, hoff_xfer_ps(g, st->tier,
 					      g->tensor[st->id].bytes, in));
+		if (*b > limit)
+			return *b;
 	}
 	most = compute;
 	for (int i = 0; i < 2 * HOFF_MAX_TIERS; i++)

@@ -72,8 +72,10 @@ hoff_sched *hoff_sched_noffload(const hoff_graph *g);
 /* The least makespan schedule s can have: its compute, or the longest
  * any one channel is busy with its transfers (FORMAT.md: a channel
  * serves one transfer at a time, and the makespan waits for the last).
+ * Returns as soon as a sum passes limit (then some value over it).
  * O(steps); saturates at INT64_MAX. */
-int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s);
+int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s,
+			    int64_t limit);
 
 /* The least peak any schedule has: while op k runs, its inputs, updates
  * and outputs are resident and its workspace allocated (FORMAT.md's rule

@@ -70,6 +70,27 @@ typedef struct sim {
 	hoff_err *e;
 } sim;
 
+struct hoff_sim_ws {
+	tstate *ts;
+	size_t ts_cap;
+	xfer *heap;
+	size_t heap_cap;
+};
+
+hoff_sim_ws *hoff_sim_ws_new(void)
+{
+	return hoff_zalloc(1, sizeof(hoff_sim_ws));
+}
+
+void hoff_sim_ws_free(hoff_sim_ws *w)
+{
+	if (!w)
+		return;
+	free(w->ts);
+	free(w->heap);
+	free(w);
+}
+
 hoff_sim_opts hoff_sim_defaults(void)
 {
 	return (hoff_sim_opts){.budget_bytes = HOFF_NONE,
@@ -465,7 +486,22 @@ static hoff_status init(sim *m)
 	const hoff_graph *g = m->g;
 	hoff_sim_result *r = m->r;
 	size_t nt = (size_t)g->ntiers;
-	m->ts = hoff_zalloc((size_t)g->ntensors, sizeof *m->ts);
+	hoff_sim_ws *w = m->o->ws;
+	size_t ntensors = (size_t)g->ntensors;
+	if (!w) {
+		m->ts = hoff_zalloc(ntensors, sizeof *m->ts);
+	} else {
+		if (w->ts_cap < ntensors + 1) {
+			free(w->ts);
+			w->ts_cap = 0;
+			if ((w->ts = hoff_alloc(ntensors + 1, sizeof *w->ts)))
+				w->ts_cap = ntensors + 1;
+		}
+		if ((m->ts = w->ts))
+			memset(m->ts, 0, ntensors * sizeof *m->ts);
+		m->heap = w->heap;
+		m->heap_cap = w->heap_cap;
+	}
 	m->tier_use = hoff_zalloc(nt, sizeof *m->tier_use);
 	m->chan_free = hoff_zalloc(2 * nt, sizeof *m->chan_free);
 	m->tier_step = hoff_zalloc(nt, sizeof *m->tier_step);
@@ -560,8 +596,13 @@ hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 		r->summary.makespan_ps = m.end_ps;
 		r->summary.stall_ps = m.end_ps - r->summary.compute_ps;
 	}
-	free(m.ts);
-	free(m.heap);
+	if (o->ws) { /* kept for the next run */
+		o->ws->heap = m.heap;
+		o->ws->heap_cap = m.heap_cap;
+	} else {
+		free(m.ts);
+		free(m.heap);
+	}
 	free(m.tier_use);
 	free(m.chan_free);
 	free(m.tier_step);

@@ -17,9 +17,18 @@ typedef struct hoff_violation {
 	char why[96];   /* short reason */
 } hoff_violation;
 
+/* Buffers that runs on one thread may share, one run at a time: the
+ * state of every tensor (a million tensors' is 43 MB, which each run
+ * would otherwise fault in afresh) and the transfer queue. */
+typedef struct hoff_sim_ws hoff_sim_ws;
+/* NULL on OOM. */
+hoff_sim_ws *hoff_sim_ws_new(void);
+void hoff_sim_ws_free(hoff_sim_ws *w);
+
 typedef struct hoff_sim_opts {
 	int64_t budget_bytes; /* device budget; HOFF_NONE: schedule's, else
 				 device.memory_bytes */
+	hoff_sim_ws *ws;      /* NULL, or buffers to reuse */
 	bool timeline;        /* fill result.tl */
 	int64_t snapshot_ps;  /* HOFF_NONE, or an instant whose resident
 				 tensors to record in result.snap */
