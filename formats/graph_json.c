@@ -645,6 +645,16 @@ static void chunk_run(chunk *c, bool tensors)
 	s->pos = c->start;
 	c->end = c->start;
 	c->end_first = true;
+	/* Room for the records at once, a guess from the bytes (a doubling
+	 * copies into fresh memory): an op is rarely under 64 bytes, a
+	 * tensor under 32, a name under 16. Untouched room costs nothing. */
+	size_t span = (c->stop < s->len ? c->stop : s->len) - c->start;
+	if (!hoff_grow(tensors ? (void **)&c->t : (void **)&c->o, &c->cap,
+		       span / (tensors ? 32 : 64) + 1,
+		       tensors ? sizeof *c->t : sizeof *c->o) ||
+	    (!tensors && !hoff_grow((void **)&c->use, &c->use_cap,
+				    span / 16 + 1, sizeof *c->use)))
+		return;
 	for (;;) {
 		if (js_element(s, &first, &more) != HOFF_OK)
 			return;

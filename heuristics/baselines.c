@@ -136,20 +136,25 @@ hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
 	*out = NULL;
 	if (hoff_emit_init(&m, g, name) != HOFF_OK)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	/* Room for every step at once (a doubling copies into fresh memory,
+	 * a million ops' worth each time): each op, and at most a prefetch
+	 * and an eviction per list entry. Untouched room costs nothing. */
+	size_t entries = (size_t)(g->in_off[g->nops] + g->upd_off[g->nops] +
+				  g->out_off[g->nops]);
+	size_t room = (size_t)g->nops + 16 +
+		      (o->kind == HOFF_POLICY_NONE ? (size_t)g->ntensors
+						   : 2 * entries);
 	hoff_status st = HOFF_OK;
-	switch (o->kind) {
-	case HOFF_POLICY_NONE:
+	if (!hoff_grow((void **)&m.s->step, &m.s->cap, room, sizeof *m.s->step))
+		st = HOFF_ENOMEM;
+	else if (o->kind == HOFF_POLICY_NONE)
 		none(&m);
-		break;
-	case HOFF_POLICY_REACTIVE:
+	else if (o->kind == HOFF_POLICY_REACTIVE)
 		reactive(&m);
-		break;
-	case HOFF_POLICY_LOOKAHEAD:
+	else if (o->kind == HOFF_POLICY_LOOKAHEAD)
 		lookahead(&m, o->lookahead, &st);
-		break;
-	default:
+	else
 		HOFF_REQUIRE(!"a baseline policy");
-	}
 	if (st == HOFF_OK)
 		*out = hoff_emit_finish(&m);
 	else

@@ -94,6 +94,21 @@ void *hoff_realloc(void *p, size_t n, size_t size)
 	if (size && n > SIZE_MAX / size)
 		return NULL;
 	size_t bytes = n && size ? n * size : 1;
+#ifdef __GLIBC__
+	/* A block growing past two huge pages from the heap is moved by
+	 * hand: realloc would copy it into fresh memory before the advice,
+	 * one 4 KiB fault at a time. Blocks of 32 MiB and more are mapped
+	 * blocks, which realloc remaps without a copy. */
+	size_t old = p ? malloc_usable_size(p) : 0;
+	if (p && bytes >= 2 * HUGE_PAGE && old < bytes && old < (32u << 20)) {
+		void *q = hoff_alloc(bytes, 1);
+		if (!q)
+			return NULL;
+		memcpy(q, p, old);
+		free(p);
+		return q;
+	}
+#endif
 	return advise_huge(realloc(p, bytes), bytes);
 }
 
