@@ -79,7 +79,7 @@ static void evict_after(hoff_emit *m, int32_t k, int32_t keep_until)
 static void reactive(hoff_emit *m)
 {
 	const hoff_graph *g = m->g;
-	for (int32_t k = 0; k < g->nops; k++) {
+	for (int32_t k = 0; k < g->nops && !m->over; k++) {
 		FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
 		hoff_emit_op(m, k);
 		evict_after(m, k, k + 1);
@@ -104,7 +104,7 @@ static void lookahead(hoff_emit *m, int32_t n, hoff_status *st)
 	}
 	start[nruns] = g->nops;
 	int32_t fetched_to = -1; /* runs whose needs were prefetched */
-	for (int32_t r = 0; r < nruns; r++) {
+	for (int32_t r = 0; r < nruns && !m->over; r++) {
 		int32_t last = r + n < nruns ? r + n : nruns - 1;
 		for (int32_t q = fetched_to + 1; q <= last; q++)
 			for (int32_t k = start[q]; k < start[q + 1]; k++)
@@ -130,12 +130,23 @@ out:
 hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
 			       hoff_sched **out, hoff_err *e)
 {
+	bool over;
+	return hoff_baseline_plan_within(g, o, INT64_MAX, out, &over, e);
+}
+
+hoff_status hoff_baseline_plan_within(const hoff_graph *g,
+				      const hoff_policy_opts *o,
+				      int64_t limit_ps, hoff_sched **out,
+				      bool *over, hoff_err *e)
+{
 	char name[32];
 	hoff_policy_name(o, name, sizeof name);
 	hoff_emit m;
 	*out = NULL;
+	*over = false;
 	if (hoff_emit_init(&m, g, name) != HOFF_OK)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	m.limit_ps = limit_ps;
 	/* Room for every step at once (a doubling copies into fresh memory,
 	 * a million ops' worth each time): each op, and at most a prefetch
 	 * and an eviction per list entry. Untouched room costs nothing. */
@@ -155,6 +166,11 @@ hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
 		lookahead(&m, o->lookahead, &st);
 	else
 		HOFF_REQUIRE(!"a baseline policy");
+	if (st == HOFF_OK && m.over) { /* gave up: no schedule */
+		*over = true;
+		hoff_emit_free(&m);
+		return HOFF_OK;
+	}
 	if (st == HOFF_OK)
 		*out = hoff_emit_finish(&m);
 	else

@@ -10,6 +10,14 @@
 hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
 			       hoff_sched **out, hoff_err *e);
 
+/* As hoff_baseline_plan, but gives up as soon as the schedule's floor
+ * (hoff_sched_floor_ps) passes limit_ps, a makespan it then cannot meet:
+ * *out is NULL and *over true. */
+hoff_status hoff_baseline_plan_within(const hoff_graph *g,
+				      const hoff_policy_opts *o,
+				      int64_t limit_ps, hoff_sched **out,
+				      bool *over, hoff_err *e);
+
 /* The layer of op k: its `layer` field, else the N of an id prefix
  * "layers.N." (or "layer.N.", "h.N.", "blocks.N."), else HOFF_NONE. */
 int64_t hoff_op_layer(const hoff_graph *g, int32_t k);

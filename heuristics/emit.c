@@ -33,6 +33,7 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 		return m->st = HOFF_ENOMEM;
 	}
 	m->store_tier = (int16_t)hoff_best_tier(g);
+	m->limit_ps = INT64_MAX;
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		bool input = x->producer == HOFF_NONE;
@@ -43,10 +44,29 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 	return HOFF_OK;
 }
 
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 static void push(hoff_emit *m, hoff_step_kind kind, int32_t id, int32_t tier)
 {
 	if (m->st == HOFF_OK && hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
 		m->st = HOFF_ENOMEM;
+	int64_t *sum = &m->compute_ps;
+	int64_t d;
+	if (kind == HOFF_STEP_OP) {
+		d = m->g->op[id].time_ps;
+	} else if (kind == HOFF_STEP_DETACH) {
+		return;
+	} else {
+		bool in = kind == HOFF_STEP_PREFETCH;
+		sum = &m->busy_ps[2 * tier + (in ? 0 : 1)];
+		d = hoff_xfer_ps(m->g, tier, m->g->tensor[id].bytes, in);
+	}
+	*sum = add_sat(*sum, d);
+	if (*sum > m->limit_ps)
+		m->over = true;
 }
 
 void hoff_emit_op(hoff_emit *m, int32_t k)

@@ -18,6 +18,11 @@ typedef struct hoff_emit {
 	int32_t next_op;
 	int16_t store_tier; /* tier for tensors homed on the device */
 	hoff_status st;
+	/* The schedule's floor so far (hoff_sched_floor_ps): compute and
+	 * each channel's transfers; over once one passes limit_ps (set it
+	 * after hoff_emit_init; INT64_MAX there), for a policy to stop. */
+	int64_t limit_ps, compute_ps, busy_ps[2 * HOFF_MAX_TIERS];
+	bool over;
 } hoff_emit;
 
 /* Starts a schedule for g with policy name; HOFF_ENOMEM on failure. */

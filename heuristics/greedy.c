@@ -1254,30 +1254,35 @@ hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 }
 
 /* hoff_greedy_run with the refinement's work (simulated steps) given. */
-/* Simulates the baselines that waited (wait[i], then NULL), in parallel,
- * and lets each compete with *best and count for the least peak, in
- * the baselines' order. */
-static hoff_status resolve_baselines(const hoff_graph *g, hoff_sched **wait,
-				     const char *const *name, int n, goal go,
+/* Plans and simulates the baselines that waited (wait[i], then false),
+ * in parallel, and lets each compete with *best and count for the least
+ * peak, in the baselines' order. */
+static hoff_status resolve_baselines(const hoff_graph *g, bool *wait,
+				     const hoff_policy_opts *bo, int n, goal go,
 				     cand *best, hoff_policy_report *rep,
 				     hoff_err *e)
 {
 	cand c[8] = {{0}};
 	hoff_status st[8];
 	hoff_err ce[8];
+	char name[8][32];
 	HOFF_REQUIRE(n <= 8);
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < n; i++) {
 		st[i] = HOFF_OK;
-		if (wait[i])
-			st[i] = judge(g, wait[i], &c[i], name[i], NULL, NULL,
-				      &ce[i]);
+		if (!wait[i])
+			continue;
+		hoff_sched *s = NULL;
+		hoff_policy_name(&bo[i], name[i], sizeof name[i]);
+		st[i] = hoff_baseline_plan(g, &bo[i], &s, &ce[i]);
+		if (st[i] == HOFF_OK)
+			st[i] = judge(g, s, &c[i], name[i], NULL, NULL, &ce[i]);
 	}
 	hoff_status first = HOFF_OK;
 	for (int i = 0; i < n; i++) {
 		if (!wait[i])
 			continue;
-		wait[i] = NULL; /* judged: c[i] owns it, or judge freed it */
+		wait[i] = false;
 		if (st[i] != HOFF_OK && first == HOFF_OK) {
 			first = st[i];
 			if (e)
@@ -1306,7 +1311,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_analysis own;
 	const hoff_analysis *an;
 	cand best = {0}, c = {0};
-	hoff_sched *wait_s[8] = {NULL}; /* baselines not yet simulated */
+	bool wait[8] = {false}; /* baselines not yet planned in full */
+	hoff_policy_opts bopt[8];
 	*out = NULL;
 	memset(&pl, 0, sizeof pl);
 	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
@@ -1347,16 +1353,20 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		    {HOFF_POLICY_LOOKAHEAD, 1, "lookahead:1"},
 		    {HOFF_POLICY_LOOKAHEAD, 2, "lookahead:2"}};
 	enum { NBASE = sizeof base / sizeof base[0] };
-	_Static_assert(NBASE <= 8, "wait_s holds the baselines");
-	const char *base_name[NBASE];
-	for (int i = 0; i < NBASE; i++)
-		base_name[i] = base[i].name;
+	_Static_assert(NBASE <= 8, "wait holds the baselines");
+	for (int i = 0; i < NBASE; i++) {
+		bopt[i] = *o;
+		bopt[i].kind = base[i].kind;
+		bopt[i].lookahead = base[i].n;
+	}
 	cand bc[NBASE] = {{0}};
-	/* A big plan's baselines whose floor (hoff_sched_floor_ps) is past
-	 * the bound cannot meet it: simulating each costs a plan's time and
-	 * changes nothing while some schedule meets the bound and fits, so
-	 * they wait here until one might matter (resolve_baselines). The op
-	 * floor says first whether anything can fit. */
+	/* A big plan's baselines whose floor (hoff_sched_floor_ps) passes
+	 * the bound cannot meet it: planning them in full and simulating
+	 * them costs a plan's time each and changes nothing while some
+	 * schedule meets the bound and fits, so they stop planning there
+	 * (hoff_baseline_plan_within) and wait until they might matter
+	 * (resolve_baselines). The op floor says first whether anything can
+	 * fit. */
 	int64_t op_floor = 0;
 	int32_t op_floor_at;
 	if ((st = hoff_op_floor(g, &op_floor, &op_floor_at, e)) != HOFF_OK)
@@ -1395,16 +1405,16 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 						    &be[i]);
 			continue;
 		}
-		hoff_policy_opts bo = *o;
-		bo.kind = base[i].kind;
-		bo.lookahead = base[i].n;
 		hoff_sched *s = NULL;
-		bst[i] = hoff_baseline_plan(g, &bo, &s, &be[i]);
-		if (bst[i] == HOFF_OK && may_wait &&
-		    base[i].kind != HOFF_POLICY_NONE &&
-		    s->nsteps > REFINE_WORK / 16 &&
-		    hoff_sched_floor_ps(g, s, go.bound) > go.bound) {
-			wait_s[i] = s;
+		bool over = false;
+		bst[i] = hoff_baseline_plan_within(
+			g, &bopt[i],
+			may_wait && big && base[i].kind != HOFF_POLICY_NONE
+				? go.bound
+				: INT64_MAX,
+			&s, &over, &be[i]);
+		if (over) {
+			wait[i] = true;
 			continue;
 		}
 		if (bst[i] == HOFF_OK)
@@ -1546,8 +1556,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			goto out;
 		if (!(best.s && best.legal && best.makespan <= go.bound &&
 		      best.peak <= g->device.memory_bytes) &&
-		    (st = resolve_baselines(g, wait_s, base_name, NBASE, go,
-					    &best, rep, e)) != HOFF_OK)
+		    (st = resolve_baselines(g, wait, bopt, NBASE, go, &best, rep,
+					    e)) != HOFF_OK)
 			goto out;
 		if (best.s && best.legal &&
 		    (st = refine_best(&pl, go, work, &best, &iters,
@@ -1626,8 +1636,6 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	snprintf(rep->source, sizeof rep->source, "%s", best.source);
 	best.s = NULL;
 out:
-	for (int i = 0; i < 8; i++)
-		hoff_sched_free(wait_s[i]);
 	hoff_sched_free(best.s);
 	hoff_sched_free(c.s);
 	plan_free(&pl);
