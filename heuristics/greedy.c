@@ -62,8 +62,19 @@
  * can meet (under reach_bytes) are called missed without planning.
  * Set-up runs beside the baselines. No schedule peaks under the floor,
  * the most one op needs while it runs (hoff_op_floor); a cap under it is
- * reported (rep->floor_bytes) and, on such big plans, not aimed at. */
+ * reported (rep->floor_bytes) and, on such big plans, not aimed at.
+ * Past REFINE_WORK / 16 ops (a million-op graph: 2.5 s of greedy, a third
+ * of it reading) also: a baseline stops planning once its floor passes
+ * the bound, and is planned in full and simulated only if no schedule
+ * met the bound within the device (resolve_baselines); the set-up then
+ * runs first, on every thread; a target of the peak search is called
+ * missed at the first op where its selection finds no candidate left
+ * (quit_low). Each of these left the schedules of bench/bench_scale.sh's
+ * million-op graphs as they were. */
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,21 +423,41 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
 			       .small_below_bytes =
 				       hoff_small_below(g, pl->M0)};
-	hoff_cand *cb = hoff_alloc(hoff_cand_room(g), sizeof *cb);
-	if (!cb)
+	/* Both passes run on every thread, each over its own range of
+	 * tensors, with counts of its own: a range's candidates go after
+	 * the earlier ranges' in each bucket by a, before them by b. */
+	int nq = 1;
+#ifdef _OPENMP
+	if (g->nops > 65536)
+		nq = omp_get_max_threads() < 8 ? omp_get_max_threads() : 8;
+#endif
+	size_t room = hoff_cand_room(g), nb = n + 2;
+	hoff_cand *cb = hoff_alloc((size_t)nq * room, sizeof *cb);
+	int32_t *cnt = hoff_zalloc(2 * (size_t)nq * nb, sizeof *cnt);
+	if (!cb || !cnt) {
+		free(cb);
+		free(cnt);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	int32_t *off = pl->bucket_off, *offb = pl->fill;
-	memset(off, 0, (n + 2) * sizeof *off);
-	memset(offb, 0, (n + 2) * sizeof *offb);
-	size_t m = 0;
-	for (int32_t t = 0; t < g->ntensors; t++) {
-		int32_t k = hoff_cand_tensor(g, &rule, t, cb);
-		for (int32_t j = 0; j < k; j++) {
-			off[cb[j].a + 2]++;
-			offb[n - (size_t)cb[j].b + 1]++;
-		}
-		m += (size_t)k;
 	}
+	size_t mq[8 + 1] = {0}; /* candidates before range q */
+#pragma omp parallel for schedule(static, 1) num_threads(nq)
+	for (int q = 0; q < nq; q++) {
+		int32_t t0 = (int32_t)((int64_t)g->ntensors * q / nq);
+		int32_t t1 = (int32_t)((int64_t)g->ntensors * (q + 1) / nq);
+		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
+		hoff_cand *c = cb + (size_t)q * room;
+		for (int32_t t = t0; t < t1; t++) {
+			int32_t k = hoff_cand_tensor(g, &rule, t, c);
+			for (int32_t j = 0; j < k; j++) {
+				ca[c[j].a + 1]++;
+				cbb[n - (size_t)c[j].b]++;
+			}
+			mq[q + 1] += (size_t)k;
+		}
+	}
+	for (int q = 0; q < nq; q++)
+		mq[q + 1] += mq[q];
+	size_t m = mq[nq];
 	pl->niv = m;
 	pl->iv = hoff_alloc(m + 1, sizeof *pl->iv);
 	pl->iv_cap = m + 1;
@@ -438,35 +469,54 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	if (m > INT32_MAX || !pl->iv || !pl->order || !pl->bucket ||
 	    !pl->by_b || !pl->selb || !pl->ext) {
 		free(cb);
+		free(cnt);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
-	for (size_t j = 0; j <= n; j++) {
-		off[j + 1] += off[j];
-		offb[j + 1] += offb[j];
-	}
-	/* pos and b of the k-th candidate enumerated, for by_b */
-	int32_t *pos = pl->order, *bk = pl->ext;
-	size_t k = 0;
-	for (int32_t t = 0; t < g->ntensors; t++) {
-		int32_t nt = hoff_cand_tensor(g, &rule, t, cb);
-		for (int32_t j = 0; j < nt; j++, k++) {
-			pos[k] = off[cb[j].a + 1]++;
-			bk[k] = cb[j].b;
-			pl->iv[pos[k]] = (iv){.bytes = cb[j].bytes,
-					      .store_ps = cb[j].store_ps,
-					      .fetch_ps = cb[j].fetch_ps,
-					      .t = cb[j].t,
-					      .a = cb[j].a,
-					      .b = cb[j].b,
-					      .tier = cb[j].tier,
-					      .kind = cb[j].kind};
+	/* Counts become each range's next slot in each bucket. */
+	int32_t at_a = 0, at_b = 0;
+	for (size_t x = 0; x < nb; x++) {
+		for (int q = 0; q < nq; q++) {
+			int32_t *c = cnt + 2 * (size_t)q * nb + x, k = *c;
+			*c = at_a;
+			at_a += k;
+		}
+		for (int q = nq; q-- > 0;) {
+			int32_t *c = cnt + (2 * (size_t)q + 1) * nb + x, k = *c;
+			*c = at_b;
+			at_b += k;
 		}
 	}
+#pragma omp parallel for schedule(static, 1) num_threads(nq)
+	for (int q = 0; q < nq; q++) {
+		int32_t t0 = (int32_t)((int64_t)g->ntensors * q / nq);
+		int32_t t1 = (int32_t)((int64_t)g->ntensors * (q + 1) / nq);
+		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
+		hoff_cand *c = cb + (size_t)q * room;
+		/* pos and b of the k-th candidate enumerated, for by_b */
+		int32_t *pos = pl->order, *bk = pl->ext;
+		size_t k = mq[q];
+		for (int32_t t = t0; t < t1; t++) {
+			int32_t nt = hoff_cand_tensor(g, &rule, t, c);
+			for (int32_t j = 0; j < nt; j++, k++) {
+				pos[k] = ca[c[j].a + 1]++;
+				bk[k] = c[j].b;
+				pl->iv[pos[k]] = (iv){.bytes = c[j].bytes,
+						      .store_ps = c[j].store_ps,
+						      .fetch_ps = c[j].fetch_ps,
+						      .t = c[j].t,
+						      .a = c[j].a,
+						      .b = c[j].b,
+						      .tier = c[j].tier,
+						      .kind = c[j].kind};
+			}
+		}
+		/* by (b desc, t desc): the enumeration backwards is by
+		 * (t desc, a desc) */
+		for (size_t x = mq[q + 1]; x-- > mq[q];)
+			pl->by_b[cbb[n - (size_t)bk[x]]++] = pos[x];
+	}
 	free(cb);
-	/* by (b desc, t desc): the enumeration backwards is by (t desc,
-	 * a desc) */
-	for (size_t q = m; q-- > 0;)
-		pl->by_b[offb[n - (size_t)bk[q]]++] = pos[q];
+	free(cnt);
 	nominal_all(pl);
 	/* No placement covers more than [cs0, b - 1] (stores only queue,
 	 * prefetches only come before b): op j keeps at least M0[j] less
@@ -1239,11 +1289,17 @@ static hoff_status budget_by_bound(const hoff_graph *g,
 /* The progress line of one target of the peak search. */
 static void say_target(const hoff_progress *p, int64_t target, const tried *t)
 {
-	hoff_say(p,
-		 "greedy: target %lld B: peak %lld B, makespan %.6g "
-		 "s%s",
-		 (long long)target, (long long)t->peak, hoff_s(t->makespan),
-		 t->fits ? "" : " (misses)");
+	if (t->peak == INT64_MAX) /* no schedule: the plan itself missed */
+		hoff_say(p,
+			 "greedy: target %lld B: misses (the plan cannot "
+			 "reach it)",
+			 (long long)target);
+	else
+		hoff_say(p,
+			 "greedy: target %lld B: peak %lld B, makespan %.6g "
+			 "s%s",
+			 (long long)target, (long long)t->peak,
+			 hoff_s(t->makespan), t->fits ? "" : " (misses)");
 }
 
 hoff_status hoff_greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
@@ -1387,11 +1443,18 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	cand b0 = {0};
 	tried t0 = {0};
 	int iters = 0;
+	/* A big plan's set-up runs first, on every thread (plan_init's
+	 * passes split the tensors), when the baselines stop early (their
+	 * floor passes the bound); else beside the baselines. */
+	bool init_first = big && may_wait;
+	bst[NBASE] = init_first ? plan_init(&pl, g, aim_ps, &be[NBASE])
+				: HOFF_OK;
 #pragma omp parallel for schedule(dynamic, 1)
 	for (int k = 0; k <= NBASE; k++) {
 		int i = k == 0 ? NBASE : by_cost[k - 1];
 		if (i == NBASE) {
-			bst[i] = plan_init(&pl, g, aim_ps, &be[i]);
+			if (!init_first)
+				bst[i] = plan_init(&pl, g, aim_ps, &be[i]);
 			if (bst[i] != HOFF_OK)
 				continue;
 			hi = pl.M0[0];
@@ -1556,8 +1619,8 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 			goto out;
 		if (!(best.s && best.legal && best.makespan <= go.bound &&
 		      best.peak <= g->device.memory_bytes) &&
-		    (st = resolve_baselines(g, wait, bopt, NBASE, go, &best, rep,
-					    e)) != HOFF_OK)
+		    (st = resolve_baselines(g, wait, bopt, NBASE, go, &best,
+					    rep, e)) != HOFF_OK)
 			goto out;
 		if (best.s && best.legal &&
 		    (st = refine_best(&pl, go, work, &best, &iters,
