@@ -377,6 +377,12 @@ static void nominal_all(plan *pl)
 	}
 }
 
+/* Where share q of n items split into nq shares starts. */
+static int32_t share_of(int32_t n, int q, int nq)
+{
+	return (int32_t)((int64_t)n * q / nq);
+}
+
 static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 			     hoff_err *e)
 {
@@ -442,8 +448,8 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	size_t mq[8 + 1] = {0}; /* candidates before range q */
 #pragma omp parallel for schedule(static, 1) num_threads(nq)
 	for (int q = 0; q < nq; q++) {
-		int32_t t0 = (int32_t)((int64_t)g->ntensors * q / nq);
-		int32_t t1 = (int32_t)((int64_t)g->ntensors * (q + 1) / nq);
+		int32_t t0 = share_of(g->ntensors, q, nq);
+		int32_t t1 = share_of(g->ntensors, q + 1, nq);
 		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
 		hoff_cand *c = cb + (size_t)q * room;
 		for (int32_t t = t0; t < t1; t++) {
@@ -488,8 +494,8 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 	}
 #pragma omp parallel for schedule(static, 1) num_threads(nq)
 	for (int q = 0; q < nq; q++) {
-		int32_t t0 = (int32_t)((int64_t)g->ntensors * q / nq);
-		int32_t t1 = (int32_t)((int64_t)g->ntensors * (q + 1) / nq);
+		int32_t t0 = share_of(g->ntensors, q, nq);
+		int32_t t1 = share_of(g->ntensors, q + 1, nq);
 		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
 		hoff_cand *c = cb + (size_t)q * room;
 		/* pos and b of the k-th candidate enumerated, for by_b */
