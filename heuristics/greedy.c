@@ -287,6 +287,19 @@ static int32_t boundary_before(const plan *pl, int64_t t, int32_t hint)
 	return lo < 0 ? -1 : (int32_t)lo - 1;
 }
 
+/* A candidate as the plan holds it, not yet placed. */
+static iv iv_of(const hoff_cand *c)
+{
+	return (iv){.bytes = c->bytes,
+		    .store_ps = c->store_ps,
+		    .fetch_ps = c->fetch_ps,
+		    .t = c->t,
+		    .a = c->a,
+		    .b = c->b,
+		    .tier = c->tier,
+		    .kind = c->kind};
+}
+
 static bool add_iv(plan *pl, iv x)
 {
 	if (!hoff_grow((void **)&pl->iv, &pl->iv_cap, pl->niv + 1,
@@ -310,14 +323,7 @@ static hoff_status enumerate(plan *pl, bool all, hoff_err *e)
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		int32_t k = hoff_cand_tensor(g, &r, t, c);
 		for (int32_t j = 0; j < k; j++)
-			if (!add_iv(pl, (iv){.bytes = c[j].bytes,
-					     .store_ps = c[j].store_ps,
-					     .fetch_ps = c[j].fetch_ps,
-					     .t = c[j].t,
-					     .a = c[j].a,
-					     .b = c[j].b,
-					     .tier = c[j].tier,
-					     .kind = c[j].kind}))
+			if (!add_iv(pl, iv_of(&c[j])))
 				goto oom;
 	}
 	free(c);
@@ -383,6 +389,52 @@ static int32_t share_of(int32_t n, int q, int nq)
 	return (int32_t)((int64_t)n * q / nq);
 }
 
+/* plan_init's enumeration, split by tensors into nq shares. */
+typedef struct enum_pass {
+	plan *pl;
+	const hoff_cand_rule *rule;
+	int32_t *cnt; /* (2 nq nb) each share's counts by a, then by b */
+	size_t nb;
+	hoff_cand *cb; /* (nq room) each share's scratch */
+	size_t room;
+	size_t *mq; /* (nq + 1) candidates before share q */
+	int nq;
+} enum_pass;
+
+/* One pass over share q: counts its candidates by a and by b (mq[q + 1]
+ * gets how many), or, with place, writes each where its counts (by now
+ * its next slots) say, and its part of by_b. */
+static void enumerate_share(const enum_pass *x, int q, bool place)
+{
+	plan *pl = x->pl;
+	const hoff_graph *g = pl->g;
+	const size_t n = (size_t)pl->n;
+	int32_t *ca = x->cnt + 2 * (size_t)q * x->nb, *cbb = ca + x->nb;
+	hoff_cand *c = x->cb + (size_t)q * x->room;
+	/* pos and b of the k-th candidate enumerated, for by_b */
+	int32_t *pos = pl->order, *bk = pl->ext;
+	size_t k = x->mq[q];
+	int32_t t1 = share_of(g->ntensors, q + 1, x->nq);
+	for (int32_t t = share_of(g->ntensors, q, x->nq); t < t1; t++) {
+		int32_t nt = hoff_cand_tensor(g, x->rule, t, c);
+		for (int32_t j = 0; j < nt && !place; j++) {
+			ca[c[j].a + 1]++;
+			cbb[n - (size_t)c[j].b]++;
+		}
+		if (!place)
+			x->mq[q + 1] += (size_t)nt;
+		for (int32_t j = 0; j < nt && place; j++, k++) {
+			pos[k] = ca[c[j].a + 1]++;
+			bk[k] = c[j].b;
+			pl->iv[pos[k]] = iv_of(&c[j]);
+		}
+	}
+	/* by (b desc, t desc): the enumeration backwards is by (t desc,
+	 * a desc) */
+	for (size_t i = x->mq[q + 1]; place && i-- > x->mq[q];)
+		pl->by_b[cbb[n - (size_t)bk[i]]++] = pos[i];
+}
+
 static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 			     hoff_err *e)
 {
@@ -446,21 +498,10 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
 	size_t mq[8 + 1] = {0}; /* candidates before range q */
+	enum_pass ep = {pl, &rule, cnt, nb, cb, room, mq, nq};
 #pragma omp parallel for schedule(static, 1) num_threads(nq)
-	for (int q = 0; q < nq; q++) {
-		int32_t t0 = share_of(g->ntensors, q, nq);
-		int32_t t1 = share_of(g->ntensors, q + 1, nq);
-		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
-		hoff_cand *c = cb + (size_t)q * room;
-		for (int32_t t = t0; t < t1; t++) {
-			int32_t k = hoff_cand_tensor(g, &rule, t, c);
-			for (int32_t j = 0; j < k; j++) {
-				ca[c[j].a + 1]++;
-				cbb[n - (size_t)c[j].b]++;
-			}
-			mq[q + 1] += (size_t)k;
-		}
-	}
+	for (int q = 0; q < nq; q++)
+		enumerate_share(&ep, q, false);
 	for (int q = 0; q < nq; q++)
 		mq[q + 1] += mq[q];
 	size_t m = mq[nq];
@@ -493,34 +534,8 @@ static hoff_status plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 		}
 	}
 #pragma omp parallel for schedule(static, 1) num_threads(nq)
-	for (int q = 0; q < nq; q++) {
-		int32_t t0 = share_of(g->ntensors, q, nq);
-		int32_t t1 = share_of(g->ntensors, q + 1, nq);
-		int32_t *ca = cnt + 2 * (size_t)q * nb, *cbb = ca + nb;
-		hoff_cand *c = cb + (size_t)q * room;
-		/* pos and b of the k-th candidate enumerated, for by_b */
-		int32_t *pos = pl->order, *bk = pl->ext;
-		size_t k = mq[q];
-		for (int32_t t = t0; t < t1; t++) {
-			int32_t nt = hoff_cand_tensor(g, &rule, t, c);
-			for (int32_t j = 0; j < nt; j++, k++) {
-				pos[k] = ca[c[j].a + 1]++;
-				bk[k] = c[j].b;
-				pl->iv[pos[k]] = (iv){.bytes = c[j].bytes,
-						      .store_ps = c[j].store_ps,
-						      .fetch_ps = c[j].fetch_ps,
-						      .t = c[j].t,
-						      .a = c[j].a,
-						      .b = c[j].b,
-						      .tier = c[j].tier,
-						      .kind = c[j].kind};
-			}
-		}
-		/* by (b desc, t desc): the enumeration backwards is by
-		 * (t desc, a desc) */
-		for (size_t x = mq[q + 1]; x-- > mq[q];)
-			pl->by_b[cbb[n - (size_t)bk[x]]++] = pos[x];
-	}
+	for (int q = 0; q < nq; q++)
+		enumerate_share(&ep, q, true);
 	free(cb);
 	free(cnt);
 	nominal_all(pl);
