@@ -11,7 +11,7 @@ hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,
 			       hoff_sched **out, hoff_err *e);
 
 /* As hoff_baseline_plan, but gives up as soon as the schedule's floor
- * (hoff_sched_floor_ps) passes limit_ps, a makespan it then cannot meet:
+ * (hoff_floor_step) passes limit_ps, a makespan it then cannot meet:
  * *out is NULL and *over true. */
 hoff_status hoff_baseline_plan_within(const hoff_graph *g,
 				      const hoff_policy_opts *o,

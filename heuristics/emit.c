@@ -44,28 +44,12 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 	return HOFF_OK;
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
 static void push(hoff_emit *m, hoff_step_kind kind, int32_t id, int32_t tier)
 {
 	if (m->st == HOFF_OK && hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
 		m->st = HOFF_ENOMEM;
-	int64_t *sum = &m->compute_ps;
-	int64_t d;
-	if (kind == HOFF_STEP_OP) {
-		d = m->g->op[id].time_ps;
-	} else if (kind == HOFF_STEP_DETACH) {
-		return;
-	} else {
-		bool in = kind == HOFF_STEP_PREFETCH;
-		sum = &m->busy_ps[2 * tier + (in ? 0 : 1)];
-		d = hoff_xfer_ps(m->g, tier, m->g->tensor[id].bytes, in);
-	}
-	*sum = add_sat(*sum, d);
-	if (*sum > m->limit_ps)
+	hoff_step st = {.id = id, .tier = (int16_t)tier, .kind = (uint8_t)kind};
+	if (hoff_floor_step(&m->floor, m->g, &st) > m->limit_ps)
 		m->over = true;
 }
 

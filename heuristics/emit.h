@@ -7,6 +7,7 @@
 #ifndef HOFF_EMIT_H
 #define HOFF_EMIT_H
 
+#include "analysis.h"
 #include "graph.h"
 #include "sched.h"
 
@@ -18,10 +19,10 @@ typedef struct hoff_emit {
 	int32_t next_op;
 	int16_t store_tier; /* tier for tensors homed on the device */
 	hoff_status st;
-	/* The schedule's floor so far (hoff_sched_floor_ps): compute and
-	 * each channel's transfers; over once one passes limit_ps (set it
-	 * after hoff_emit_init; INT64_MAX there), for a policy to stop. */
-	int64_t limit_ps, compute_ps, busy_ps[2 * HOFF_MAX_TIERS];
+	/* The schedule's floor so far; over once it passes limit_ps (set
+	 * it after hoff_emit_init; INT64_MAX there), for a policy to stop. */
+	hoff_floor floor;
+	int64_t limit_ps;
 	bool over;
 } hoff_emit;
 

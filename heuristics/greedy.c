@@ -1437,7 +1437,7 @@ static hoff_status greedy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		bopt[i].lookahead = base[i].n;
 	}
 	cand bc[NBASE] = {{0}};
-	/* A big plan's baselines whose floor (hoff_sched_floor_ps) passes
+	/* A big plan's baselines whose floor (hoff_floor_step) passes
 	 * the bound cannot meet it: planning them in full and simulating
 	 * them costs a plan's time each and changes nothing while some
 	 * schedule meets the bound and fits, so they stop planning there

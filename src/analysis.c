@@ -226,39 +226,22 @@ hoff_status hoff_op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
 	return HOFF_OK;
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
+int64_t hoff_floor_step(hoff_floor *f, const hoff_graph *g, const hoff_step *st)
 {
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
-}
-
-int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s,
-			    int64_t limit)
-{
-	int64_t compute = 0, busy[2 * HOFF_MAX_TIERS] = {0}, most;
-	for (int64_t i = 0; i < s->nsteps; i++) {
-		const hoff_step *st = &s->step[i];
-		if (st->kind == HOFF_STEP_OP) {
-			if (st->id >= 0 && st->id < g->nops)
-				compute =
-					add_sat(compute, g->op[st->id].time_ps);
-			if (compute > limit)
-				return compute;
-			continue;
-		}
+	int64_t *sum, d;
+	if (st->kind == HOFF_STEP_OP && st->id >= 0 && st->id < g->nops) {
+		sum = &f->compute_ps;
+		d = g->op[st->id].time_ps;
+	} else if ((st->kind == HOFF_STEP_PREFETCH ||
+		    st->kind == HOFF_STEP_STORE) &&
+		   st->tier >= 0 && st->tier < g->ntiers && st->id >= 0 &&
+		   st->id < g->ntensors) {
 		bool in = st->kind == HOFF_STEP_PREFETCH;
-		if ((!in && st->kind != HOFF_STEP_STORE) || st->tier < 0 ||
-		    st->tier >= g->ntiers || st->id < 0 ||
-		    st->id >= g->ntensors)
-			continue;
-		int64_t *b = &busy[2 * st->tier + (in ? 0 : 1)];
-		*b = add_sat(*b, hoff_xfer_ps(g, st->tier,
-					      g->tensor[st->id].bytes, in));
-		if (*b > limit)
-			return *b;
+		sum = &f->busy_ps[2 * st->tier + (in ? 0 : 1)];
+		d = hoff_xfer_ps(g, st->tier, g->tensor[st->id].bytes, in);
+	} else {
+		return 0;
 	}
-	most = compute;
-	for (int i = 0; i < 2 * HOFF_MAX_TIERS; i++)
-		if (busy[i] > most)
-			most = busy[i];
-	return most;
+	*sum = *sum > INT64_MAX - d ? INT64_MAX : *sum + d;
+	return *sum;
 }

@@ -69,13 +69,18 @@ int64_t hoff_small_below(const hoff_graph *g, const int64_t *during);
  * Caller frees; NULL on OOM. */
 hoff_sched *hoff_sched_noffload(const hoff_graph *g);
 
-/* The least makespan schedule s can have: its compute, or the longest
- * any one channel is busy with its transfers (FORMAT.md: a channel
- * serves one transfer at a time, and the makespan waits for the last).
- * Returns as soon as a sum passes limit (then some value over it).
- * O(steps); saturates at INT64_MAX. */
-int64_t hoff_sched_floor_ps(const hoff_graph *g, const hoff_sched *s,
-			    int64_t limit);
+/* The least makespan a schedule can have, step by step: its compute, or
+ * the longest any one channel is busy with its transfers (FORMAT.md: a
+ * channel serves one transfer at a time, and the makespan waits for the
+ * last). Zero it, then add each step with hoff_floor_step, which returns
+ * the sum the step added to (saturating at INT64_MAX; 0 for a detach):
+ * once one passes a makespan, no schedule with these steps meets it. */
+typedef struct hoff_floor {
+	int64_t compute_ps;
+	int64_t busy_ps[2 * HOFF_MAX_TIERS]; /* h2d of tier i at 2i, d2h 2i+1 */
+} hoff_floor;
+int64_t hoff_floor_step(hoff_floor *f, const hoff_graph *g,
+			const hoff_step *st);
 
 /* The least peak any schedule has: while op k runs, its inputs, updates
  * and outputs are resident and its workspace allocated (FORMAT.md's rule
