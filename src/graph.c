@@ -33,6 +33,7 @@ hoff_graph *hoff_graph_new(void)
 	hoff_graph *g = calloc(1, sizeof *g);
 	if (!g)
 		return NULL;
+	g->version = 1;
 	g->in_off = calloc(1, sizeof *g->in_off);
 	g->upd_off = calloc(1, sizeof *g->upd_off);
 	g->out_off = calloc(1, sizeof *g->out_off);
@@ -118,6 +119,8 @@ int32_t hoff_graph_add_tier(hoff_graph *g, const char *name, hoff_err *e)
 	hoff_tier *t = &g->tier[g->ntiers];
 	memset(t, 0, sizeof *t);
 	t->capacity_bytes = HOFF_UNLIMITED;
+	t->h2d_duplex = t->d2h_duplex = 1.0;
+	t->h2d_duplex_ppm = t->d2h_duplex_ppm = HOFF_DUPLEX_ONE;
 	if (add_name(g, &g->tier_ids, "tier", name, g->ntiers, &t->name, e) ==
 	    HOFF_NONE)
 		return HOFF_NONE;
@@ -388,6 +391,13 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 		}
 		if (!(o->flags & HOFF_O_HAS_TIME))
 			need_roofline = true;
+		/* (v2) recomputable defaults to "has no updates" */
+		if (!(o->flags & HOFF_O_HAS_RECOMPUTABLE)) {
+			if (g->upd_off[k + 1] == g->upd_off[k])
+				o->flags |= HOFF_O_RECOMPUTABLE;
+			else
+				o->flags &= ~(uint32_t)HOFF_O_RECOMPUTABLE;
+		}
 	}
 	for (int32_t t = 0; t < g->ntensors; t++)
 		g->use_off[t + 1] += g->use_off[t];

@@ -46,7 +46,13 @@ enum {
 	HOFF_O_HAS_BYTES_ACCESSED = 1 << 2,
 	HOFF_O_HAS_WORKSPACE = 1 << 3,
 	HOFF_O_HAS_LAYER = 1 << 4,
+	HOFF_O_HAS_RECOMPUTABLE = 1 << 5, /* (v2) written in the file */
+	HOFF_O_RECOMPUTABLE = 1 << 6,	  /* (v2) may be re-run (rule 10);
+					     derived by hoff_graph_finish */
 };
+
+/* (v2) A duplex factor of 1 in FORMAT.md's integer form, F = ppm. */
+#define HOFF_DUPLEX_ONE 1000000
 
 typedef struct hoff_tier {
 	const char *name;       /* interned */
@@ -56,6 +62,11 @@ typedef struct hoff_tier {
 	int64_t capacity_bytes; /* HOFF_UNLIMITED when absent */
 	bool has_latency;
 	int64_t latency_ps; /* derived: ps(latency_s) */
+	/* (v2) rule 3: while the other channel transfers, this one moves at
+	 * this fraction of its rate; 1 when absent. */
+	double h2d_duplex, d2h_duplex;
+	bool has_h2d_duplex, has_d2h_duplex;
+	int32_t h2d_duplex_ppm, d2h_duplex_ppm; /* F = floor(f * 1e6 + 0.5) */
 } hoff_tier;
 
 typedef struct hoff_device {
@@ -92,7 +103,9 @@ typedef struct hoff_op {
 } hoff_op;
 
 typedef struct hoff_graph {
-	char *name; /* NULL when absent */
+	int32_t version; /* FORMAT version as read or to write: 1 or 2 */
+	bool repeat;	 /* (v2) one iteration of a loop: rule 9's end state */
+	char *name;	 /* NULL when absent */
 	char *meta; /* the meta object as compact JSON text; NULL when absent */
 	hoff_device device;
 	int32_t ntiers;
@@ -202,6 +215,11 @@ static inline bool hoff_tensor_persistent(const hoff_tensor *t)
 static inline bool hoff_tensor_offload(const hoff_tensor *t)
 {
 	return (t->flags & HOFF_T_OFFLOAD) != 0;
+}
+/* (v2) Whether op o may be re-run by a recompute step (rule 10). */
+static inline bool hoff_op_recomputable(const hoff_op *o)
+{
+	return (o->flags & HOFF_O_RECOMPUTABLE) != 0;
 }
 
 #endif

@@ -6,8 +6,10 @@
 hoff_sched *hoff_sched_new(void)
 {
 	hoff_sched *s = calloc(1, sizeof *s);
-	if (s)
+	if (s) {
 		s->budget_bytes = HOFF_NONE;
+		s->version = 1;
+	}
 	return s;
 }
 

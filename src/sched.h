@@ -12,10 +12,12 @@ typedef enum hoff_step_kind {
 	HOFF_STEP_PREFETCH, /* tensor `id` from tier `tier` into the device */
 	HOFF_STEP_STORE,    /* tensor `id` from the device to tier `tier` */
 	HOFF_STEP_DETACH,   /* drop tensor `id`'s device copy */
+	HOFF_STEP_RECOMPUTE, /* (v2) re-run op `id` on the compute stream */
+	HOFF_STEP_DROP,	     /* (v2) free tensor `id` (rule 11) */
 } hoff_step_kind;
 
 typedef struct hoff_step {
-	int32_t id;   /* op id for HOFF_STEP_OP, else tensor id */
+	int32_t id;   /* op id for HOFF_STEP_OP and _RECOMPUTE, else tensor */
 	int16_t tier; /* tier index for prefetch and store, else HOFF_NONE */
 	uint8_t kind; /* hoff_step_kind */
 } hoff_step;
@@ -25,12 +27,14 @@ typedef struct hoff_summary {
 	int64_t peak_bytes;
 	int64_t makespan_ps;
 	int64_t compute_ps;
-	int64_t stall_ps; /* makespan - compute */
+	int64_t recompute_ps; /* (v2) sum of the recompute steps' durations */
+	int64_t stall_ps;     /* makespan - compute - recompute */
 	int64_t h2d_bytes;
 	int64_t d2h_bytes;
 } hoff_summary;
 
 typedef struct hoff_sched {
+	int32_t version; /* FORMAT version as read or to write: 1 or 2 */
 	hoff_step *step; /* (nsteps) */
 	int64_t nsteps;
 	size_t cap;
