@@ -203,7 +203,16 @@ def export(model, example_inputs, path=None, mode="train",
                    repeat=bool(repeat) and not v1, v2_ops=not v1,
                    capture=_capture)
     if _capture is not None:
-        _capture.update(rec=rec, model=model, args=args, kwargs=kwargs,
+        views = {}
+        for t in tensors_of((out, lossv, grads)):
+            if not rec.skip(t) and rec.gid(t) is not None:
+                views.setdefault(rec.gid(t), (tuple(t.shape),
+                                              tuple(t.stride()),
+                                              t.storage_offset()))
+        for n, p in list(params.items()) + list(buffers.items()):
+            views.setdefault(rec.gid(p), (tuple(p.shape), tuple(p.stride()),
+                                          p.storage_offset()))
+        _capture.update(views=views, rec=rec, model=model, args=args, kwargs=kwargs,
                         params=params, buffers=buffers, grad_of=grad_of,
                         input_gids=input_gids, outputs=outputs,
                         train=train, optimizer=optimizer)
@@ -265,6 +274,7 @@ def _add_adam(rec, params, grad_of, elsize):
         o.name, o.path, o.layer, o.bwd = "adam", n, layer.get(w, 0), False
         o.inputs, o.outputs, o.updates = [grad_of[n]], [], [w] + mv
         o.kind = "optimizer"
+        o.call = None
         o.flops = costs.ADAM_FLOPS * p.numel()
         o.bytes = (gt.elems * elsize(gt.dtype) +
                    2 * wt.elems * elsize(wt.dtype) +
