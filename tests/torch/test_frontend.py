@@ -22,7 +22,7 @@ import unittest
 import torch
 import torch.nn as nn
 
-from test_export import HERE, V1, Tmp, hoffopt  # noqa: F401 (sys.path)
+from test_export import V1, Tmp, hoffopt  # noqa: F401 (sys.path)
 import hoffopt_torch
 from hoffopt_torch.__main__ import main
 from hoffopt_torch.outfile import OutputError
@@ -197,8 +197,9 @@ class Outputs(Tmp, unittest.TestCase):
 
 # The table: (command line, expected exit code). {M}: the tiny model file,
 # {D}: a fresh folder, {O}: an output path in it, {NULL} and {FULL}:
-# private copies of /dev/null and /dev/full (or the real ones, not root). 0: written, 2: usage, bad
-# input or an output that cannot be written. Never a traceback.
+# private copies of /dev/null and /dev/full (or the real ones, not root).
+# 0: written, 2: usage, bad input or an output that cannot be written.
+# Never a traceback.
 ARGS = [
     # usage
     ("", 2), ("-o {O}", 2), ("{M}:f", 2), ("--bogus", 2),
@@ -253,8 +254,10 @@ ARGS = [
     # --loss
     ("{M}:f --loss nosuch:fn -o {O}", 2), ("{M}:f --loss nosuch -o {O}", 2),
     ("{M}:f --loss : -o {O}", 2), ("{M}:f --loss math:nosuch -o {O}", 2),
-    ("{M}:f --loss math:pi -o {O}", 2), ("{M}:f --loss os.path:join -o {O}", 2),
-    ("{M}:f --loss {M}:loss -o {O}", 0), ("{M}:f --loss {M}:badloss -o {O}", 2),
+    ("{M}:f --loss math:pi -o {O}", 2),
+    ("{M}:f --loss os.path:join -o {O}", 2),
+    ("{M}:f --loss {M}:loss -o {O}", 0),
+    ("{M}:f --loss {M}:badloss -o {O}", 2),
     ("{M}:f --loss {M}:nosuch -o {O}", 2), ("{M}:f --loss {M}:x -o {O}", 2),
     ("{M}:f --loss {D}/no.py:loss -o {O}", 2),
     ("{M}:f --loss .:loss -o {O}", 2), ("{M}:f --loss '..:x' -o {O}", 2),
@@ -280,6 +283,15 @@ ARGS = [
     ("run {M}:f --graph {O} --schedule {O} --bogus", 2),
     ("run nocolon --graph {O} --schedule {O}", 2),
     ("run {M}:f --graph {O} --schedule {O} --emit-python {M}", 2),
+    ("run {M}:f --graph {O} --schedule {O} --runs 0", 2),
+    ("run {M}:f --graph {O} --schedule {O} --seed x", 2),
+    # --measure and --times-from
+    ("{M}:f --measure 0 -o {O}", 2), ("{M}:f --measure x -o {O}", 2),
+    ("{M}:f --measure 2 --times-from {M} -o {O}", 2),
+    ("{M}:f --times-from {D}/no.json -o {O}", 2),
+    ("{M}:f --times-from {M} -o {O}", 2),
+    ("{M}:f --times-from {D} -o {O}", 2),
+    ("{M}:f --mode infer --measure 1 -o {O}", 0),
 ]
 
 

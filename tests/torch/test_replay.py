@@ -22,12 +22,11 @@ No test asserts a wall time.
 import json
 import os
 import subprocess
-import sys
 import unittest
 
 import torch
 
-from test_export import BIN, HERE, PY, ROOT, V1, Tmp, hoffopt
+from test_export import HERE, PY, ROOT, V1, Tmp, hoffopt
 import hoffopt_torch
 import models
 from hoffopt_torch import replay

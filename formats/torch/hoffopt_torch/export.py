@@ -212,7 +212,8 @@ def export(model, example_inputs, path=None, mode="train",
         for n, p in list(params.items()) + list(buffers.items()):
             views.setdefault(rec.gid(p), (tuple(p.shape), tuple(p.stride()),
                                           p.storage_offset()))
-        _capture.update(views=views, rec=rec, model=model, args=args, kwargs=kwargs,
+        _capture.update(views=views, rec=rec, model=model, args=args,
+                        kwargs=kwargs,
                         params=params, buffers=buffers, grad_of=grad_of,
                         input_gids=input_gids, outputs=outputs,
                         train=train, optimizer=optimizer)
