@@ -379,7 +379,8 @@ class V2(Tmp, unittest.TestCase):
         self.assertEqual(g["version"], 1)
         self.assertFalse(any("recomputable" in o for o in g["ops"]))
 
-    @unittest.skipIf(V1, "the hoffopt binary does not read FORMAT v2 yet")
+    @unittest.skipIf(V1, "the hoffopt binary does not plan FORMAT v2 "
+                     "repeat graphs yet")
     def test_hoffopt_reads_them(self):
         p = self.path("g.json")
         hoffopt_torch.export(nn.Sequential(nn.Linear(4, 4), nn.Dropout()),
