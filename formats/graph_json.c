@@ -25,8 +25,8 @@
 #include <omp.h>
 #endif
 
+#include "fileio.h"
 #include "jscan.h"
-#include "outfile.h"
 
 enum { K_FORMAT, K_VERSION, K_NAME, K_META, K_MACHINE, K_TENSORS, K_OPS, NKEYS };
 static const char *const top_keys[NKEYS] = {

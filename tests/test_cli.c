@@ -21,7 +21,7 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "outfile.h"
+#include "fileio.h"
 #include "testutil.h"
 
 static void test_budget_bytes(void **state)

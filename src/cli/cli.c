@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "outfile.h"
+#include "fileio.h"
 
 int hoff_cli_exit(hoff_status st)
 {
