@@ -1,5 +1,5 @@
 /* refine.h: local search on the simulator at a schedule's peak (or, under
- * a budget, at its longest stall), called by greedy.c. */
+ * a budget, at its longest stall), called by greedy_finish.c. */
 #ifndef HOFF_REFINE_H
 #define HOFF_REFINE_H
 
