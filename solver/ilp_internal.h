@@ -19,6 +19,7 @@
 #include "mip.h"
 #include "policy.h"
 #include "sim.h"
+#include "sort.h"
 
 #define IDX(w) ((size_t)((w) + 1)) /* instant w in [-1, 2n-2] -> index */
 
@@ -86,12 +87,11 @@ typedef struct peak_search {
 } peak_search;
 
 /* ilp_model.c */
-extern const hoff_ilp_iv *hoff_ilp_sort_iv;
 const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi);
 hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e);
 void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
 			  const hoff_ilp *m, hoff_exact_report *rep);
-int hoff_ilp_by_evict(const void *x, const void *y);
+int hoff_ilp_by_evict(const void *x, const void *y, void *ctx);
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w);
 int32_t hoff_ilp_add_col(hoff_ilp *m, double lb, double ub, double obj,
 			 bool bin, hoff_col_kind tag, int32_t a0, int32_t a1);

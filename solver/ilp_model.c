@@ -277,13 +277,11 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 	return intervals(g, small_below, out, nout, e);
 }
 
-const hoff_ilp_iv *hoff_ilp_sort_iv;
-static const int32_t *sort_pick;
-
-int hoff_ilp_by_evict(const void *x, const void *y)
+int hoff_ilp_by_evict(const void *x, const void *y, void *ctx)
 {
-	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[*(const int32_t *)x];
-	const hoff_ilp_iv *b = &hoff_ilp_sort_iv[*(const int32_t *)y];
+	const hoff_ilp_iv *iv = ctx;
+	const hoff_ilp_iv *a = &iv[*(const int32_t *)x];
+	const hoff_ilp_iv *b = &iv[*(const int32_t *)y];
 	if (a->a != b->a)
 		return a->a < b->a ? -1 : 1;
 	if (a->b != b->b)
@@ -291,12 +289,21 @@ int hoff_ilp_by_evict(const void *x, const void *y)
 	return (a->t > b->t) - (a->t < b->t);
 }
 
-static int by_fetch(const void *x, const void *y)
+/* The intervals and their prefetch boundaries, for by_fetch. */
+typedef struct fetch_order {
+	const hoff_ilp_iv *iv;
+	const int32_t *pick;
+} fetch_order;
+
+/* Interval indices by prefetch boundary, then the op that needs them,
+ * then tensor id (ctx: a fetch_order). */
+static int by_fetch(const void *x, const void *y, void *ctx)
 {
+	const fetch_order *o = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[i], *b = &hoff_ilp_sort_iv[j];
-	if (sort_pick[i] != sort_pick[j])
-		return sort_pick[i] < sort_pick[j] ? -1 : 1;
+	const hoff_ilp_iv *a = &o->iv[i], *b = &o->iv[j];
+	if (o->pick[i] != o->pick[j])
+		return o->pick[i] < o->pick[j] ? -1 : 1;
 	if (a->b != b->b)
 		return a->b < b->b ? -1 : 1;
 	return (a->t > b->t) - (a->t < b->t);
@@ -335,10 +342,9 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 		if (v->b < g->nops)
 			pf[np++] = i;
 	}
-	hoff_ilp_sort_iv = iv;
-	sort_pick = pick;
-	qsort(ev, ne, sizeof *ev, hoff_ilp_by_evict);
-	qsort(pf, np, sizeof *pf, by_fetch);
+	hoff_sort_ctx(ev, ne, sizeof *ev, hoff_ilp_by_evict, (void *)iv);
+	fetch_order fo = {iv, pick};
+	hoff_sort_ctx(pf, np, sizeof *pf, by_fetch, &fo);
 	size_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
