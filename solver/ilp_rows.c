@@ -1,6 +1,5 @@
 /* ilp_rows.c: the columns of an interval and the constraint families
  * (1)-(13) of the model (solver/README.md), one function per family. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
