@@ -1,6 +1,5 @@
 /* exact.c: the exact pipeline, hoff_exact_run (greedy -> model ->
  * solve -> decode -> simulate -> keep the better). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>

@@ -1,6 +1,5 @@
 /* ilp_decode.c: a solution's decisions, its model objective, and what
  * the model predicts for it (makespan, peak). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>

@@ -1,7 +1,8 @@
 /* ilp_internal.h: what the files of the exact scheduler share (private
  * to solver/; the public API is ilp.h). The model in math is in
  * solver/README.md; the files:
- *   ilp_model.c   intervals, emit, model arrays and maps, the build
+ *   ilp_arrays.c  columns, rows and maps: the model's arrays
+ *   ilp_model.c   intervals, emit, the build
  *   ilp_prune.c   stage planning and pruning (the plan)
  *   ilp_rows.c    columns and the constraint families (1)-(13)
  *   ilp_decode.c  decode, objective, predict
@@ -19,6 +20,7 @@
 #include "mip.h"
 #include "policy.h"
 #include "sim.h"
+#include "sort.h"
 
 #define IDX(w) ((size_t)((w) + 1)) /* instant w in [-1, 2n-2] -> index */
 
@@ -85,27 +87,58 @@ typedef struct peak_search {
 	char note[160];
 } peak_search;
 
-/* ilp_model.c */
-extern const hoff_ilp_iv *hoff_ilp_sort_iv;
-const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi);
-hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e);
-void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
-			  const hoff_ilp *m, hoff_exact_report *rep);
-int hoff_ilp_by_evict(const void *x, const void *y);
+/* ilp_arrays.c: the model's arrays, which every other file builds on */
+
+/* Orders interval indices (int32_t) of the intervals ctx (hoff_ilp_iv *)
+ * as their evictions are issued: by touch a, then b, then tensor id. */
+int hoff_ilp_by_evict(const void *x, const void *y, void *ctx);
+/* Window w of m has a length: an op window of an op that takes time, or
+ * a stall window with a stall column. */
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w);
+/* Appends a column (bounds, objective, binary, kind, two arguments for
+ * its name); its index, or 0 when out of memory or past INT_MAX. */
 int32_t hoff_ilp_add_col(hoff_ilp *m, double lb, double ub, double obj,
 			 bool bin, hoff_col_kind tag, int32_t a0, int32_t a1);
+/* Opens row `type rhs` (HOFF_ILP_LE, GE, EQ) with its tag and argument;
+ * out of memory sets r->oom and every later call does nothing. */
 void hoff_ilp_row_begin(rowb *r, int type, double rhs, char tag, int32_t arg);
+/* Adds v * column col to the open row (col 0: nothing); a column twice
+ * adds up in one entry. */
 void hoff_ilp_row_add(rowb *r, int32_t col, double v);
+/* Closes the open row: drops cancelled entries, moves r->konst to the
+ * right-hand side; a row left empty is checked (a violated one marks m
+ * infeasible, saying why in m->why) and removed. */
 void hoff_ilp_row_end(rowb *r);
+/* The row x_a - x_b <= 0 (x_a <= x_b), tagged. */
 void hoff_ilp_row_le(rowb *r, char tag, int32_t arg, int32_t a, int32_t b);
+/* A map of len entries (all 0: no column) in m->map: its offset,
+ * HOFF_NONE when len <= 0, -2 when out of memory. */
 int32_t hoff_ilp_map_new(hoff_ilp *m, int32_t len);
+/* Interval v's R column in force at boundary q (0: none yet). */
 int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q);
+/* v's Q column in force at instant w (0: none). */
 int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+/* v's Ys (store share) column in force at window w (0: none). */
 int32_t hoff_ilp_ys_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+/* v's Yf (fetch share) column in force at window w (0: none). */
 int32_t hoff_ilp_yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
+/* Fills map (over indices [lo, hi]) from the sorted defined indices
+ * idx[0..n), whose columns are first, first + 1, ...: each index gets
+ * the column of the last defined index at or before it. */
 void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
 		       const int32_t *idx, int32_t n, int32_t first);
+
+/* ilp_model.c: the build */
+
+/* "[lo, hi]" of the peak search into buf, for progress lines; hi
+ * INT64_MAX reads "none found yet". Returns buf. */
+const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi);
+/* HOFF_ETIMEOUT, saying what does not fit, when GLPK's set-up of m cannot
+ * end before the deadline of its build request; else HOFF_OK. */
+hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e);
+/* rep->restriction: what the model m of g under o leaves out. */
+void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
+			  const hoff_ilp *m, hoff_exact_report *rep);
 
 /* ilp_prune.c */
 void hoff_ilp_absent_range(const hoff_ilp_iv *v, int32_t n, int32_t *w0,

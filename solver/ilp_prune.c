@@ -1,7 +1,6 @@
 /* ilp_prune.c: stage planning and pruning: the binding instants, the
  * intervals kept and the prefetch boundaries each may use (the plan
  * hoff_ilp_build follows). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>

@@ -1,6 +1,5 @@
 /* ilp_rows.c: the columns of an interval and the constraint families
  * (1)-(13) of the model (solver/README.md), one function per family. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -241,13 +240,15 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 	}
 }
 
-static int by_window(const void *x, const void *y)
+/* Entries by window, then channel, then interval (ctx: the intervals). */
+static int by_window(const void *x, const void *y, void *ctx)
 {
+	const hoff_ilp_iv *iv = ctx;
 	const wentry *a = x, *b = y;
 	if (a->w != b->w)
 		return a->w < b->w ? -1 : 1;
-	int ca = 2 * hoff_ilp_sort_iv[a->i].tier + a->store;
-	int cb = 2 * hoff_ilp_sort_iv[b->i].tier + b->store;
+	int ca = 2 * iv[a->i].tier + a->store;
+	int cb = 2 * iv[b->i].tier + b->store;
 	if (ca != cb)
 		return ca < cb ? -1 : 1;
 	return (a->i > b->i) - (a->i < b->i);
@@ -295,9 +296,7 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 			}
 		}
 	}
-	hoff_ilp_sort_iv = m->iv;
-	if (cp->ne)
-		qsort(cp->we, cp->ne, sizeof *cp->we, by_window);
+	hoff_sort_ctx(cp->we, cp->ne, sizeof *cp->we, by_window, m->iv);
 	cp->goff = hoff_alloc(cp->ne + 1, sizeof *cp->goff);
 	cp->ucol = hoff_alloc(cp->ne + 1, sizeof *cp->ucol);
 	if (!cp->goff || !cp->ucol)
@@ -445,9 +444,7 @@ bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r)
 	for (int32_t i = 0; i < m->niv; i++)
 		if (m->iv[i].zs && m->iv[i].ysmap >= 0)
 			ord[ns++] = i;
-	hoff_ilp_sort_iv = m->iv;
-	if (ns)
-		qsort(ord, (size_t)ns, sizeof *ord, hoff_ilp_by_evict);
+	hoff_sort_ctx(ord, (size_t)ns, sizeof *ord, hoff_ilp_by_evict, m->iv);
 	for (int32_t x = 0; x < ns; x++) {
 		const hoff_ilp_iv *vj = &m->iv[ord[x]];
 		double M = 0;

@@ -1,7 +1,6 @@
 /* ilp_start.c: a start solution from a schedule's decisions (greedy's
  * warm start), the solve, and the judging and repair of decoded
  * schedules that the pipeline and the peak search share. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>

@@ -1,6 +1,5 @@
 /* peak_search.c: overhead mode's least peak, by a search on budget-mode
  * feasibility probes between a bound and the best schedule found. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
