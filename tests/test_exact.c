@@ -84,7 +84,7 @@ static void test_repaired_start(void **state)
 static void test_deepseek_optimal(void **state)
 {
 	(void)state;
-	/* The 60 s figure is a benchmark's (bench/exact_table.sh); here the
+	/* The 60 s figure is a benchmark's (bench/harness.py exact-table); here the
 	 * proof is checked, with room for ASan and a loaded machine. */
 	hoff_exact_report rep =
 		exact_on_data("deepseek-v3-decode-4l.json", 240);
