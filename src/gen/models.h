@@ -36,6 +36,8 @@ typedef struct hoff_model_opts {
 				that finalises its last gradient) */
 	const char *optimizer_home; /* train: Adam state on NULL or "host"
 				(the first tier with room) or "device" */
+	bool v1; /* a FORMAT version-1 graph: no repeat, no duplex factors
+		    (else version 2, repeat for train and decode) */
 } hoff_model_opts;
 
 /* Defaults: llama3-8b, decode, seq 4096, batch 1, full depth, h100-pcie5,
