@@ -87,7 +87,7 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 	hoff_status st = hoff_cand_list(g, &rule, &all, &nall, e);
 	if (st != HOFF_OK)
 		return st;
-	if (nall > 1)
+	if (nall > 1) /* all is NULL when there are none */
 		qsort(all, nall, sizeof *all, by_a_t);
 	hoff_refine_iv *v = hoff_alloc(nall + 1, sizeof *v);
 	if (!v) {
