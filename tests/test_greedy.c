@@ -265,8 +265,13 @@ static void test_overhead_saturates(void **state)
 }
 
 /* The refinement's candidates of graph g, as greedy enumerates them,
- * written by hand: {bytes, t, a, b, start}, sorted by (a, t). */
-static hoff_sched *refined(const hoff_graph *g, const hoff_refine_iv *iv,
+ * written by hand (candidates.h), sorted by (a, t). */
+#define CAND(by, tt, aa, bb, k)                                          \
+	{                                                                 \
+		.bytes = (by), .t = (tt), .a = (aa), .b = (bb),           \
+		.kind = HOFF_CAND_##k                                     \
+	}
+static hoff_sched *refined(const hoff_graph *g, const hoff_cand *iv,
 			   int32_t niv, const char *start_json,
 			   int64_t bound_ps, int64_t cap, int32_t *moves)
 {
@@ -311,7 +316,7 @@ static void test_refine_store_after_write(void **state)
 					"0.001") "," OP("f3", "\"b\"", "\"y\"",
 							"0.001")));
 	/* kv's tail after f0 (the only gap of a tensor not read again) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, 0, 4, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, 0, 4, DIRTY)};
 	int32_t moves = 0;
 	hoff_sched *s = refined(
 		g, iv, 1,
@@ -354,9 +359,9 @@ static void test_refine_late_prefetch(void **state)
 				   "0.001") "," OP("f2", "\"b\", \"w2\"",
 						   "\"y\"", "0.001")));
 	/* w1 and w2's first fetches; w1's tail after f0 (a clean copy) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, -1, 0, 1},
-			       {4 * MB, 2, -1, 2, 1},
-			       {4 * MB, 1, 0, 3, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, -1, 0, START),
+			  CAND(4 * MB, 2, -1, 2, START),
+			  CAND(4 * MB, 1, 0, 3, CLEAN)};
 	int32_t moves = 0;
 	const char *start = SCHED(S_PF("w1") "," S_PF("w2") "," S_OP(
 		"f0") ",{\"detach\": \"w1\"}," S_OP("f1") "," S_OP("f2"));
@@ -417,9 +422,9 @@ static void test_refine_stream(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(stream);
 	/* the states' first fetches */
-	hoff_refine_iv iv[] = {{3 * MB, 4, -1, 3, 1},
-			       {3 * MB, 5, -1, 4, 1},
-			       {3 * MB, 6, -1, 5, 1}};
+	hoff_cand iv[] = {CAND(3 * MB, 4, -1, 3, START),
+			  CAND(3 * MB, 5, -1, 4, START),
+			  CAND(3 * MB, 6, -1, 5, START)};
 	const char *start = SCHED(
 		S_PF("s2") "," S_PF("s3") "," S_OP("f0") "," S_OP("f1") "," S_PF(
 			"s1") "," S_OP("f2") "," S_OP("u1") "," S_OP("u2") "," S_OP("u3"));
