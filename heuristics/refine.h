@@ -23,7 +23,8 @@ typedef struct hoff_refine_result {
 } hoff_refine_result;
 
 /* Starting from start's decisions over the candidates iv (candidates.h;
- * sorted by a, then t; a START one is always taken), keeps the first move that improves the objective: in overhead
+ * sorted by a, then t; a START one is always taken), keeps the first
+ * move that improves the objective: in overhead
  * mode (peak, instants at the peak, makespan) with the makespan within
  * the bound; in budget mode (makespan, peak) with the peak under the cap.
  * Moves at the peak's op k: a prefetch issued before k for an op after k
@@ -49,9 +50,8 @@ typedef struct hoff_refine_result {
  * kept. Deterministic.
  * r->s is the last schedule kept (never one the simulator rejected);
  * HOFF_ENOMEM in e. */
-hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv,
-			int32_t niv, const hoff_sched *start,
-			const hoff_refine_goal *go, hoff_refine_result *r,
-			hoff_err *e);
+hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
+			const hoff_sched *start, const hoff_refine_goal *go,
+			hoff_refine_result *r, hoff_err *e);
 
 #endif

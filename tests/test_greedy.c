@@ -266,10 +266,10 @@ static void test_overhead_saturates(void **state)
 
 /* The refinement's candidates of graph g, as greedy enumerates them,
  * written by hand (candidates.h), sorted by (a, t). */
-#define CAND(by, tt, aa, bb, k)                                          \
-	{                                                                 \
-		.bytes = (by), .t = (tt), .a = (aa), .b = (bb),           \
-		.kind = HOFF_CAND_##k                                     \
+#define CAND(by, tt, aa, bb, k)                                 \
+	{                                                       \
+		.bytes = (by), .t = (tt), .a = (aa), .b = (bb), \
+		.kind = HOFF_CAND_##k                           \
 	}
 static hoff_sched *refined(const hoff_graph *g, const hoff_cand *iv,
 			   int32_t niv, const char *start_json,
