@@ -25,7 +25,7 @@ static hoff_status budget_fit(grun *r, hoff_err *e)
 	int64_t lb_ps = r->an->lower_bound_ps;
 	if (r->best.s->nsteps > BIG_OPS || lb_ps <= 0)
 		return HOFF_OK;
-	double top = (double)r->best.makespan / (double)lb_ps - 1;
+	double top = (double)r->best.sum.makespan_ps / (double)lb_ps - 1;
 	int lo = 0, hi = 0; /* ladder[lo..hi) are below best's makespan */
 	while (hi < NL && ladder[hi] < top)
 		hi++;
@@ -43,7 +43,7 @@ static hoff_status budget_fit(grun *r, hoff_err *e)
 			return st;
 		r->iters += rep.iterations;
 		bool fits = rep.peak_bytes <= r->go.cap;
-		cand c = {0};
+		hoff_judged c = {0};
 		if ((st = greedy_judge(r->g, s, &c, rep.source, NULL, NULL,
 				       e)) != HOFF_OK)
 			return st;
@@ -66,10 +66,10 @@ hoff_status greedy_budget_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_status st = greedy_portfolio(&r, g, o, REFINE_WORK, rep, e);
 	if (st == HOFF_OK)
 		st = greedy_fit_cap(&r, e);
-	const cand *b = &r.best;
+	const hoff_judged *b = &r.best;
 	if (st == HOFF_OK && b->s && b->legal)
 		st = greedy_refine_best(&r, e);
-	if (st == HOFF_OK && b->s && b->legal && b->peak <= r.go.cap)
+	if (st == HOFF_OK && b->s && b->legal && b->sum.peak_bytes <= r.go.cap)
 		st = budget_fit(&r, e);
 	if (st == HOFF_OK)
 		st = greedy_report(&r, out, e);

@@ -15,7 +15,7 @@
 hoff_status greedy_fit_cap(grun *r, hoff_err *e)
 {
 	plan *pl = &r->pl;
-	const cand *best = &r->best;
+	const hoff_judged *best = &r->best;
 	goal go = r->go;
 	r->rep->floor_bytes = pl->floor_bytes;
 	r->rep->floor_op = pl->floor_op;
@@ -25,8 +25,8 @@ hoff_status greedy_fit_cap(grun *r, hoff_err *e)
 	 * search's answer stands, as for the refinement. */
 	bool unreachable = pl->floor_bytes > go.cap && best->s &&
 			   best->s->nsteps > BIG_OPS;
-	if ((go.bound != HOFF_NONE && best->peak <= go.cap &&
-	     best->makespan <= go.bound) ||
+	if ((go.bound != HOFF_NONE && best->sum.peak_bytes <= go.cap &&
+	     best->sum.makespan_ps <= go.bound) ||
 	    unreachable)
 		return HOFF_OK;
 	/* Fastest under the cap: aim at it, then tighten the aim by what
@@ -76,7 +76,7 @@ static int by_a_t(const void *x, const void *y)
 hoff_status greedy_refine_best(grun *r, hoff_err *e)
 {
 	const hoff_graph *g = r->g;
-	cand *best = &r->best;
+	hoff_judged *best = &r->best;
 	if (best->s->nsteps > r->work / 16)
 		return HOFF_OK; /* not even a few moves fit the work */
 	/* The plan's candidates and the small tensors' gaps, by (a, t). */
@@ -87,22 +87,8 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 	hoff_status st = hoff_cand_list(g, &rule, &all, &nall, e);
 	if (st != HOFF_OK)
 		return st;
-	if (nall > 1)
+	if (nall > 1) /* all is NULL when there are none */
 		qsort(all, nall, sizeof *all, by_a_t);
-	hoff_refine_iv *v = hoff_alloc(nall + 1, sizeof *v);
-	if (!v) {
-		free(all);
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	}
-	for (size_t i = 0; i < nall; i++) {
-		const hoff_cand *c = &all[i];
-		v[i] = (hoff_refine_iv){.bytes = c->bytes,
-					.t = c->t,
-					.a = c->a,
-					.b = c->b,
-					.start = c->kind == HOFF_CAND_START};
-	}
-	free(all);
 	/* the repair phase only in a run of its own, not on the budget
 	 * fit's rungs (each a capped run) */
 	hoff_refine_goal rg = {.cap = r->go.cap,
@@ -110,8 +96,8 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 			       .work = r->work,
 			       .repair = r->work >= REFINE_WORK};
 	hoff_refine_result rr;
-	st = hoff_refine(g, v, (int32_t)nall, best->s, &rg, &rr, e);
-	free(v);
+	st = hoff_refine(g, all, (int32_t)nall, best->s, &rg, &rr, e);
+	free(all);
 	if (st != HOFF_OK)
 		return st;
 	r->iters += rr.tried;
@@ -122,7 +108,7 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 		 hoff_s(rr.sum.makespan_ps));
 	if (!rr.s)
 		return HOFF_OK;
-	cand c = {0};
+	hoff_judged c = {0};
 	if ((st = greedy_judge(g, rr.s, &c, best->source, NULL, NULL, e)) !=
 	    HOFF_OK)
 		return st;
@@ -133,26 +119,26 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 hoff_status greedy_report(grun *r, hoff_sched **out, hoff_err *e)
 {
 	hoff_policy_report *rep = r->rep;
-	cand *best = &r->best;
+	hoff_judged *best = &r->best;
 	rep->iterations = r->iters;
 	if (!best->s || !best->legal)
 		return hoff_seterr(e, HOFF_EINTERNAL,
 				   "greedy found no legal schedule (a bug)");
 	*out = best->s;
 	hoff_sched_set_policy(*out, "greedy");
-	rep->peak_bytes = best->peak;
-	rep->makespan_ps = best->makespan;
-	if (best->peak < rep->least_peak_bytes ||
-	    (best->peak == rep->least_peak_bytes &&
-	     best->makespan < rep->least_makespan_ps)) {
-		rep->least_peak_bytes = best->peak;
-		rep->least_makespan_ps = best->makespan;
+	rep->peak_bytes = best->sum.peak_bytes;
+	rep->makespan_ps = best->sum.makespan_ps;
+	if (best->sum.peak_bytes < rep->least_peak_bytes ||
+	    (best->sum.peak_bytes == rep->least_peak_bytes &&
+	     best->sum.makespan_ps < rep->least_makespan_ps)) {
+		rep->least_peak_bytes = best->sum.peak_bytes;
+		rep->least_makespan_ps = best->sum.makespan_ps;
 		snprintf(rep->least_source, sizeof rep->least_source, "%s",
 			 best->source);
 	}
-	rep->feasible =
-		best->peak <= r->go.cap &&
-		(r->go.bound == HOFF_NONE || best->makespan <= r->go.bound);
+	rep->feasible = best->sum.peak_bytes <= r->go.cap &&
+			(r->go.bound == HOFF_NONE ||
+			 best->sum.makespan_ps <= r->go.bound);
 	snprintf(rep->source, sizeof rep->source, "%s", best->source);
 	best->s = NULL;
 	return HOFF_OK;

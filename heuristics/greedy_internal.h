@@ -21,14 +21,10 @@
 #include "analysis.h"
 #include "candidates.h"
 #include "heap.h"
+#include "judged.h"
 #include "policy_opts.h"
 #include "sim.h"
 
-enum {
-	IV_START = HOFF_CAND_START,
-	IV_DETACH = HOFF_CAND_CLEAN,
-	IV_STORE = HOFF_CAND_DIRTY,
-};
 #define MAX_ROUNDS   4
 #define GALLOP_SHIFT 6	     /* first step down: peak / 2^6 */
 #define STOP_SHIFT   8	     /* the search stops at a bracket of peak / 2^8 */
@@ -42,23 +38,17 @@ enum {
 /* The baselines of the portfolio (greedy_portfolio.c's table). */
 #define GREEDY_NBASE 4
 
-typedef struct iv {
-	int64_t bytes;
-	int64_t store_ps;  /* d2h duration, 0 for a detach or IV_START */
-	int64_t fetch_ps;  /* h2d duration, 0 for a tail */
+/* Where a plan put candidate i (greedy_select.c), beside pl->cand[i]
+ * (candidates.h). */
+typedef struct placed {
 	int64_t evict_end; /* placed: when the bytes are free */
 	int64_t slot;	   /* placed: prefetch start on its channel */
-	int32_t t;
-	int32_t a;     /* op after which it leaves; -1: before op 0 */
-	int32_t b;     /* op that needs it back; nops for a tail */
 	int32_t pe0;   /* latest boundary whose prefetch hides the transfer */
 	int32_t cs0;   /* nominal first covered op */
 	int32_t pmin;  /* coverage the selection relies on: p >= pmin */
 	int32_t cs, p; /* placed coverage [cs, p] */
-	int16_t tier;
-	uint8_t kind;
 	uint8_t deferred; /* times a round put it off (bounded) */
-} iv;
+} placed;
 
 /* A candidate as select_round's sweep meets it: its scores against the
  * timeline nominal_all saw, beside the index, so the sweep streams. */
@@ -71,26 +61,27 @@ typedef struct bent {
 
 typedef struct plan {
 	const hoff_graph *g;
-	int32_t n;	/* ops */
-	int64_t *T;	/* (n + 1) op starts the plan assumes; T[n]: end */
-	int64_t *T0;	/* (n + 1) nominal: op times summed, no stall */
-	int64_t *M0;	/* (n) memory during op k, nothing offloaded */
-	int64_t *M;	/* (n) memory during op k under the plan */
-	int64_t *delta; /* (n + 1) scratch difference array */
-	iv *iv;		/* (niv) by (a, t): store issue order */
-	size_t niv;
-	int32_t *order;	     /* (niv) scratch */
-	int32_t *by_b;	     /* (niv) by (b desc, t desc): backward deadlines */
-	uint8_t *selb;	     /* (niv) selected: 0 no, 1 hidden, 2 may stall */
+	int32_t n;	 /* ops */
+	int64_t *T;	 /* (n + 1) op starts the plan assumes; T[n]: end */
+	int64_t *T0;	 /* (n + 1) nominal: op times summed, no stall */
+	int64_t *M0;	 /* (n) memory during op k, nothing offloaded */
+	int64_t *M;	 /* (n) memory during op k under the plan */
+	int64_t *delta;	 /* (n + 1) scratch difference array */
+	hoff_cand *cand; /* (ncand) by (a, t): store issue order */
+	placed *pd;	 /* (ncand) where the plan put each */
+	size_t ncand;
+	int32_t *order; /* (ncand) scratch */
+	int32_t *by_b;	/* (ncand) by (b desc, t desc): backward deadlines */
+	uint8_t *selb;	/* (ncand) selected: 0 no, 1 hidden, 2 may stall */
 	int32_t *bucket_off; /* (n + 2) scratch */
-	bent *bucket;	     /* (niv) candidates by nominal first covered op */
-	int32_t *fill;	     /* (n + 2) scratch */
+	bent *bucket;	  /* (ncand) candidates by nominal first covered op */
+	int32_t *fill;	  /* (n + 2) scratch */
 	int32_t *ext_off; /* (n + 3) scratch: selected, by first op after p */
-	int32_t *ext;	  /* (niv) scratch */
+	int32_t *ext;	  /* (ncand) scratch */
 	hoff_heap hq[4];  /* select_round's heaps, kept for their memory */
 	int32_t *must;	  /* (nmust) candidates every plan selects */
 	size_t nmust;
-	int32_t *deferred; /* (ndeferred) candidates with iv.deferred > 0 */
+	int32_t *deferred; /* (ndeferred) candidates with pd[].deferred > 0 */
 	size_t ndeferred, deferred_cap;
 	int64_t floor_bytes; /* largest memory no plan can avoid */
 	int32_t floor_op;    /* the op that needs it (hoff_op_floor) */
@@ -103,14 +94,6 @@ typedef struct plan {
 	 * the rest of its rounds cost a fit's time twice over. */
 	bool quit_low, low;
 } plan;
-
-/* A schedule with its simulated figures. */
-typedef struct cand {
-	hoff_sched *s;
-	int64_t peak, makespan;
-	bool legal; /* every rule but the budget's holds */
-	char source[32];
-} cand;
 
 /* The objective: fit under cap first; then, with a bound, meet it with
  * the smallest peak; else (or when none meets it) be fastest. */
@@ -134,7 +117,7 @@ typedef struct grun {
 	const hoff_analysis *an; /* o->analysis, or &own */
 	int64_t work;		 /* the refinement's, in simulated steps */
 	plan pl;
-	cand best;
+	hoff_judged best;
 	goal go;
 	int iters; /* schedules simulated */
 	/* the portfolio's */
@@ -176,14 +159,14 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st);
 /* greedy_target.c */
 /* Simulates s into c (which then owns s; freed on failure), budget
  * aside; with T, each op's simulated start too. */
-hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, cand *c,
+hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
 			 const char *source, int64_t *T, hoff_sim_ws *ws,
 			 hoff_err *e);
 /* Keeps the better of *best and c under go; frees the other. */
-void greedy_keep(cand *best, cand *c, goal go);
+void greedy_keep(hoff_judged *best, hoff_judged *c, goal go);
 /* Plans, emits and judges one target `passes` times; see the file. */
 hoff_status greedy_try_target(plan *pl, int64_t target, bool stall, int passes,
-			      bool prune, goal go, cand *best, tried *t,
+			      bool prune, goal go, hoff_judged *best, tried *t,
 			      int *iters, hoff_err *e);
 /* The progress line of one target of the peak search. */
 void greedy_say_target(const hoff_progress *p, int64_t target, const tried *t);

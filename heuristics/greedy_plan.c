@@ -77,32 +77,21 @@ int32_t greedy_boundary_before(const plan *pl, int64_t t, int32_t hint)
 	return lo < 0 ? -1 : (int32_t)lo - 1;
 }
 
-/* A candidate as the plan holds it, not yet placed. */
-static iv iv_of(const hoff_cand *c)
+/* Nominal coverage of candidate i before placement. */
+static void nominal(plan *pl, size_t i)
 {
-	return (iv){.bytes = c->bytes,
-		    .store_ps = c->store_ps,
-		    .fetch_ps = c->fetch_ps,
-		    .t = c->t,
-		    .a = c->a,
-		    .b = c->b,
-		    .tier = c->tier,
-		    .kind = c->kind};
-}
-
-/* Nominal coverage of an interval before placement. */
-static void nominal(plan *pl, iv *c)
-{
+	const hoff_cand *c = &pl->cand[i];
+	placed *d = &pl->pd[i];
 	int64_t issue = c->a < 0 ? 0 : pl->T[c->a + 1];
-	c->cs0 = c->kind == IV_START
+	d->cs0 = c->kind == HOFF_CAND_START
 			 ? 0
 			 : greedy_first_at(pl, c->a + 1, issue + c->store_ps);
 	if (c->b >= pl->n) {
-		c->pe0 = pl->n - 1;
+		d->pe0 = pl->n - 1;
 	} else {
 		int32_t p = greedy_boundary_before(
 			pl, pl->T[c->b] - c->fetch_ps, c->b);
-		c->pe0 = p > c->b - 1 ? c->b - 1 : p;
+		d->pe0 = p > c->b - 1 ? c->b - 1 : p;
 	}
 }
 
@@ -114,26 +103,26 @@ void greedy_nominal_all(plan *pl)
 	const int32_t n = pl->n;
 	int32_t *off = pl->bucket_off, *fill = pl->fill;
 	memset(off, 0, ((size_t)n + 2) * sizeof *off);
-	for (size_t i = 0; i < pl->niv; i++) {
-		iv *c = &pl->iv[i];
-		nominal(pl, c);
-		if (c->cs0 < n)
-			off[c->cs0 + 1]++;
+	for (size_t i = 0; i < pl->ncand; i++) {
+		nominal(pl, i);
+		if (pl->pd[i].cs0 < n)
+			off[pl->pd[i].cs0 + 1]++;
 	}
 	for (int32_t j = 0; j <= n; j++)
 		off[j + 1] += off[j];
 	memcpy(fill, off, ((size_t)n + 1) * sizeof *fill);
-	for (size_t i = 0; i < pl->niv; i++) {
-		const iv *c = &pl->iv[i];
-		if (c->cs0 >= n)
+	for (size_t i = 0; i < pl->ncand; i++) {
+		const hoff_cand *c = &pl->cand[i];
+		const placed *d = &pl->pd[i];
+		if (d->cs0 >= n)
 			continue;
 		double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
-		double span = (double)(pl->T[c->pe0 + 1] - pl->T[c->cs0]);
-		pl->bucket[fill[c->cs0]++] = (bent){
+		double span = (double)(pl->T[d->pe0 + 1] - pl->T[d->cs0]);
+		pl->bucket[fill[d->cs0]++] = (bent){
 			.hid_key = (double)c->bytes * span / cost,
 			.slow_key = (double)c->bytes / cost,
 			.i = (int32_t)i,
-			.pe0 = c->pe0,
+			.pe0 = d->pe0,
 			.bm1 = c->b - 1,
 		};
 	}
@@ -182,7 +171,7 @@ static void enumerate_share(enum_pass *x, int q, bool place)
 		for (int32_t j = 0; j < nt && place; j++, k++) {
 			pos[k] = ca[c[j].a + 1]++;
 			bk[k] = c[j].b;
-			pl->iv[pos[k]] = iv_of(&c[j]);
+			pl->cand[pos[k]] = c[j];
 		}
 	}
 	/* by (b desc, t desc): the enumeration backwards is by (t desc,
@@ -194,15 +183,17 @@ static void enumerate_share(enum_pass *x, int q, bool place)
 /* The arrays of m candidates, after the first pass counted them. */
 static bool alloc_candidates(plan *pl, size_t m)
 {
-	pl->niv = m;
-	pl->iv = hoff_alloc(m + 1, sizeof *pl->iv);
+	pl->ncand = m;
+	pl->cand = hoff_alloc(m + 1, sizeof *pl->cand);
+	pl->pd = hoff_zalloc(m + 1, sizeof *pl->pd); /* as a fresh candidate:
+							unplaced, at 0 */
 	pl->order = hoff_alloc(m + 1, sizeof *pl->order);
 	pl->bucket = hoff_alloc(m + 1, sizeof *pl->bucket);
 	pl->by_b = hoff_alloc(m + 1, sizeof *pl->by_b);
 	pl->selb = hoff_zalloc(m + 1, sizeof *pl->selb);
 	pl->ext = hoff_alloc(m + 1, sizeof *pl->ext);
-	return m <= INT32_MAX && pl->iv && pl->order && pl->bucket &&
-	       pl->by_b && pl->selb && pl->ext;
+	return m <= INT32_MAX && pl->cand && pl->pd && pl->order &&
+	       pl->bucket && pl->by_b && pl->selb && pl->ext;
 }
 
 /* Step 1 in two passes over the tensors (candidates.h), as
@@ -211,7 +202,7 @@ static bool alloc_candidates(plan *pl, size_t m)
  * tensor's gaps are disjoint, so (a, t) and (b, t) are keys: counting
  * sorts, stable, give the candidates by (a, t), the store issue order,
  * and by_b by (b desc, t desc), the backward deadline order, in
- * O(n + niv), with no copy of them in between (a million ops have two
+ * O(n + ncand), with no copy of them in between (a million ops have two
  * million). Both passes run on every thread, each over its own range of
  * tensors, with counts of its own: a range's candidates go after the
  * earlier ranges' in each bucket by a, before them by b. */
@@ -274,16 +265,17 @@ out:
  * their nominal coverage. */
 static hoff_status plan_bounds(plan *pl, hoff_err *e)
 {
-	size_t m = pl->niv;
+	size_t m = pl->ncand;
 	/* No placement covers more than [cs0, b - 1] (stores only queue,
 	 * prefetches only come before b): op j keeps at least M0[j] less
 	 * every candidate that could cover it. */
 	memset(pl->delta, 0, ((size_t)pl->n + 1) * sizeof *pl->delta);
 	for (size_t i = 0; i < m; i++) {
-		const iv *c = &pl->iv[i];
+		const hoff_cand *c = &pl->cand[i];
+		int32_t cs0 = pl->pd[i].cs0;
 		int32_t last = c->b - 1 < pl->n - 1 ? c->b - 1 : pl->n - 1;
-		if (c->cs0 <= last) {
-			pl->delta[c->cs0] -= c->bytes;
+		if (cs0 <= last) {
+			pl->delta[cs0] -= c->bytes;
 			pl->delta[last + 1] += c->bytes;
 		}
 	}
@@ -294,18 +286,19 @@ static hoff_status plan_bounds(plan *pl, hoff_err *e)
 			pl->reach_bytes = pl->M0[j] + run;
 	}
 	for (size_t i = 0; i < m; i++) {
-		const iv *c = &pl->iv[i];
-		pl->nmust += c->kind == IV_START ||
-			     (c->b >= pl->g->nops && c->kind == IV_DETACH);
+		const hoff_cand *c = &pl->cand[i];
+		pl->nmust +=
+			c->kind == HOFF_CAND_START ||
+			(c->b >= pl->g->nops && c->kind == HOFF_CAND_CLEAN);
 	}
 	pl->must = hoff_alloc(pl->nmust + 1, sizeof *pl->must);
 	if (!pl->must)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	pl->nmust = 0;
 	for (size_t i = 0; i < m; i++) {
-		const iv *c = &pl->iv[i];
-		if (c->kind == IV_START ||
-		    (c->b >= pl->g->nops && c->kind == IV_DETACH))
+		const hoff_cand *c = &pl->cand[i];
+		if (c->kind == HOFF_CAND_START ||
+		    (c->b >= pl->g->nops && c->kind == HOFF_CAND_CLEAN))
 			pl->must[pl->nmust++] = (int32_t)i;
 	}
 	return HOFF_OK;
@@ -361,7 +354,8 @@ void greedy_plan_free(plan *pl)
 	free(pl->M0);
 	free(pl->M);
 	free(pl->delta);
-	free(pl->iv);
+	free(pl->cand);
+	free(pl->pd);
 	free(pl->order);
 	free(pl->by_b);
 	free(pl->selb);
@@ -389,7 +383,7 @@ typedef struct copy_job {
  * 150 MB. */
 hoff_status greedy_plan_clone(plan *dst, const plan *src)
 {
-	size_t n = (size_t)src->n, m = src->niv + 1;
+	size_t n = (size_t)src->n, m = src->ncand + 1;
 	*dst = *src;
 	copy_job job[16];
 	int nj = 0;
@@ -411,7 +405,8 @@ hoff_status greedy_plan_clone(plan *dst, const plan *src)
 	DUP(M0, n + 1, true);
 	DUP(M, n + 1, false);
 	DUP(delta, n + 2, false);
-	DUP(iv, src->niv, true);
+	DUP(cand, src->ncand, true);
+	DUP(pd, src->ncand, true);
 	DUP(order, m, false);
 	DUP(by_b, m, true);
 	DUP(selb, m, true);
@@ -452,12 +447,12 @@ hoff_status greedy_plan_clone(plan *dst, const plan *src)
  * mandatory ones' need a reset. */
 void greedy_plan_reset(plan *pl)
 {
-	memset(pl->selb, 0, pl->niv * sizeof *pl->selb);
+	memset(pl->selb, 0, pl->ncand * sizeof *pl->selb);
 	for (size_t k = 0; k < pl->nmust; k++) {
 		pl->selb[pl->must[k]] = 1;
-		pl->iv[pl->must[k]].pmin = -1;
+		pl->pd[pl->must[k]].pmin = -1;
 	}
 	for (size_t k = 0; k < pl->ndeferred; k++)
-		pl->iv[pl->deferred[k]].deferred = 0;
+		pl->pd[pl->deferred[k]].deferred = 0;
 	pl->ndeferred = 0;
 }

@@ -65,8 +65,8 @@ static hoff_status run_init(grun *r, hoff_err *e)
 
 /* What the fan-out's tasks leave. */
 typedef struct fanout {
-	cand bc[GREEDY_NBASE]; /* the baselines, judged */
-	cand b0;	       /* the first target's best */
+	hoff_judged bc[GREEDY_NBASE]; /* the baselines, judged */
+	hoff_judged b0;		      /* the first target's best */
 	hoff_status st[GREEDY_NBASE + 1];
 	hoff_err e[GREEDY_NBASE + 1];
 } fanout;
@@ -168,15 +168,15 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 		}
 	}
 	for (int i = 0; i < GREEDY_NBASE; i++) {
-		cand *c = &f.bc[i];
+		hoff_judged *c = &f.bc[i];
 		if (st == HOFF_OK && base[i].kind == HOFF_POLICY_NONE) {
-			rep->none_peak_bytes = c->peak;
-			rep->none_makespan_ps = c->makespan;
+			rep->none_peak_bytes = c->sum.peak_bytes;
+			rep->none_makespan_ps = c->sum.makespan_ps;
 		}
 		if (st == HOFF_OK && c->legal &&
-		    c->peak < rep->least_peak_bytes) {
-			rep->least_peak_bytes = c->peak;
-			rep->least_makespan_ps = c->makespan;
+		    c->sum.peak_bytes < rep->least_peak_bytes) {
+			rep->least_peak_bytes = c->sum.peak_bytes;
+			rep->least_makespan_ps = c->sum.makespan_ps;
 			snprintf(rep->least_source, sizeof rep->least_source,
 				 "%s", base[i].name);
 		}
@@ -194,7 +194,7 @@ hoff_status greedy_resolve_baselines(grun *r, hoff_err *e)
 {
 	const hoff_graph *g = r->g;
 	hoff_policy_report *rep = r->rep;
-	cand c[GREEDY_NBASE] = {{0}};
+	hoff_judged c[GREEDY_NBASE] = {{0}};
 	hoff_status st[GREEDY_NBASE];
 	hoff_err ce[GREEDY_NBASE];
 	char name[GREEDY_NBASE][32];
@@ -221,9 +221,9 @@ hoff_status greedy_resolve_baselines(grun *r, hoff_err *e)
 				*e = ce[i];
 		}
 		if (first == HOFF_OK && c[i].legal &&
-		    c[i].peak < rep->least_peak_bytes) {
-			rep->least_peak_bytes = c[i].peak;
-			rep->least_makespan_ps = c[i].makespan;
+		    c[i].sum.peak_bytes < rep->least_peak_bytes) {
+			rep->least_peak_bytes = c[i].sum.peak_bytes;
+			rep->least_makespan_ps = c[i].sum.makespan_ps;
 			snprintf(rep->least_source, sizeof rep->least_source,
 				 "%s", name[i]);
 		}

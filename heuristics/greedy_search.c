@@ -80,7 +80,7 @@ static void narrow(bracket *k, const int64_t m[2], int nm, const tried t[2])
 static hoff_status try_targets(grun *r, plan *pl2, const int64_t m[2], int nm,
 			       int passes, tried t[2], hoff_err *e)
 {
-	cand b2[2] = {{0}};
+	hoff_judged b2[2] = {{0}};
 	hoff_status s2[2] = {HOFF_OK, HOFF_OK}, st = HOFF_OK;
 	hoff_err e2[2];
 	int it2[2] = {0, 0};
@@ -149,9 +149,10 @@ hoff_status greedy_overhead_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_status st = greedy_portfolio(&r, g, o, work, rep, e);
 	if (st == HOFF_OK)
 		st = peak_search(&r, e);
-	const cand *b = &r.best;
-	if (st == HOFF_OK && !(b->s && b->legal && b->makespan <= r.go.bound &&
-			       b->peak <= g->device.memory_bytes))
+	const hoff_judged *b = &r.best;
+	if (st == HOFF_OK &&
+	    !(b->s && b->legal && b->sum.makespan_ps <= r.go.bound &&
+	      b->sum.peak_bytes <= g->device.memory_bytes))
 		st = greedy_resolve_baselines(&r, e);
 	if (st == HOFF_OK && b->s && b->legal)
 		st = greedy_refine_best(&r, e);

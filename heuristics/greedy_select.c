@@ -17,60 +17,62 @@ static void place(plan *pl)
 	const hoff_graph *g = pl->g;
 	/* Stores, forward, FIFO per d2h channel. */
 	int64_t chan[2 * HOFF_MAX_TIERS] = {0};
-	for (size_t i = 0; i < pl->niv; i++) {
+	for (size_t i = 0; i < pl->ncand; i++) {
 		if (!pl->selb[i])
 			continue;
-		iv *c = &pl->iv[i];
+		const hoff_cand *c = &pl->cand[i];
+		placed *d = &pl->pd[i];
 		int64_t issue = c->a < 0 ? 0 : pl->T[c->a + 1];
-		if (c->kind == IV_STORE) {
+		if (c->kind == HOFF_CAND_DIRTY) {
 			int64_t *d2h = &chan[2 * c->tier + 1];
 			int64_t start = issue > *d2h ? issue : *d2h;
-			c->evict_end = start + c->store_ps;
-			*d2h = c->evict_end;
+			d->evict_end = start + c->store_ps;
+			*d2h = d->evict_end;
 		} else {
-			c->evict_end = issue;
+			d->evict_end = issue;
 		}
-		c->cs = c->kind == IV_START
+		d->cs = c->kind == HOFF_CAND_START
 				? 0
-				: greedy_first_at(pl, c->a + 1, c->evict_end);
+				: greedy_first_at(pl, c->a + 1, d->evict_end);
 	}
 	/* Prefetches, backward from the deadline per h2d channel. */
 	for (int32_t r = 0; r < g->ntiers; r++)
 		chan[2 * r] = INT64_MAX;
-	for (size_t i = 0; i < pl->niv; i++) {
+	for (size_t i = 0; i < pl->ncand; i++) {
 		if (!pl->selb[pl->by_b[i]])
 			continue;
-		iv *c = &pl->iv[pl->by_b[i]];
+		const hoff_cand *c = &pl->cand[pl->by_b[i]];
+		placed *d = &pl->pd[pl->by_b[i]];
 		if (c->b >= pl->n) {
-			c->p = pl->n - 1;
+			d->p = pl->n - 1;
 			continue;
 		}
 		int64_t *h2d = &chan[2 * c->tier];
 		int64_t end = pl->T[c->b] < *h2d ? pl->T[c->b] : *h2d;
 		int64_t start = end - c->fetch_ps;
-		int64_t earliest = c->evict_end;
+		int64_t earliest = d->evict_end;
 		if (start < earliest)
 			start = earliest;
 		*h2d = start;
-		c->slot = start;
+		d->slot = start;
 		int32_t p = greedy_boundary_before(pl, start, c->b);
-		if (p < c->pmin)
-			p = c->pmin;
+		if (p < d->pmin)
+			p = d->pmin;
 		if (p < c->a)
 			p = c->a;
 		if (p > c->b - 1)
 			p = c->b - 1;
-		c->p = p;
+		d->p = p;
 	}
 	/* Coverage into M. */
 	memset(pl->delta, 0, ((size_t)pl->n + 1) * sizeof *pl->delta);
-	for (size_t i = 0; i < pl->niv; i++) {
+	for (size_t i = 0; i < pl->ncand; i++) {
 		if (!pl->selb[i])
 			continue;
-		const iv *c = &pl->iv[i];
-		if (c->cs <= c->p) {
-			pl->delta[c->cs] -= c->bytes;
-			pl->delta[c->p + 1] += c->bytes;
+		const placed *d = &pl->pd[i];
+		if (d->cs <= d->p) {
+			pl->delta[d->cs] -= pl->cand[i].bytes;
+			pl->delta[d->p + 1] += pl->cand[i].bytes;
 		}
 	}
 	int64_t run = 0;
@@ -121,7 +123,7 @@ static void bring_in(sweep *w, int32_t j)
 	for (; w->ext_on && w->next_ext < pl->ext_off[j + 1] && w->added >= 0;
 	     w->next_ext++) {
 		int32_t i = pl->ext[w->next_ext];
-		int32_t b = pl->iv[i].b;
+		int32_t b = pl->cand[i].b;
 		/* farthest consumer first: its wait costs least */
 		if (b - 1 >= j && !hoff_heap_push(w->late, i, (double)b, b - 1))
 			w->added = -1;
@@ -131,7 +133,7 @@ static void bring_in(sweep *w, int32_t j)
 	while (w->later->n && -w->later->e[0].key <= (double)j &&
 	       w->added >= 0) {
 		hoff_hent x = hoff_heap_pop(w->later);
-		const iv *c = &pl->iv[x.id];
+		const hoff_cand *c = &pl->cand[x.id];
 		double cost = (double)(c->store_ps + c->fetch_ps) + 1.0;
 		if (!hoff_heap_push(w->slow, x.id, (double)c->bytes / cost,
 				    x.aux))
@@ -170,27 +172,27 @@ static void build_ext(sweep *w, int32_t j)
 	const int32_t n = pl->n;
 	w->ext_on = true;
 	memset(pl->ext_off, 0, ((size_t)n + 3) * sizeof *pl->ext_off);
-	for (size_t q = 0; q < pl->niv; q++) {
+	for (size_t q = 0; q < pl->ncand; q++) {
 		if (!pl->selb[q])
 			continue;
-		const iv *d = &pl->iv[q];
-		if (d->b < n && d->p < d->b - 1)
-			pl->ext_off[d->p + 2]++;
+		int32_t b = pl->cand[q].b, p = pl->pd[q].p;
+		if (b < n && p < b - 1)
+			pl->ext_off[p + 2]++;
 	}
 	for (int32_t k = 0; k <= n; k++)
 		pl->ext_off[k + 1] += pl->ext_off[k];
 	for (int32_t k = 0; k <= n; k++)
 		pl->fill[k] = pl->ext_off[k];
-	for (size_t q = 0; q < pl->niv; q++) {
+	for (size_t q = 0; q < pl->ncand; q++) {
 		if (!pl->selb[q])
 			continue;
-		const iv *d = &pl->iv[q];
-		if (d->b < n && d->p < d->b - 1)
-			pl->ext[pl->fill[d->p + 1]++] = (int32_t)q;
+		int32_t b = pl->cand[q].b, p = pl->pd[q].p;
+		if (b < n && p < b - 1)
+			pl->ext[pl->fill[p + 1]++] = (int32_t)q;
 	}
 	for (; w->next_ext < pl->ext_off[j + 1]; w->next_ext++) {
 		int32_t q = pl->ext[w->next_ext];
-		int32_t b = pl->iv[q].b;
+		int32_t b = pl->cand[q].b;
 		if (b - 1 >= j && !hoff_heap_push(w->late, q, (double)b, b - 1))
 			w->added = -1;
 	}
@@ -204,10 +206,11 @@ static bool fetch_later(sweep *w, int32_t j, int64_t *excess)
 	plan *pl = w->pl;
 	while (w->late->n) {
 		hoff_hent x = hoff_heap_pop(w->late);
-		iv *c = &pl->iv[x.id];
-		if (c->b - 1 < j || c->pmin >= c->b - 1)
+		const hoff_cand *c = &pl->cand[x.id];
+		placed *d = &pl->pd[x.id];
+		if (c->b - 1 < j || d->pmin >= c->b - 1)
 			continue;
-		c->pmin = c->b - 1;
+		d->pmin = c->b - 1;
 		pl->selb[x.id] = 2;
 		w->red -= c->bytes;
 		pl->delta[c->b] += c->bytes;
@@ -228,18 +231,19 @@ static bool fetch_later(sweep *w, int32_t j, int64_t *excess)
 static void take(sweep *w, int32_t i, int32_t j, bool hid, int64_t *excess)
 {
 	plan *pl = w->pl;
-	iv *c = &pl->iv[i];
-	if (c->kind == IV_STORE) {
+	const hoff_cand *c = &pl->cand[i];
+	placed *d = &pl->pd[i];
+	if (c->kind == HOFF_CAND_DIRTY) {
 		int64_t issue = c->a < 0 ? 0 : pl->T[c->a + 1];
 		int64_t done =
 			(issue > w->busy[c->tier] ? issue : w->busy[c->tier]) +
 			c->store_ps;
 		if (done > pl->T[j]) { /* frees too late */
 			int32_t at = greedy_first_at(pl, j + 1, done);
-			if (at < c->b && c->deferred < 2 &&
+			if (at < c->b && d->deferred < 2 &&
 			    !hoff_heap_push(w->later, i, -(double)at, c->b - 1))
 				w->added = -1;
-			if (c->deferred++ == 0) {
+			if (d->deferred++ == 0) {
 				/* listed for greedy_plan_reset */
 				if (!hoff_grow((void **)&pl->deferred,
 					       &pl->deferred_cap,
@@ -254,10 +258,10 @@ static void take(sweep *w, int32_t i, int32_t j, bool hid, int64_t *excess)
 		w->busy[c->tier] = done;
 	}
 	pl->selb[i] = hid ? 1 : 2;
-	int32_t end = hid ? c->pe0 : c->b - 1;
+	int32_t end = hid ? d->pe0 : c->b - 1;
 	if (end > pl->n - 1)
 		end = pl->n - 1;
-	c->pmin = hid ? j : end;
+	d->pmin = hid ? j : end;
 	w->red -= c->bytes;
 	pl->delta[end + 1] += c->bytes;
 	*excess -= c->bytes;
@@ -315,12 +319,13 @@ static _Thread_local const plan *sort_plan; /* for qsort's comparator */
 
 static int by_issue(const void *x, const void *y)
 {
-	const iv *a = &sort_plan->iv[*(const int32_t *)x];
-	const iv *b = &sort_plan->iv[*(const int32_t *)y];
-	if (a->p != b->p)
-		return a->p < b->p ? -1 : 1;
-	if (a->slot != b->slot)
-		return a->slot < b->slot ? -1 : 1;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_cand *a = &sort_plan->cand[i], *b = &sort_plan->cand[j];
+	const placed *pa = &sort_plan->pd[i], *pb = &sort_plan->pd[j];
+	if (pa->p != pb->p)
+		return pa->p < pb->p ? -1 : 1;
+	if (pa->slot != pb->slot)
+		return pa->slot < pb->slot ? -1 : 1;
 	if (a->b != b->b) /* earliest deadline first */
 		return a->b < b->b ? -1 : 1;
 	return (a->t > b->t) - (a->t < b->t);
@@ -336,14 +341,14 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st)
 		return NULL;
 	size_t ne = 0, np = 0;
 	int32_t *ev = pl->order, *pf = pl->ext; /* scratch */
-	for (size_t k = 0; k < pl->niv; k++) {
+	for (size_t k = 0; k < pl->ncand; k++) {
 		int32_t i = (int32_t)k;
 		if (!pl->selb[i])
 			continue;
-		const iv *c = &pl->iv[i];
-		if (c->kind != IV_START && c->cs > c->p)
+		const hoff_cand *c = &pl->cand[i];
+		if (c->kind != HOFF_CAND_START && pl->pd[i].cs > pl->pd[i].p)
 			continue; /* covers nothing after placement */
-		if (c->kind != IV_START)
+		if (c->kind != HOFF_CAND_START)
 			ev[ne++] = i;
 		if (c->b < pl->n)
 			pf[np++] = i;
@@ -361,10 +366,10 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st)
 	for (int32_t q = -1; q < pl->n; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
-		for (; ie < ne && pl->iv[ev[ie]].a == q; ie++)
-			hoff_emit_evict(&m, pl->iv[ev[ie]].t);
-		for (; ip < np && pl->iv[pf[ip]].p == q; ip++)
-			hoff_emit_prefetch(&m, pl->iv[pf[ip]].t);
+		for (; ie < ne && pl->cand[ev[ie]].a == q; ie++)
+			hoff_emit_evict(&m, pl->cand[ev[ie]].t);
+		for (; ip < np && pl->pd[pf[ip]].p == q; ip++)
+			hoff_emit_prefetch(&m, pl->cand[pf[ip]].t);
 	}
 	hoff_sched *s = hoff_emit_finish(&m);
 	*st = s ? HOFF_OK : HOFF_ENOMEM;
@@ -387,11 +392,11 @@ hoff_status greedy_plan_for(plan *pl, int64_t target, bool stall)
 		/* Drop what placement left covering nothing: it only loads a
 		 * channel. Its coverage was empty, so M stands; the next
 		 * placement gives the others its channel time. */
-		for (size_t i = 0; i < pl->niv; i++) {
+		for (size_t i = 0; i < pl->ncand; i++) {
 			if (!pl->selb[i])
 				continue;
-			const iv *c = &pl->iv[i];
-			if (c->kind != IV_START && c->cs > c->p)
+			if (pl->cand[i].kind != HOFF_CAND_START &&
+			    pl->pd[i].cs > pl->pd[i].p)
 				pl->selb[i] = 0;
 		}
 	}

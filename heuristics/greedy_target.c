@@ -9,49 +9,41 @@
 
 #include "greedy_internal.h"
 
-hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, cand *c,
+hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
 			 const char *source, int64_t *T, hoff_sim_ws *ws,
 			 hoff_err *e)
 {
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.budget_bytes = INT64_MAX;
-	o.ws = ws;
-	o.op_times = T != NULL;
-	hoff_sim_result r;
-	hoff_status st = hoff_sim_run(g, s, &o, &r, e);
-	if (st != HOFF_OK) {
-		hoff_sched_free(s);
+	hoff_judge_opts jo = {.starts = T != NULL, .ws = ws};
+	hoff_status st = hoff_judge(g, s, &jo, source, c, e);
+	if (st != HOFF_OK || !T)
 		return st;
-	}
-	c->s = s;
-	c->peak = r.summary.peak_bytes;
-	c->makespan = r.summary.makespan_ps;
-	c->legal = r.valid;
-	snprintf(c->source, sizeof c->source, "%s", source);
-	if (T)
-		memcpy(T, r.op_start_ps, ((size_t)g->nops + 1) * sizeof *T);
-	hoff_sim_result_free(&r);
+	memcpy(T, c->start, ((size_t)g->nops + 1) * sizeof *T);
+	free(c->start);
+	c->start = NULL;
 	return HOFF_OK;
 }
 
 /* Whether c beats b under go. */
-static bool better(const cand *c, const cand *b, goal go)
+static bool better(const hoff_judged *c, const hoff_judged *b, goal go)
 {
 	if (!c->legal)
 		return false;
 	if (!b->s || !b->legal)
 		return true;
-	bool cf = c->peak <= go.cap, bf = b->peak <= go.cap;
+	bool cf = c->sum.peak_bytes <= go.cap, bf = b->sum.peak_bytes <= go.cap;
 	if (cf != bf)
 		return cf;
-	bool lower = c->peak < b->peak ||
-		     (c->peak == b->peak && c->makespan < b->makespan);
-	bool faster = c->makespan < b->makespan ||
-		      (c->makespan == b->makespan && c->peak < b->peak);
+	bool lower = c->sum.peak_bytes < b->sum.peak_bytes ||
+		     (c->sum.peak_bytes == b->sum.peak_bytes &&
+		      c->sum.makespan_ps < b->sum.makespan_ps);
+	bool faster = c->sum.makespan_ps < b->sum.makespan_ps ||
+		      (c->sum.makespan_ps == b->sum.makespan_ps &&
+		       c->sum.peak_bytes < b->sum.peak_bytes);
 	if (!cf)
 		return lower;
 	if (go.bound != HOFF_NONE) {
-		bool cb = c->makespan <= go.bound, bb = b->makespan <= go.bound;
+		bool cb = c->sum.makespan_ps <= go.bound,
+		     bb = b->sum.makespan_ps <= go.bound;
 		if (cb != bb)
 			return cb;
 		if (cb)
@@ -60,7 +52,7 @@ static bool better(const cand *c, const cand *b, goal go)
 	return faster;
 }
 
-void greedy_keep(cand *best, cand *c, goal go)
+void greedy_keep(hoff_judged *best, hoff_judged *c, goal go)
 {
 	if (better(c, best, go)) {
 		hoff_sched_free(best->s);
@@ -72,22 +64,23 @@ void greedy_keep(cand *best, cand *c, goal go)
 }
 
 /* Folds pass c into *t, the target's best pass under the constraint. */
-static void note_pass(tried *t, const cand *c, int64_t target, goal go)
+static void note_pass(tried *t, const hoff_judged *c, int64_t target, goal go)
 {
 	/* With a bound, the device's memory does not steer the search: a
 	 * target over it that meets the bound leads down to ones under it
 	 * (keep prefers those anyway). */
-	bool fits = c->legal &&
-		    (go.bound == HOFF_NONE
-			     ? c->peak <= go.cap
-			     : c->makespan <= go.bound && c->peak <= target);
-	if (fits && (!t->fits || c->peak < t->peak ||
-		     (c->peak == t->peak && c->makespan < t->makespan))) {
-		t->peak = c->peak;
-		t->makespan = c->makespan;
-	} else if (!t->fits && !fits && c->peak < t->peak) {
-		t->peak = c->peak;
-		t->makespan = c->makespan;
+	bool fits = c->legal && (go.bound == HOFF_NONE
+					 ? c->sum.peak_bytes <= go.cap
+					 : c->sum.makespan_ps <= go.bound &&
+						   c->sum.peak_bytes <= target);
+	if (fits && (!t->fits || c->sum.peak_bytes < t->peak ||
+		     (c->sum.peak_bytes == t->peak &&
+		      c->sum.makespan_ps < t->makespan))) {
+		t->peak = c->sum.peak_bytes;
+		t->makespan = c->sum.makespan_ps;
+	} else if (!t->fits && !fits && c->sum.peak_bytes < t->peak) {
+		t->peak = c->sum.peak_bytes;
+		t->makespan = c->sum.makespan_ps;
 	}
 	t->fits = t->fits || fits;
 }
@@ -98,7 +91,7 @@ static void note_pass(tried *t, const cand *c, int64_t target, goal go)
  * best pass of this target under the constraint. With prune, a target
  * the plan itself misses is called missed without a schedule. */
 hoff_status greedy_try_target(plan *pl, int64_t target, bool stall, int passes,
-			      bool prune, goal go, cand *best, tried *t,
+			      bool prune, goal go, hoff_judged *best, tried *t,
 			      int *iters, hoff_err *e)
 {
 	const hoff_graph *g = pl->g;
@@ -119,7 +112,7 @@ hoff_status greedy_try_target(plan *pl, int64_t target, bool stall, int passes,
 	/* The previous pass's candidate, kept back until this pass's
 	 * schedule is compared with it: the same schedule needs no second
 	 * simulation (a pass without stalls replans what it planned). */
-	cand prev = {0};
+	hoff_judged prev = {0};
 	hoff_status st = HOFF_OK;
 	for (int pass = 0; pass < passes; pass++) {
 		if ((st = greedy_plan_for(pl, target, stall)) != HOFF_OK) {
@@ -141,7 +134,7 @@ hoff_status greedy_try_target(plan *pl, int64_t target, bool stall, int passes,
 			hoff_sched_free(s);
 			break;
 		}
-		cand c = {0};
+		hoff_judged c = {0};
 		bool again = pass + 1 < passes;
 		if ((st = greedy_judge(g, s, &c, "greedy", again ? pl->T : NULL,
 				       pl->ws, e)))
