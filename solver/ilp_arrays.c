@@ -29,6 +29,19 @@ int hoff_ilp_by_evict(const void *x, const void *y, void *ctx)
  * Model arrays.
  */
 
+const hoff_progress *hoff_ilp_progress(const hoff_ilp *m)
+{
+	static const hoff_progress none = {0};
+	return m->rq.quiet ? &none : &m->o.progress;
+}
+
+double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
+{
+	/* obj * tu is a fractional ps count (an LP's): hoff_s() would round
+	 * it to whole ps */
+	return m->budget_mode ? obj * m->tu / 1e12 : obj * m->bu;
+}
+
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
 {
 	if (w < 0 || w > 2 * m->n)

@@ -121,10 +121,10 @@ const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
 	return buf;
 }
 
-/* The command's deadline (hoff_ilp_opts.deadline) has passed. */
-static bool past(const hoff_ilp_opts *o)
+/* The run's deadline (hoff_ilp_req.deadline) has passed. */
+static bool past(const hoff_ilp_req *rq)
 {
-	return o->deadline > 0 && hoff_now_s() > o->deadline;
+	return rq->deadline > 0 && hoff_now_s() > rq->deadline;
 }
 
 /* GLPK's set-up of a model (load, scaling, presolve) cannot be stopped,
@@ -147,9 +147,9 @@ static double setup_s(const hoff_ilp *m)
  * the deadline; else HOFF_OK. */
 hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e)
 {
-	if (m->o.deadline <= 0)
+	if (m->rq.deadline <= 0)
 		return HOFF_OK;
-	double left = m->o.deadline - hoff_now_s();
+	double left = m->rq.deadline - hoff_now_s();
 	if (setup_s(m) < left)
 		return HOFF_OK;
 	return hoff_seterr(e, HOFF_ETIMEOUT,
@@ -212,8 +212,18 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .max_binaries = 0,
 			       .prune = true,
 			       .incumbent = true,
-			       .bound_share = 0.45,
-			       .max_stall_ps = HOFF_NONE};
+			       .bound_share = 0.45};
+}
+
+hoff_ilp_req hoff_ilp_request(const hoff_ilp_opts *o)
+{
+	return (hoff_ilp_req){.budget_bytes = o->budget_bytes,
+			      .stride = o->stride,
+			      .max_stall_ps = HOFF_NONE,
+			      .analysis = o->analysis,
+			      .time_limit_s = o->time_limit_s,
+			      .gap = o->gap,
+			      .write_files = true};
 }
 
 /* ---------------------------------------------------------------------
@@ -369,7 +379,7 @@ out:
 }
 
 hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
-			   hoff_ilp **out, hoff_err *e)
+			   const hoff_ilp_req *rq, hoff_ilp **out, hoff_err *e)
 {
 	double t0 = hoff_now_s();
 	*out = NULL;
@@ -378,19 +388,21 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	m->g = g;
 	m->o = *o;
+	m->rq = rq ? *rq : hoff_ilp_request(o);
+	rq = &m->rq;
 	m->n = g->nops;
 	const int32_t n = m->n;
 	hoff_analysis own;
 	const hoff_analysis *an;
-	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
+	hoff_status st = hoff_analysis_use(g, rq->analysis, &own, &an, e);
 	if (st != HOFF_OK) {
 		hoff_ilp_free(m);
 		return st;
 	}
 	m->compute_ps = an->compute_ps;
 	m->lower_bound_ps = an->lower_bound_ps;
-	m->budget_mode = o->budget_bytes != HOFF_NONE;
-	m->cap_bytes = m->budget_mode ? o->budget_bytes
+	m->budget_mode = rq->budget_bytes != HOFF_NONE;
+	m->cap_bytes = m->budget_mode ? rq->budget_bytes
 				      : g->device.memory_bytes;
 	double bound =
 		floor((1.0 + o->max_overhead) * (double)an->lower_bound_ps);
@@ -433,7 +445,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			    o->all_candidates ? 0 : hoff_small_below(g, during),
 			    &all, &nall, e)) != HOFF_OK)
 		goto fail;
-	if (past(o))
+	if (past(rq))
 		goto late;
 	int64_t maxb = 1;
 	for (int32_t i = 0; i < nall; i++) {
@@ -455,8 +467,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		for (int32_t w = -1; w <= 2 * n - 2; w++)
 			if (m->fixed[IDX(w)] - cover[IDX(w)] > floor_b)
 				floor_b = m->fixed[IDX(w)] - cover[IDX(w)];
-		if (o->peak_floor > floor_b)
-			floor_b = o->peak_floor;
+		if (rq->peak_floor > floor_b)
+			floor_b = rq->peak_floor;
 		thr = floor_b;
 		m->peak_floor = floor_b;
 	}
@@ -471,9 +483,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	pl.keep = hoff_alloc((size_t)nall + 1, sizeof *pl.keep);
 	if (!pl.Poff || !pl.keep)
 		goto oom;
-	const bool stall_bound = !m->budget_mode || o->max_stall_ps != HOFF_NONE;
-	const int64_t most = !stall_bound      ? 0
-			     : m->budget_mode ? o->max_stall_ps
+	const bool stall_bound = !m->budget_mode ||
+				 rq->max_stall_ps != HOFF_NONE;
+	const int64_t most = !stall_bound     ? 0
+			     : m->budget_mode ? rq->max_stall_ps
 					      : m->bound_ps - m->compute_ps;
 	if (stall_bound && o->prune) {
 		int64_t *slack = hoff_alloc((size_t)n + 1, sizeof *slack);
@@ -485,14 +498,14 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp_crowded(m, all, nall, most, slack, pl.late);
 		free(slack);
 	}
-	int32_t K = o->stride > 0 ? o->stride : 1;
+	int32_t K = rq->stride > 0 ? rq->stride : 1;
 	int64_t bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
 	/* the overhead search's probes are pruned at their caps, below the
 	 * min-peak model: it affords finer stages */
 	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries
 			 : m->budget_mode    ? 6000
 					     : 8500;
-	while (o->stride <= 0 && bins > maxbin && K < n) {
+	while (rq->stride <= 0 && bins > maxbin && K < n) {
 		K *= 2;
 		bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
 		if (bins < 0)
@@ -500,7 +513,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	if (bins < 0)
 		goto oom;
-	if (past(o))
+	if (past(rq))
 		goto late;
 	m->stride = K;
 	m->bin_limit = maxbin;
@@ -589,7 +602,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (!hoff_ilp_interval_cols(m, i, P, nP, has_zs, has_zd,
 					    scratch))
 			goto oom_orig;
-		if (i % 64 == 63 && past(o)) {
+		if (i % 64 == 63 && past(rq)) {
 			free(orig);
 			goto late;
 		}
@@ -608,12 +621,12 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		r.pos[j] = -1;
 	for (int32_t i = 0; i < m->niv; i++) {
 		hoff_ilp_interval_rows(m, &r, i);
-		if (i % 64 == 63 && past(o))
+		if (i % 64 == 63 && past(rq))
 			goto late;
 	}
 	hoff_ilp_segment_rows(m, &r);
 	hoff_ilp_channel_rows(m, &r, &cp);
-	if (past(o))
+	if (past(rq))
 		goto late;
 	if (!hoff_ilp_store_fifo_rows(m, &r) || !hoff_ilp_memory_rows(m, &r) ||
 	    !hoff_ilp_count_rows(m, &r, xc, nxc))
@@ -621,7 +634,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	/* (8), (9): in the min-peak model only for its LP floor, since
 	 * GLPK's MIR cut rounds at its root did worse with them
 	 * (solver/README.md) */
-	if (m->budget_mode || o->floor_rows) {
+	if (m->budget_mode || rq->floor_rows) {
 		hoff_ilp_time_rows(m, &r);
 		hoff_ilp_fetch_time_rows(m, &r);
 	}
@@ -653,7 +666,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 				 m->nnz);
 		goto fail;
 	}
-	if (past(o))
+	if (past(rq))
 		goto late;
 	m->build_s = hoff_now_s() - t0;
 	*out = m;
@@ -690,13 +703,4 @@ done:
 	free(seg_first);
 	free(seg_zs);
 	return st;
-}
-
-hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
-			      double *bound, bool *ok, hoff_err *e)
-{
-	*ok = false;
-	if (m->infeasible)
-		return HOFF_OK;
-	return hoff_glpk_lp(m, time_limit_s, bound, ok, e);
 }

@@ -113,15 +113,15 @@ static void test_root_cuts_train_probe(void **state)
 	hoff_err e = {{0}};
 	hoff_ilp_opts o = opts_overhead(0.01);
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
-	hoff_ilp_opts po = o;
-	po.budget_bytes = 15305203717LL;
-	po.max_stall_ps = m->bound_ps - m->compute_ps;
-	po.stride = m->stride;
-	po.first_solution = true;
-	po.time_limit_s = 240; /* the answer, not its speed (see above) */
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+	hoff_ilp_req pr = hoff_ilp_request(&o);
+	pr.budget_bytes = 15305203717LL;
+	pr.max_stall_ps = m->bound_ps - m->compute_ps;
+	pr.stride = m->stride;
+	pr.first_solution = true;
+	pr.time_limit_s = 240; /* the answer, not its speed (see above) */
 	hoff_ilp *pm = NULL;
-	assert_int_equal(hoff_ilp_build(g, &po, &pm, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, &pr, &pm, &e), HOFF_OK);
 	assert_false(pm->infeasible);
 	hoff_ilp_sol sol;
 	assert_int_equal(hoff_ilp_solve(pm, NULL, &sol, &e), HOFF_OK);
@@ -198,7 +198,7 @@ static void test_stride_holds_greedy(void **state)
 	o.time_limit_s = 3;
 	o.max_binaries = 1200;
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	assert_int_equal(m->stride, 4);
 	hoff_ilp_free(m);
 	hoff_exact_report rep;
@@ -273,7 +273,7 @@ static void test_min_peak_tol_obj(void **state)
 	o.all_candidates = true; /* u and v are small (analysis.h) */
 	hoff_ilp *m = NULL;
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
 	double *x = malloc(((size_t)m->ncols + 1) * sizeof *x);
 	assert_non_null(pick);
@@ -364,7 +364,7 @@ static void test_possible_peaks(void **state)
 	bool ok = false;
 	hoff_ilp *m = NULL;
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	assert_int_equal(hoff_ilp_lp_bound(m, 5, &lp, &ok, &e), HOFF_OK);
 	assert_true(ok);
 	assert_true(fabs(lp * m->bu - 2001930007.92) < 0.01);

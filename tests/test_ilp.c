@@ -211,7 +211,7 @@ static void test_hand_store_time(void **state)
 		hoff_graph *g = tu_graph(src);
 		free(src);
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 		assert_false(m->infeasible);
 		int32_t nd = 0;
 		for (int32_t i = 1; i <= m->nrows; i++) {
@@ -283,7 +283,7 @@ static void test_hand_fetch_time(void **state)
 	o.prune = false;
 	hoff_err e;
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	int32_t ng = 0;
 	for (int32_t i = 1; i <= m->nrows; i++) {
 		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].b != 4)
@@ -351,11 +351,28 @@ static void test_hand_overhead(void **state)
 		     {0.5, 4 * MB, 18 * MS},
 		     {0.1, 5 * MB, 16 * MS},
 		     {0, 5 * MB, 16 * MS}};
-	/* each case also with GLPK's MIR cuts off (the bound phase's retry):
-	 * the same proven optimum */
+	/* each case also the min-peak model solved with GLPK's MIR cuts off
+	 * (the bound phase's retry): the same proven optimum */
 	for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
 		hoff_ilp_opts o = opts_overhead(cases[i / 2].x);
-		o.no_mir = i % 2;
+		if (i % 2) {
+			hoff_ilp_req rq = hoff_ilp_request(&o);
+			rq.no_mir = true;
+			hoff_ilp *m = NULL;
+			hoff_err e;
+			assert_int_equal(hoff_ilp_build(g, &o, &rq, &m, &e),
+					 HOFF_OK);
+			hoff_ilp_sol sol;
+			assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e),
+					 HOFF_OK);
+			assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+			assert_int_equal(
+				llround(hoff_ilp_objective_value(m, sol.obj)),
+				cases[i / 2].peak);
+			free(sol.x);
+			hoff_ilp_free(m);
+			continue;
+		}
 		hoff_exact_report rep = exact_report(g, &o);
 		assert_int_equal(rep.lower_bound_ps, 16 * MS);
 		assert_true(rep.feasible);
@@ -412,7 +429,7 @@ static void test_hand_crowded(void **state)
 		o.prune = prune;
 		hoff_err e;
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 		int32_t wback = 0, kback = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
@@ -455,7 +472,7 @@ static void test_hand_deadlines(void **state)
 	o.prune = false;
 	hoff_err e;
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	assert_int_equal(m->bound_ps - m->compute_ps, 19101 * MS / 1000);
 	/* (10): R_e1(q) + R_e2(q) >= 1 at q = 0 and q = -1 */
 	int32_t ni = 0;
@@ -1000,10 +1017,11 @@ static void test_fetch_counts(void **state)
 		hoff_ilp_opts o = kind == 0 ? opts_overhead(0.01)
 					    : opts_budget(40 * MB);
 		o.prune = false;
+		hoff_ilp_req rq = hoff_ilp_request(&o);
 		if (kind == 2)
-			o.max_stall_ps = 19101 * MS / 1000;
+			rq.max_stall_ps = 19101 * MS / 1000;
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, &rq, &m, &e), HOFF_OK);
 		int32_t nx = 0, nrow = 0;
 		for (int32_t j = 1; j <= m->ncols; j++) {
 			assert_int_not_equal(m->ctag[j], 'O');

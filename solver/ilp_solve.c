@@ -1,5 +1,7 @@
-/* ilp_decode.c: a solution's decisions, its model objective, and what
- * the model predicts for it (makespan, peak). */
+/* ilp_solve.c: the solve (through the backend, glpk_backend.c), the LP
+ * relaxation's bound, and what a solution says: its decisions, its
+ * model objective, and what the model predicts for it (makespan,
+ * peak). */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -15,7 +17,6 @@
 #include "ilp_internal.h"
 #include "policy.h"
 #include "sim.h"
-
 
 void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 {
@@ -44,11 +45,6 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 			}
 		}
 	}
-}
-
-double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
-{
-	return m->budget_mode ? obj * m->tu : obj * m->bu;
 }
 
 /* Instants the model can constrain: op starts, and the end of op k - 1
@@ -99,8 +95,8 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 	return peak;
 }
 
-void hoff_ilp_predict(const hoff_ilp *m, const double *x,
-		      int64_t *makespan_ps, int64_t *peak_bytes)
+void hoff_ilp_predict(const hoff_ilp *m, const double *x, int64_t *makespan_ps,
+		      int64_t *peak_bytes)
 {
 	double stall = 0;
 	for (int32_t k = 0; k <= m->n; k++)
@@ -119,4 +115,31 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 	if (!m->budget_mode && m->peak_col)
 		peak = (int64_t)llround(x[m->peak_col] * m->bu);
 	*peak_bytes = peak;
+}
+
+hoff_status hoff_ilp_solve(const hoff_ilp *m, const double *start,
+			   hoff_ilp_sol *sol, hoff_err *e)
+{
+	memset(sol, 0, sizeof *sol);
+	if (m->rq.write_files && (m->o.write_lp || m->o.write_mps)) {
+		hoff_status st =
+			hoff_glpk_write(m, m->o.write_lp, m->o.write_mps, e);
+		if (st != HOFF_OK)
+			return st;
+	}
+	if (m->infeasible) {
+		sol->status = HOFF_ILP_INFEASIBLE;
+		snprintf(sol->note, sizeof sol->note, "%s", m->why);
+		return HOFF_OK;
+	}
+	return hoff_glpk_solve(m, start, sol, e);
+}
+
+hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
+			      double *bound, bool *ok, hoff_err *e)
+{
+	*ok = false;
+	if (m->infeasible)
+		return HOFF_OK;
+	return hoff_glpk_lp(m, time_limit_s, bound, ok, e);
 }
