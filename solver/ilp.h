@@ -18,31 +18,15 @@ struct hoff_analysis;
 /* pick[] value of an interval that is not used. */
 #define HOFF_ILP_OFF (-2)
 
-/* An interval's kind: the candidate's (candidates.h). */
-typedef enum hoff_ilp_ivkind {
-	HOFF_ILP_START = HOFF_CAND_START, /* must be fetched; only the
-					     boundary is free */
-	HOFF_ILP_CLEAN = HOFF_CAND_CLEAN, /* leaves by detach */
-	HOFF_ILP_DIRTY = HOFF_CAND_DIRTY, /* leaves by store, or by detach
-					     after an earlier store of its
-					     dirty segment */
-} hoff_ilp_ivkind;
-
-/* A candidate interval (candidates.h's hoff_cand) with its model
- * columns: tensor t may be off the device after touch a (op index, -1:
- * before op 0) until touch b needs it back (b = nops: a tail after the
- * last use of a persistent tensor, never fetched back). */
+/* A candidate interval (candidates.h's hoff_cand: tensor c.t may be off
+ * the device after touch c.a until touch c.b needs it back; c.b = nops:
+ * a tail, never fetched back) with what the model adds: its earliest
+ * prefetch boundary and its columns. */
 typedef struct hoff_ilp_iv {
-	int32_t t, a, b;
-	int32_t lo;       /* earliest useful prefetch boundary */
-	int32_t seg;      /* DIRTY: index of the first interval of its
-			     segment (no update in between), else itself */
-	int16_t tier;     /* where its copy lives */
-	uint8_t kind;     /* hoff_ilp_ivkind */
-	bool fixed;       /* in every schedule: START, home-clean tail */
-	int64_t bytes;
-	int64_t fetch_ps; /* h2d duration, 0 for a tail */
-	int64_t store_ps; /* d2h duration (DIRTY only) */
+	hoff_cand c; /* the candidate; in a model, c.seg counts among
+			its kept intervals */
+	int32_t lo;  /* earliest useful prefetch boundary */
+	bool fixed;  /* in every schedule: START, home-clean tail */
 	/* Model columns (1-based; 0: none) and dense maps into
 	 * hoff_ilp.map (offset, HOFF_NONE when absent): the column in force
 	 * at boundary q (R), instant w (Q) or window w (Ys, Yp). */

@@ -18,11 +18,11 @@ int hoff_ilp_by_evict(const void *x, const void *y, void *ctx)
 	const hoff_ilp_iv *iv = ctx;
 	const hoff_ilp_iv *a = &iv[*(const int32_t *)x];
 	const hoff_ilp_iv *b = &iv[*(const int32_t *)y];
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
+	if (a->c.a != b->c.a)
+		return a->c.a < b->c.a ? -1 : 1;
+	if (a->c.b != b->c.b)
+		return a->c.b < b->c.b ? -1 : 1;
+	return (a->c.t > b->c.t) - (a->c.t < b->c.t);
 }
 
 /* ---------------------------------------------------------------------
@@ -218,7 +218,7 @@ static int32_t map_at(const hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
 
 int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q)
 {
-	return map_at(m, v->rmap, v->lo, v->b - 1, q);
+	return map_at(m, v->rmap, v->lo, v->c.b - 1, q);
 }
 
 int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)

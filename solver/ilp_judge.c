@@ -109,17 +109,18 @@ int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 			if (pick[i] == HOFF_ILP_OFF)
 				continue;
 			const int32_t k = cur->peak_op;
-			if (v->b >= mv->n) {
+			if (v->c.b >= mv->n) {
 				/* a tail: clear the stores ahead of its own */
-				if (v->kind != HOFF_ILP_DIRTY || v->a >= k)
+				if (v->c.kind != HOFF_CAND_DIRTY || v->c.a >= k)
 					continue;
 				memcpy(trial, pick, sz);
 				bool any = false;
 				for (int32_t j = 0; j < mv->niv; j++) {
 					const hoff_ilp_iv *u = &mv->iv[j];
 					if (j != i &&
-					    u->kind == HOFF_ILP_DIRTY &&
-					    u->tier == v->tier && u->a < v->a &&
+					    u->c.kind == HOFF_CAND_DIRTY &&
+					    u->c.tier == v->c.tier &&
+					    u->c.a < v->c.a &&
 					    trial[j] != HOFF_ILP_OFF) {
 						trial[j] = HOFF_ILP_OFF;
 						any = true;
@@ -132,14 +133,14 @@ int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 			}
 			int32_t cand[4] = {
 				pick[i] - 1, pick[i] + 1,
-				v->kind == HOFF_ILP_START ? pick[i]
-							  : HOFF_ILP_OFF,
-				pick[i] < k && v->b > k ? k : pick[i]};
+				v->c.kind == HOFF_CAND_START ? pick[i]
+							     : HOFF_ILP_OFF,
+				pick[i] < k && v->c.b > k ? k : pick[i]};
 			for (int c = 0; c < 4; c++) {
 				int32_t p = cand[c];
 				if (p == pick[i] ||
 				    (p != HOFF_ILP_OFF &&
-				     (p < v->lo || p > v->b - 1)))
+				     (p < v->lo || p > v->c.b - 1)))
 					continue;
 				memcpy(trial, pick, sz);
 				trial[i] = p;

@@ -252,18 +252,10 @@ static hoff_status intervals(const hoff_graph *g, int64_t small_below,
 	for (size_t i = 0; i < n; i++) {
 		bool start = c[i].kind == HOFF_CAND_START;
 		iv[i] = (hoff_ilp_iv){
-			.t = c[i].t,
-			.a = c[i].a,
-			.b = c[i].b,
+			.c = c[i],
 			.lo = start ? -1 : c[i].a + 1,
-			.seg = c[i].seg,
-			.tier = c[i].tier,
-			.kind = c[i].kind,
 			.fixed = start || (c[i].kind == HOFF_CAND_CLEAN &&
 					   c[i].b == g->nops),
-			.bytes = c[i].bytes,
-			.fetch_ps = c[i].fetch_ps,
-			.store_ps = c[i].store_ps,
 			.rmap = HOFF_NONE,
 			.qmap = HOFF_NONE,
 			.ysmap = HOFF_NONE,
@@ -303,9 +295,9 @@ static int by_fetch(const void *x, const void *y, void *ctx)
 	const hoff_ilp_iv *a = &o->iv[i], *b = &o->iv[j];
 	if (o->pick[i] != o->pick[j])
 		return o->pick[i] < o->pick[j] ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
+	if (a->c.b != b->c.b)
+		return a->c.b < b->c.b ? -1 : 1;
+	return (a->c.t > b->c.t) - (a->c.t < b->c.t);
 }
 
 hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
@@ -327,18 +319,19 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 		const hoff_ilp_iv *v = &iv[i];
 		if (pick[i] == HOFF_ILP_OFF)
 			continue;
-		if (v->b < g->nops && (pick[i] < v->lo || pick[i] > v->b - 1)) {
+		if (v->c.b < g->nops &&
+		    (pick[i] < v->lo || pick[i] > v->c.b - 1)) {
 			st = hoff_seterr(e, HOFF_EINPUT,
 					 "exact: interval %d of \"%s\": "
 					 "prefetch boundary %d outside "
 					 "[%d, %d]",
-					 i, g->tensor[v->t].id, pick[i], v->lo,
-					 v->b - 1);
+					 i, g->tensor[v->c.t].id, pick[i],
+					 v->lo, v->c.b - 1);
 			goto out;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			ev[ne++] = i;
-		if (v->b < g->nops)
+		if (v->c.b < g->nops)
 			pf[np++] = i;
 	}
 	hoff_sort_ctx(ev, ne, sizeof *ev, hoff_ilp_by_evict, (void *)iv);
@@ -348,20 +341,22 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
-		for (; ie < ne && iv[ev[ie]].a == q; ie++)
-			if (!hoff_emit_evict(&m, iv[ev[ie]].t)) {
+		for (; ie < ne && iv[ev[ie]].c.a == q; ie++)
+			if (!hoff_emit_evict(&m, iv[ev[ie]].c.t)) {
 				st = hoff_seterr(e, HOFF_EINPUT,
 						 "exact: cannot evict \"%s\" "
 						 "after op %d",
-						 g->tensor[iv[ev[ie]].t].id, q);
+						 g->tensor[iv[ev[ie]].c.t].id,
+						 q);
 				goto out;
 			}
 		for (; ip < np && pick[pf[ip]] == q; ip++)
-			if (!hoff_emit_prefetch(&m, iv[pf[ip]].t)) {
-				st = hoff_seterr(e, HOFF_EINPUT,
-						 "exact: cannot prefetch \"%s\" "
-						 "after op %d",
-						 g->tensor[iv[pf[ip]].t].id, q);
+			if (!hoff_emit_prefetch(&m, iv[pf[ip]].c.t)) {
+				st = hoff_seterr(
+					e, HOFF_EINPUT,
+					"exact: cannot prefetch \"%s\" "
+					"after op %d",
+					g->tensor[iv[pf[ip]].c.t].id, q);
 				goto out;
 			}
 	}
@@ -449,14 +444,14 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto late;
 	int64_t maxb = 1;
 	for (int32_t i = 0; i < nall; i++) {
-		if (all[i].bytes > maxb)
-			maxb = all[i].bytes;
-		if (all[i].b < n)
-			dl[all[i].b] = 1;
+		if (all[i].c.bytes > maxb)
+			maxb = all[i].c.bytes;
+		if (all[i].c.b < n)
+			dl[all[i].c.b] = 1;
 		int32_t w0, w1;
 		hoff_ilp_absent_range(&all[i], n, &w0, &w1);
 		for (int32_t w = w0; w <= w1; w++)
-			cover[IDX(w)] += all[i].bytes;
+			cover[IDX(w)] += all[i].c.bytes;
 	}
 	m->bu = pow(10, floor(log10((double)maxb)));
 	/* Instants that can bind: above the budget, or above a lower bound
@@ -534,17 +529,17 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			continue;
 		orig[m->niv] = i;
 		m->iv[m->niv++] = all[i];
-		if (all[i].t != last_t) {
+		if (all[i].c.t != last_t) {
 			m->ncand++;
-			last_t = all[i].t;
+			last_t = all[i].c.t;
 		}
 	}
 	memset(dl, 0, (size_t)n + 1);
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->b < n)
-			dl[v->b] = 1;
-		else if (v->kind == HOFF_ILP_DIRTY)
+		if (v->c.b < n)
+			dl[v->c.b] = 1;
+		else if (v->c.kind == HOFF_CAND_DIRTY)
 			dl[n] = 1;
 	}
 	/* Stall columns: only where a fetch has its deadline, and the tail. */
@@ -554,10 +549,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		double ub = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (k < n && v->b == k)
-				ub += (double)v->fetch_ps;
-			else if (k == n && v->kind == HOFF_ILP_DIRTY)
-				ub += (double)v->store_ps;
+			if (k < n && v->c.b == k)
+				ub += (double)v->c.fetch_ps;
+			else if (k == n && v->c.kind == HOFF_CAND_DIRTY)
+				ub += (double)v->c.store_ps;
 		}
 		m->s_col[k] = hoff_ilp_add_col(m, 0, ub / m->tu,
 					       m->budget_mode ? 1 : 0, false,
@@ -583,21 +578,22 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		const int32_t *P = pl.P + pl.Poff[oi];
 		int32_t nP = pl.Poff[oi + 1] - pl.Poff[oi];
 		bool has_zs = false, has_zd = false;
-		if (v->kind == HOFF_ILP_DIRTY) {
-			int32_t os = all[oi].seg;
+		if (v->c.kind == HOFF_CAND_DIRTY) {
+			int32_t os = all[oi].c.seg;
 			if (seg_first[os] == HOFF_NONE)
 				seg_first[os] = i;
-			v->seg = seg_first[os];
+			v->c.seg = seg_first[os];
 			/* a store needs some window to run in */
-			int32_t hi = v->b >= n ? 2 * n : 2 * P[nP - 1] + 1;
-			for (int32_t w = 2 * v->a + 2; w <= hi && !has_zs; w++)
+			int32_t hi = v->c.b >= n ? 2 * n : 2 * P[nP - 1] + 1;
+			for (int32_t w = 2 * v->c.a + 2; w <= hi && !has_zs;
+			     w++)
 				has_zs = hoff_ilp_win_exists(m, w);
 			has_zd = seg_zs[os] > 0;
 			if (has_zs)
 				seg_zs[os]++;
 		} else {
-			v->seg = i;
-			has_zd = v->kind == HOFF_ILP_CLEAN && !v->fixed;
+			v->c.seg = i;
+			has_zd = v->c.kind == HOFF_CAND_CLEAN && !v->fixed;
 		}
 		if (!hoff_ilp_interval_cols(m, i, P, nP, has_zs, has_zd,
 					    scratch))

@@ -22,13 +22,13 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		bool sel = v->kind == HOFF_ILP_START || v->fixed ||
+		bool sel = v->c.kind == HOFF_CAND_START || v->fixed ||
 			   (v->zs && x[v->zs] > 0.5) ||
 			   (v->zd && x[v->zd] > 0.5);
 		pick[i] = HOFF_ILP_OFF;
 		if (!sel)
 			continue;
-		if (v->b >= m->n) {
+		if (v->c.b >= m->n) {
 			pick[i] = m->n - 1;
 			continue;
 		}
@@ -66,8 +66,8 @@ static double absence(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w,
 	if (w < w0 || w > w1)
 		return 0;
 #define COL(c) ((c) ? (round ? (double)(x[c] > 0.5) : x[c]) : 0)
-	double ab = v->kind == HOFF_ILP_START || v->fixed ? 1 : COL(v->zd);
-	if (v->b < m->n)
+	double ab = v->c.kind == HOFF_CAND_START || v->fixed ? 1 : COL(v->zd);
+	if (v->c.b < m->n)
 		ab -= COL(hoff_ilp_r_at(m, v, hoff_ilp_bound_of(w)));
 	if (v->zs)
 		ab += COL(hoff_ilp_q_at(m, v, w));
@@ -87,7 +87,7 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 			continue;
 		int64_t mem = m->fixed[IDX(w)];
 		for (int32_t i = 0; i < m->niv; i++)
-			mem -= m->iv[i].bytes *
+			mem -= m->iv[i].c.bytes *
 			       (int64_t)absence(m, &m->iv[i], w, x, true);
 		if (mem > peak)
 			peak = mem;
@@ -107,7 +107,7 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x, int64_t *makespan_ps,
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
 		double mem = (double)m->fixed[IDX(w)];
 		for (int32_t i = 0; i < m->niv; i++)
-			mem -= (double)m->iv[i].bytes *
+			mem -= (double)m->iv[i].c.bytes *
 			       floor(absence(m, &m->iv[i], w, x, false) + 0.5);
 		if (mem > (double)peak)
 			peak = (int64_t)llround(mem);

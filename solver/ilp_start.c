@@ -26,12 +26,12 @@
 static int32_t iv_of(const hoff_ilp *m, const int32_t *first, int32_t t,
 		     int32_t q, bool evict)
 {
-	for (int32_t i = first[t]; i >= 0 && i < m->niv && m->iv[i].t == t;
+	for (int32_t i = first[t]; i >= 0 && i < m->niv && m->iv[i].c.t == t;
 	     i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (evict && v->kind == HOFF_ILP_START)
+		if (evict && v->c.kind == HOFF_CAND_START)
 			continue;
-		if (v->a <= q && q < v->b)
+		if (v->c.a <= q && q < v->c.b)
 			return i;
 	}
 	return -1;
@@ -50,7 +50,7 @@ void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
 	for (int32_t t = 0; t < g->ntensors; t++)
 		first[t] = -1;
 	for (int32_t i = m->niv - 1; i >= 0; i--)
-		first[m->iv[i].t] = i;
+		first[m->iv[i].c.t] = i;
 	for (int32_t i = 0; i < m->niv; i++)
 		at[i] = HOFF_ILP_OFF;
 	int32_t q = -1;
@@ -72,25 +72,25 @@ void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
 	}
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		bool used = v->kind == HOFF_ILP_START || v->fixed || out[i];
+		bool used = v->c.kind == HOFF_CAND_START || v->fixed || out[i];
 		if (!used)
 			continue;
-		if (v->b >= m->n) {
+		if (v->c.b >= m->n) {
 			pick[i] = (v->zs || v->zd || v->fixed) ? m->n - 1
 							       : HOFF_ILP_OFF;
 			continue;
 		}
 		if (v->rmap < 0)
 			continue;
-		int32_t p = at[i] == HOFF_ILP_OFF ? v->b - 1 : at[i];
+		int32_t p = at[i] == HOFF_ILP_OFF ? v->c.b - 1 : at[i];
 		if (p < v->lo)
 			p = v->lo;
 		/* the latest allowed boundary at or before p: the same
 		 * binding instants covered, issued no later */
 		int32_t c = hoff_ilp_r_at(m, v, p);
 		if (!c) {
-			pick[i] = v->kind == HOFF_ILP_START ? v->r_first
-							   : HOFF_ILP_OFF;
+			pick[i] = v->c.kind == HOFF_CAND_START ? v->r_first
+							       : HOFF_ILP_OFF;
 			continue;
 		}
 		pick[i] = m->carg1[c];
@@ -166,7 +166,7 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 	for (int32_t t = 0; t < g->ntensors; t++)
 		first[t] = -1;
 	for (int32_t i = m->niv - 1; i >= 0; i--)
-		first[m->iv[i].t] = i;
+		first[m->iv[i].c.t] = i;
 	int32_t q = -1;
 	for (int64_t k = 0; k < s->nsteps; k++) {
 		const hoff_step *p = &s->step[k];
@@ -222,15 +222,16 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 			y[j] = 0;
 			for (int32_t i = 0; i < m->niv; i++) {
 				const hoff_ilp_iv *v = &m->iv[i];
-				if (v->tier != a0 || v->b >= n ||
+				if (v->c.tier != a0 || v->c.b >= n ||
 				    pick[i] == HOFF_ILP_OFF)
 					continue;
 				if (tag == HOFF_COL_O)
-					y[j] += v->kind != HOFF_ILP_START &&
-						v->b <= a1;
+					y[j] += v->c.kind != HOFF_CAND_START &&
+						v->c.b <= a1;
 				else
-					y[j] += v->kind == HOFF_ILP_START &&
-						v->rmap >= 0 && a1 < v->b - 1 &&
+					y[j] += v->c.kind == HOFF_CAND_START &&
+						v->rmap >= 0 &&
+						a1 < v->c.b - 1 &&
 						pick[i] <= a1 &&
 						hoff_ilp_r_at(m, v, a1);
 			}

@@ -160,7 +160,7 @@ static int64_t subset_sums(const hoff_ilp *m, int32_t w, int64_t most,
 	for (int32_t i = 0; i < m->niv; i++) {
 		int32_t w0, w1;
 		hoff_ilp_absent_range(&m->iv[i], m->n, &w0, &w1);
-		int64_t b = m->iv[i].bytes;
+		int64_t b = m->iv[i].c.bytes;
 		if (w < w0 || w > w1 || b > most)
 			continue;
 		/* merge sums with sums + b (both ascending) */

@@ -281,7 +281,7 @@ static void test_min_peak_tol_obj(void **state)
 	for (int32_t i = 0; i < m->niv; i++)
 		pick[i] = HOFF_ILP_OFF;
 	for (int32_t i = 0; i < m->niv; i++)
-		if (m->iv[i].kind == HOFF_ILP_START)
+		if (m->iv[i].c.kind == HOFF_CAND_START)
 			pick[i] = -1;
 	assert_true(hoff_ilp_start(m, pick, x, &e));
 	int64_t p0 = hoff_ilp_model_peak(m, x);
@@ -324,11 +324,11 @@ static void test_small_candidates(void **state)
 				 HOFF_OK);
 		int gap = 0, start = 0, other = 0;
 		for (int32_t i = 0; i < n; i++) {
-			if (iv[i].t != u)
+			if (iv[i].c.t != u)
 				continue;
-			if (iv[i].kind == HOFF_ILP_START)
+			if (iv[i].c.kind == HOFF_CAND_START)
 				start++;
-			else if (iv[i].a == 0 && iv[i].b == 3)
+			else if (iv[i].c.a == 0 && iv[i].c.b == 3)
 				gap++;
 			else
 				other++;

@@ -70,21 +70,21 @@ static void test_intervals(void **state)
 	int found = 0;
 	for (int32_t i = 0; i < n; i++) {
 		const hoff_ilp_iv *v = &iv[i];
-		if (v->t == w && v->kind == HOFF_ILP_START) {
-			assert_int_equal(v->a, -1);
-			assert_int_equal(v->b, 0);
-			assert_int_equal(v->fetch_ps, 4 * MS);
+		if (v->c.t == w && v->c.kind == HOFF_CAND_START) {
+			assert_int_equal(v->c.a, -1);
+			assert_int_equal(v->c.b, 0);
+			assert_int_equal(v->c.fetch_ps, 4 * MS);
 			found |= 1;
-		} else if (v->t == w && v->b == 3) {
-			assert_int_equal(v->kind, HOFF_ILP_CLEAN);
-			assert_int_equal(v->a, 0);
+		} else if (v->c.t == w && v->c.b == 3) {
+			assert_int_equal(v->c.kind, HOFF_CAND_CLEAN);
+			assert_int_equal(v->c.a, 0);
 			assert_int_equal(v->lo, 1);
 			found |= 2;
-		} else if (v->t == a) {
-			assert_int_equal(v->kind, HOFF_ILP_DIRTY);
-			assert_int_equal(v->a, 0);
-			assert_int_equal(v->b, 3);
-			assert_int_equal(v->store_ps, 1 * MS);
+		} else if (v->c.t == a) {
+			assert_int_equal(v->c.kind, HOFF_CAND_DIRTY);
+			assert_int_equal(v->c.a, 0);
+			assert_int_equal(v->c.b, 3);
+			assert_int_equal(v->c.store_ps, 1 * MS);
 			found |= 8;
 		}
 	}
@@ -286,7 +286,7 @@ static void test_hand_fetch_time(void **state)
 	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	int32_t ng = 0;
 	for (int32_t i = 1; i <= m->nrows; i++) {
-		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].b != 4)
+		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].c.b != 4)
 			continue;
 		/* the rows of w's interval: sel (zd), R(p - 1) for p = 3,
 		 * and s_4 */
@@ -433,8 +433,8 @@ static void test_hand_crowded(void **state)
 		int32_t wback = 0, kback = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			const char *id = g->tensor[v->t].id;
-			if (v->a == 0 && v->b == 2) {
+			const char *id = g->tensor[v->c.t].id;
+			if (v->c.a == 0 && v->c.b == 2) {
 				wback += strcmp(id, "w") == 0;
 				kback += strcmp(id, "k") == 0;
 			}
@@ -498,7 +498,7 @@ static void test_hand_deadlines(void **state)
 		if (m->ctag[j] != 'Q')
 			continue;
 		const hoff_ilp_iv *v = &m->iv[m->carg0[j]];
-		if (strcmp(g->tensor[v->t].id, "v") == 0) {
+		if (strcmp(g->tensor[v->c.t].id, "v") == 0) {
 			assert_true(m->cub[j] == 0);
 			nq++;
 		}
@@ -662,9 +662,10 @@ static void compare_one(hoff_graph *g, bool budget_mode, int64_t budget,
 		hoff_err e;
 		hoff_ilp_intervals(g, false, &iv, &niv, &e);
 		for (int32_t i = 0; i < niv; i++)
-			print_message("  iv %d t=%s a=%d b=%d kind=%d pick=%d\n",
-				      i, g->tensor[iv[i].t].id, iv[i].a,
-				      iv[i].b, iv[i].kind, bf.pick[i]);
+			print_message(
+				"  iv %d t=%s a=%d b=%d kind=%d pick=%d\n", i,
+				g->tensor[iv[i].c.t].id, iv[i].c.a, iv[i].c.b,
+				iv[i].c.kind, bf.pick[i]);
 		free(iv);
 	}
 	if (verbose && !(dec_ok && fabs(ilp - bf.obj) <= 1e-6 * fmax(1, bf.obj)))
