@@ -5,6 +5,7 @@
 #define HOFF_CMD_EXACT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ilp.h"
@@ -32,9 +33,19 @@ int hoff_xopts_clobbers(const xopts *x);
 /* Writes "key": v, or "key": null when !has. */
 void hoff_exact_json_num(FILE *f, const char *key, bool has, double v);
 
-/* Greedy's gap to the model's bound: (objective - bound) / objective,
- * at least 0. */
+/* Greedy's gap to the model's bound: (objective - bound) / objective;
+ * negative when greedy's schedule is below the bound (outside the
+ * model's candidates). */
 double hoff_exact_greedy_gap(const hoff_exact_report *r);
+
+/* "exact returns greedy's schedule: WHY", when it does (the first line
+ * of both commands' tables); nothing otherwise. */
+void hoff_exact_source_line(FILE *f, const hoff_exact_report *r);
+
+/* The gap cell of objective obj against bound: "0.123%", or "below" when
+ * obj is under the bound (a schedule outside the model's candidates
+ * can be; a gap would contradict the figures beside it). Returns buf. */
+char *hoff_exact_gap_cell(char *buf, size_t n, double obj, double bound);
 
 /* The model's size line, and the peak search's when it probed. */
 void hoff_exact_model_line(FILE *f, const hoff_exact_report *r);
