@@ -572,6 +572,13 @@ hoff_status hoff_sim_run(const hoff_graph *g, const hoff_sched *s,
 		case HOFF_STEP_DETACH:
 			st = detach(&m, i, p->id);
 			break;
+		case HOFF_STEP_RECOMPUTE:
+		case HOFF_STEP_DROP: /* until the simulator has rules 10, 11 */
+			st = hoff_seterr(e, HOFF_EINPUT,
+					 "steps[%lld]: recompute and drop steps "
+					 "are not simulated yet",
+					 (long long)i);
+			break;
 		default:
 			HOFF_REQUIRE(!"checked schedule");
 		}
