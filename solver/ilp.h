@@ -23,10 +23,12 @@ struct hoff_analysis;
  * a tail, never fetched back) with what the model adds: its earliest
  * prefetch boundary and its columns. */
 typedef struct hoff_ilp_iv {
-	hoff_cand c; /* the candidate; in a model, c.seg counts among
-			its kept intervals */
-	int32_t lo;  /* earliest useful prefetch boundary */
-	bool fixed;  /* in every schedule: START, home-clean tail */
+	hoff_cand c;   /* the candidate; in a model, c.seg counts among
+			  its kept intervals */
+	int32_t lo;    /* earliest useful prefetch boundary */
+	bool fixed;    /* in every schedule: START, home-clean tail */
+	bool home_end; /* (v2) repeat graph: a tail that must be used,
+			  taking tier-homed state home (rule 9) */
 	/* Model columns (1-based; 0: none) and dense maps into
 	 * hoff_ilp.map (offset, HOFF_NONE when absent): the column in force
 	 * at boundary q (R), instant w (Q) or window w (Ys, Yp). */

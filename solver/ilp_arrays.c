@@ -161,7 +161,13 @@ void hoff_ilp_row_end(rowb *r)
 						       : fabs(rhs) <= tol;
 		if (!ok && !m->infeasible) {
 			m->infeasible = true;
-			if (m->rtag[i] == 'M') {
+			if (m->rtag[i] == 'H') {
+				const hoff_ilp_iv *v = &m->iv[m->rarg[i]];
+				snprintf(m->why, sizeof m->why,
+					 "repeat: \"%s\" cannot be stored home "
+					 "after its last use (rule 9)",
+					 m->g->tensor[v->c.t].id);
+			} else if (m->rtag[i] == 'M') {
 				int32_t w = m->rarg[i], k = (w + 1) / 2;
 				snprintf(m->why, sizeof m->why,
 					 "memory %s op \"%s\" is above the "

@@ -179,6 +179,8 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i);
 /* Rows (2): one store per dirty segment, detaches only after it. */
 void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r);
+/* Rows (14): a repeat graph's tier-homed state goes home at the end. */
+void hoff_ilp_home_rows(hoff_ilp *m, rowb *r);
 /* Frees what hoff_ilp_channel_plan allocated, and zeroes cp. */
 void hoff_ilp_chan_plan_free(chan_plan *cp);
 /* Groups the transfers by window and channel into cp (the caller frees

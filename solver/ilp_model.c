@@ -230,8 +230,73 @@ hoff_ilp_req hoff_ilp_request(const hoff_ilp_opts *o)
  * Candidate intervals and the schedule a set of decisions makes.
  */
 
+/* (v2) Rule 9 in a repeat graph: tensor t must end as it started. A
+ * tier-homed persistent tensor no op produces and some op uses must end
+ * off the device with a valid copy at home: 1; a device-homed one must
+ * end resident: -1 (its tail would store it away); else 0. */
+static int end_state(const hoff_graph *g, int32_t t)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	if (!g->repeat || x->producer != HOFF_NONE ||
+	    !hoff_tensor_persistent(x) || g->use_off[t] == g->use_off[t + 1])
+		return 0;
+	return x->home != HOFF_DEVICE ? 1 : -1;
+}
+
+/* Whether some op updates t. */
+static bool updated(const hoff_graph *g, int32_t t)
+{
+	for (int64_t u = g->use_off[t]; u < g->use_off[t + 1]; u++) {
+		int32_t k = g->use[u];
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+			if (g->upd[j] == t)
+				return true;
+	}
+	return false;
+}
+
+/* The tail of tier-homed t after its last touch a, going home: a free
+ * detach when no op updates t (the home copy is still valid), else a
+ * store home; its own dirty segment (index i). candidates.c gives none
+ * to a small updated tensor, nor after a touch by the last op. */
+static hoff_cand home_tail(const hoff_graph *g, int32_t t, int32_t i)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	bool dirty = updated(g, t);
+	return (hoff_cand){
+		.bytes = x->bytes,
+		.store_ps = dirty ? hoff_xfer_ps(g, x->home, x->bytes, false)
+				  : 0,
+		.t = t,
+		.a = g->use[g->use_off[t + 1] - 1],
+		.b = g->nops,
+		.seg = i,
+		.tier = (int16_t)x->home,
+		.kind = dirty ? HOFF_CAND_DIRTY : HOFF_CAND_CLEAN,
+	};
+}
+
+/* The model interval of candidate c (columns unset). */
+static hoff_ilp_iv model_iv(const hoff_graph *g, const hoff_cand *c)
+{
+	bool start = c->kind == HOFF_CAND_START;
+	return (hoff_ilp_iv){
+		.c = *c,
+		.lo = start ? -1 : c->a + 1,
+		.fixed = start ||
+			 (c->kind == HOFF_CAND_CLEAN && c->b == g->nops),
+		.home_end = c->b == g->nops && end_state(g, c->t) > 0,
+		.rmap = HOFF_NONE,
+		.qmap = HOFF_NONE,
+		.ysmap = HOFF_NONE,
+		.ypmap = HOFF_NONE,
+	};
+}
+
 /* The candidates of g (candidates.h) as model intervals, columns unset:
- * a tensor under small_below bytes only takes its free move. */
+ * a tensor under small_below bytes only takes its free move. In a repeat
+ * graph (rule 9) every tier-homed state tensor gets a tail going home
+ * (home_end: the model must use it), and a device-homed one none. */
 static hoff_status intervals(const hoff_graph *g, int64_t small_below,
 			     hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
 {
@@ -244,32 +309,43 @@ static hoff_status intervals(const hoff_graph *g, int64_t small_below,
 	hoff_status st = hoff_cand_list(g, &r, &c, &n, e);
 	if (st != HOFF_OK)
 		return st;
-	hoff_ilp_iv *iv = hoff_alloc(n + 1, sizeof *iv);
-	if (!iv) {
+	/* room for a home tail a tensor */
+	size_t room = n + (g->repeat ? (size_t)g->ntensors : 0) + 1;
+	hoff_ilp_iv *iv = hoff_alloc(room, sizeof *iv);
+	if (!iv || room > INT32_MAX) {
 		free(c);
+		free(iv);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		bool start = c[i].kind == HOFF_CAND_START;
-		iv[i] = (hoff_ilp_iv){
-			.c = c[i],
-			.lo = start ? -1 : c[i].a + 1,
-			.fixed = start || (c[i].kind == HOFF_CAND_CLEAN &&
-					   c[i].b == g->nops),
-			.rmap = HOFF_NONE,
-			.qmap = HOFF_NONE,
-			.ysmap = HOFF_NONE,
-			.ypmap = HOFF_NONE,
-		};
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		int32_t t = c[i].t;
+		int end = end_state(g, t);
+		int32_t shift = (int32_t)k - (int32_t)i; /* seg: in t's group */
+		bool tail = false;
+		size_t j = i;
+		for (; j < n && c[j].t == t; j++) {
+			if (end < 0 && c[j].b == g->nops)
+				continue; /* it would leave for good */
+			tail = tail || c[j].b == g->nops;
+			hoff_cand x = c[j];
+			x.seg += shift;
+			iv[k++] = model_iv(g, &x);
+		}
+		if (end > 0 && !tail) {
+			hoff_cand h = home_tail(g, t, (int32_t)k);
+			iv[k++] = model_iv(g, &h);
+		}
+		i = j;
 	}
 	free(c);
 	*out = iv;
-	*nout = (int32_t)n;
+	*nout = (int32_t)k;
 	return HOFF_OK;
 }
 
-hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
-			       hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **out,
+			       int32_t *nout, hoff_err *e)
 {
 	int64_t small_below = all ? 0 : hoff_small_below(g, NULL);
 	if (small_below < 0) {
@@ -621,6 +697,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			goto late;
 	}
 	hoff_ilp_segment_rows(m, &r);
+	hoff_ilp_home_rows(m, &r);
 	hoff_ilp_channel_rows(m, &r, &cp);
 	if (past(rq))
 		goto late;

@@ -137,7 +137,7 @@ int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		pl->keep[i] = 0;
 		if (pl->late && pl->late[i])
 			continue;
-		if (v->c.kind == HOFF_CAND_START ||
+		if (v->c.kind == HOFF_CAND_START || v->home_end ||
 		    (nhot > 0 && (tail || inrange > 0)))
 			pl->keep[i] = 1;
 		else if (v->c.kind == HOFF_CAND_DIRTY && !tail &&

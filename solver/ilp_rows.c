@@ -241,6 +241,24 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 }
 
 /* Entries by window, then channel, then interval (ctx: the intervals). */
+/* (14) The repeat end state (rule 9): a tier-homed state tensor ends
+ * off the device with a valid copy at home. Its tail after its last
+ * touch (home_end) is used: a clean one is fixed (a free detach), a
+ * dirty one leaves by a store home, or by a detach after an earlier
+ * store of its dirty segment:  zs_i + zd_i = 1. */
+void hoff_ilp_home_rows(hoff_ilp *m, rowb *r)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (!v->home_end || v->fixed)
+			continue;
+		hoff_ilp_row_begin(r, HOFF_ILP_EQ, 1, 'H', i);
+		hoff_ilp_row_add(r, v->zs, 1);
+		hoff_ilp_row_add(r, v->zd, 1);
+		hoff_ilp_row_end(r);
+	}
+}
+
 static int by_window(const void *x, const void *y, void *ctx)
 {
 	const hoff_ilp_iv *iv = ctx;

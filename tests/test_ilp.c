@@ -1062,6 +1062,92 @@ static void test_fetch_counts(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2, rule 9) A repeat graph's state goes home. w (2 MB, host) is read
+ * by op0 and updated by op1, the last op; m (100 B, host, optimizer
+ * state, small) is updated by op1; g (1 MB) flows op0 -> op1. 1 ms
+ * ops, 1 GB/s each way. The candidates give neither a tail (op1 is the
+ * last op, and m is small), so the model adds one each that it must use
+ * (home_end): both dirty, stored home after op1. Least stall, hand
+ * worked: w's fetch before op0 (2 ms; m's 0.1 us rides behind it), then
+ * after op1 the stores of w (2 ms) and m (0.1 us) on the d2h FIFO: 2 ms
+ * + 2.0001 ms = 4.0001 ms, against 2 ms for the same graph without
+ * repeat, whose state may stay on the device. */
+#define REPEAT_GRAPH(repeat)                                                      \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"repeat\": " repeat     \
+	", \"name\": \"r\", \"machine\": {\"device\": {\"memory_bytes\": "        \
+	"100000000}, \"tiers\": [" HOST "]}, \"tensors\": ["                      \
+	"{\"id\": \"w\", \"bytes\": 2000000, \"kind\": \"weight\", "              \
+	"\"home\": \"host\"},"                                                    \
+	"{\"id\": \"m\", \"bytes\": 100, \"kind\": \"optimizer\", "               \
+	"\"home\": \"host\"},"                                                    \
+	"{\"id\": \"g\", \"bytes\": 1000000, \"kind\": \"activation\"}], "        \
+	"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w\"], \"outputs\": [\"g\"], " \
+	"\"time_s\": 0.001},"                                                     \
+	"{\"id\": \"op1\", \"inputs\": [\"g\"], \"updates\": [\"w\", \"m\"], "    \
+	"\"time_s\": 0.001}]}"
+
+static void test_repeat_end_state(void **state)
+{
+	(void)state;
+	for (int repeat = 0; repeat < 2; repeat++) {
+		hoff_graph *g = tu_graph(repeat ? REPEAT_GRAPH("true")
+						: REPEAT_GRAPH("false"));
+		hoff_ilp_opts o = opts_budget(100000000);
+		hoff_ilp *m = NULL;
+		hoff_err e;
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+		int32_t nhome = 0;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (!v->home_end)
+				continue;
+			nhome++;
+			assert_int_equal(v->c.kind, HOFF_CAND_DIRTY);
+			assert_int_equal(v->c.a, 1);
+			assert_int_equal(v->c.b, 2);
+			assert_int_equal(v->c.tier, 0);
+		}
+		assert_int_equal(nhome, repeat ? 2 : 0);
+		hoff_ilp_sol sol;
+		assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
+		assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+		double stall = hoff_ilp_objective_value(m, sol.obj);
+		assert_true(fabs(stall - (repeat ? 4.0001e-3 : 2e-3)) < 1e-12);
+		int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+		assert_non_null(pick);
+		hoff_ilp_decode(m, sol.x, pick);
+		hoff_sched *s = NULL;
+		assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact",
+					       &s, &e),
+				 HOFF_OK);
+		/* the schedule ends with both stores home, after op1 */
+		int64_t k = s->nsteps;
+		if (repeat) {
+			assert_true(k >= 3);
+			assert_int_equal(s->step[k - 3].kind, HOFF_STEP_OP);
+			for (int64_t j = k - 2; j < k; j++) {
+				assert_int_equal(s->step[j].kind,
+						 HOFF_STEP_STORE);
+				assert_int_equal(s->step[j].tier, 0);
+			}
+		} else {
+			assert_int_equal(s->step[k - 1].kind, HOFF_STEP_OP);
+		}
+		hoff_sim_result r;
+		hoff_sim_opts so = hoff_sim_defaults();
+		assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+		assert_true(r.valid);
+		assert_int_equal(r.summary.stall_ps,
+				 repeat ? 4000100000 : 2000000000);
+		hoff_sim_result_free(&r);
+		hoff_sched_free(s);
+		free(pick);
+		free(sol.x);
+		hoff_ilp_free(m);
+		hoff_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	exact_test_env();
@@ -1082,6 +1168,7 @@ int main(void)
 		cmocka_unit_test(test_export_and_cbc),
 		cmocka_unit_test(test_fetch_counts),
 		cmocka_unit_test(test_write_probe),
+		cmocka_unit_test(test_repeat_end_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
