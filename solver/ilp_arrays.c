@@ -18,16 +18,29 @@ int hoff_ilp_by_evict(const void *x, const void *y, void *ctx)
 	const hoff_ilp_iv *iv = ctx;
 	const hoff_ilp_iv *a = &iv[*(const int32_t *)x];
 	const hoff_ilp_iv *b = &iv[*(const int32_t *)y];
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
+	if (a->c.a != b->c.a)
+		return a->c.a < b->c.a ? -1 : 1;
+	if (a->c.b != b->c.b)
+		return a->c.b < b->c.b ? -1 : 1;
+	return (a->c.t > b->c.t) - (a->c.t < b->c.t);
 }
 
 /* ---------------------------------------------------------------------
  * Model arrays.
  */
+
+const hoff_progress *hoff_ilp_progress(const hoff_ilp *m)
+{
+	static const hoff_progress none = {0};
+	return m->rq.quiet ? &none : &m->o.progress;
+}
+
+double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
+{
+	/* obj * tu is a fractional ps count (an LP's): hoff_s() would round
+	 * it to whole ps */
+	return m->budget_mode ? obj * m->tu / 1e12 : obj * m->bu;
+}
 
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
 {
@@ -148,7 +161,13 @@ void hoff_ilp_row_end(rowb *r)
 						       : fabs(rhs) <= tol;
 		if (!ok && !m->infeasible) {
 			m->infeasible = true;
-			if (m->rtag[i] == 'M') {
+			if (m->rtag[i] == 'H') {
+				const hoff_ilp_iv *v = &m->iv[m->rarg[i]];
+				snprintf(m->why, sizeof m->why,
+					 "repeat: \"%s\" cannot be stored home "
+					 "after its last use (rule 9)",
+					 m->g->tensor[v->c.t].id);
+			} else if (m->rtag[i] == 'M') {
 				int32_t w = m->rarg[i], k = (w + 1) / 2;
 				snprintf(m->why, sizeof m->why,
 					 "memory %s op \"%s\" is above the "
@@ -205,7 +224,7 @@ static int32_t map_at(const hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
 
 int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q)
 {
-	return map_at(m, v->rmap, v->lo, v->b - 1, q);
+	return map_at(m, v->rmap, v->lo, v->c.b - 1, q);
 }
 
 int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)

@@ -59,8 +59,8 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 {
 	hoff_ilp_iv *v = &m->iv[i];
 	const int32_t n = m->n;
-	bool tail = v->b >= n;
-	if (v->kind == HOFF_ILP_DIRTY && !has_zs && !has_zd)
+	bool tail = v->c.b >= n;
+	if (v->c.kind == HOFF_CAND_DIRTY && !has_zs && !has_zd)
 		return true; /* no way to leave: it covers nothing */
 	if (!tail && nP == 0)
 		return true; /* no way back */
@@ -72,16 +72,16 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 		return false;
 	/* START's last boundary is issued in every schedule, and its fetch
 	 * completes in every schedule */
-	const double start_lb = v->kind == HOFF_ILP_START ? 1 : 0;
+	const double start_lb = v->c.kind == HOFF_CAND_START ? 1 : 0;
 	if (!tail && nP > 0) {
 		v->r_first = P[0];
 		v->r_last = P[nP - 1];
 		if (!col_run(m, i, HOFF_COL_R, true, start_lb, P, nP, v->lo,
-			     v->b - 1, &v->rmap))
+			     v->c.b - 1, &v->rmap))
 			return false;
 		/* fetch progress: windows after the first allowed boundary */
 		v->yp_lo = 2 * (P[0] + 1);
-		v->yp_hi = 2 * v->b;
+		v->yp_hi = 2 * v->c.b;
 		int32_t nw = windows_in(m, v->yp_lo, v->yp_hi, scratch);
 		if (!col_run(m, i, HOFF_COL_YF, false, start_lb, scratch, nw,
 			     v->yp_lo, v->yp_hi, &v->ypmap))
@@ -90,7 +90,7 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 	if (v->zs) {
 		int32_t qend = tail ? 2 * n - 2 : 2 * v->r_last + 1;
 		int32_t nq = 0;
-		for (int32_t w = 2 * v->a + 2; w <= qend; w++) {
+		for (int32_t w = 2 * v->c.a + 2; w <= qend; w++) {
 			bool want = m->hot[IDX(w)] &&
 				    (m->stride <= 1 ||
 				     hoff_ilp_stage_of(w) % m->stride == 0);
@@ -99,12 +99,12 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 			if (want)
 				scratch[nq++] = w;
 		}
-		v->q_lo = 2 * v->a + 2;
+		v->q_lo = 2 * v->c.a + 2;
 		v->q_hi = qend;
 		if (!col_run(m, i, HOFF_COL_Q, true, 0, scratch, nq, v->q_lo,
 			     qend, &v->qmap))
 			return false;
-		v->ys_lo = 2 * v->a + 2;
+		v->ys_lo = 2 * v->c.a + 2;
 		v->ys_hi = tail ? 2 * n : 2 * v->r_last + 1;
 		int32_t nw = windows_in(m, v->ys_lo, v->ys_hi, scratch);
 		if (!col_run(m, i, HOFF_COL_YS, false, 0, scratch, nw, v->ys_lo,
@@ -117,7 +117,7 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 /* sel_i as a row term: adds coef * sel_i (constant for fixed ones). */
 static void add_sel(rowb *r, const hoff_ilp_iv *v, double coef)
 {
-	if (v->kind == HOFF_ILP_START || v->fixed)
+	if (v->c.kind == HOFF_CAND_START || v->fixed)
 		r->konst += coef;
 	else {
 		hoff_ilp_row_add(r, v->zs, coef);
@@ -139,7 +139,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 {
 	const hoff_ilp_iv *v = &m->iv[i];
 	const int32_t n = m->n;
-	bool tail = v->b >= n;
+	bool tail = v->c.b >= n;
 	if (!tail && v->rmap >= 0) {
 		/* (1) R monotone, last = sel; (3) fetch only after the store */
 		int32_t prev = 0;
@@ -159,7 +159,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			}
 			prev = c;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			row_is_sel(r, 'l', i, prev);
 		/* (4) fetch progress */
 		int32_t yprev = 0;
@@ -173,7 +173,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 				hoff_ilp_row_le(r, 'm', i, yprev, c);
 			yprev = c;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			row_is_sel(r, 'd', i, yprev);
 	}
 	if (v->zs) {
@@ -209,19 +209,19 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->kind != HOFF_ILP_DIRTY || v->seg != i)
+		if (v->c.kind != HOFF_CAND_DIRTY || v->c.seg != i)
 			continue;
 		int32_t nz = 0;
-		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++)
+		for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i; j++)
 			nz += m->iv[j].zs != 0;
 		if (nz > 1) {
 			hoff_ilp_row_begin(r, HOFF_ILP_LE, 1, 's', i);
-			for (int32_t j = i; j < m->niv && m->iv[j].seg == i;
+			for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i;
 			     j++)
 				hoff_ilp_row_add(r, m->iv[j].zs, 1);
 			hoff_ilp_row_end(r);
 		}
-		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++) {
+		for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i; j++) {
 			const hoff_ilp_iv *u = &m->iv[j];
 			if (!u->zd)
 				continue;
@@ -241,14 +241,32 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 }
 
 /* Entries by window, then channel, then interval (ctx: the intervals). */
+/* (14) The repeat end state (rule 9): a tier-homed state tensor ends
+ * off the device with a valid copy at home. Its tail after its last
+ * touch (home_end) is used: a clean one is fixed (a free detach), a
+ * dirty one leaves by a store home, or by a detach after an earlier
+ * store of its dirty segment:  zs_i + zd_i = 1. */
+void hoff_ilp_home_rows(hoff_ilp *m, rowb *r)
+{
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (!v->home_end || v->fixed)
+			continue;
+		hoff_ilp_row_begin(r, HOFF_ILP_EQ, 1, 'H', i);
+		hoff_ilp_row_add(r, v->zs, 1);
+		hoff_ilp_row_add(r, v->zd, 1);
+		hoff_ilp_row_end(r);
+	}
+}
+
 static int by_window(const void *x, const void *y, void *ctx)
 {
 	const hoff_ilp_iv *iv = ctx;
 	const wentry *a = x, *b = y;
 	if (a->w != b->w)
 		return a->w < b->w ? -1 : 1;
-	int ca = 2 * iv[a->i].tier + a->store;
-	int cb = 2 * iv[b->i].tier + b->store;
+	int ca = 2 * iv[a->i].c.tier + a->store;
+	int cb = 2 * iv[b->i].c.tier + b->store;
 	if (ca != cb)
 		return ca < cb ? -1 : 1;
 	return (a->i > b->i) - (a->i < b->i);
@@ -264,13 +282,13 @@ void hoff_ilp_chan_plan_free(chan_plan *cp)
 
 static int chan_of(const hoff_ilp *m, const wentry *x)
 {
-	return 2 * m->iv[x->i].tier + x->store;
+	return 2 * m->iv[x->i].c.tier + x->store;
 }
 
 static double dur_of(const hoff_ilp *m, const wentry *x)
 {
 	const hoff_ilp_iv *v = &m->iv[x->i];
-	return (double)(x->store ? v->store_ps : v->fetch_ps);
+	return (double)(x->store ? v->c.store_ps : v->c.fetch_ps);
 }
 
 /* Groups the transfers by window and channel; creates U columns. */
@@ -402,22 +420,22 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 		hoff_ilp_row_add(r, sc, 1);
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->b != k || v->ypmap < 0)
+			if (v->c.b != k || v->ypmap < 0)
 				continue;
 			add_sel(r, v, -m->cub[sc]);
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k - 1),
 					 m->cub[sc]);
-			tier_k[v->tier] = true;
+			tier_k[v->c.tier] = true;
 		}
 		hoff_ilp_row_end(r);
 		hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'T', k);
 		hoff_ilp_row_add(r, sc, 1);
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->ypmap < 0 || !tier_k[v->tier] ||
+			if (v->ypmap < 0 || !tier_k[v->c.tier] ||
 			    2 * k < v->yp_lo || 2 * k > v->yp_hi)
 				continue;
-			double d = (double)v->fetch_ps / m->tu;
+			double d = (double)v->c.fetch_ps / m->tu;
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k), -d);
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k - 1), d);
 		}
@@ -451,8 +469,9 @@ bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r)
 		int32_t y0 = x, cnt = 0;
 		while (y0 > 0 && cnt < FIFO_AHEAD) {
 			const hoff_ilp_iv *vi = &m->iv[ord[--y0]];
-			if (vi->tier == vj->tier && vi->ys_hi >= vj->ys_lo) {
-				M += (double)vi->store_ps / m->tu;
+			if (vi->c.tier == vj->c.tier &&
+			    vi->ys_hi >= vj->ys_lo) {
+				M += (double)vi->c.store_ps / m->tu;
 				cnt++;
 			}
 		}
@@ -468,9 +487,10 @@ bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r)
 			hoff_ilp_row_add(r, c, M);
 			for (int32_t y = y0; y < x; y++) {
 				const hoff_ilp_iv *vi = &m->iv[ord[y]];
-				if (vi->tier != vj->tier || vi->ys_hi < vj->ys_lo)
+				if (vi->c.tier != vj->c.tier ||
+				    vi->ys_hi < vj->ys_lo)
 					continue;
-				double d = (double)vi->store_ps / m->tu;
+				double d = (double)vi->c.store_ps / m->tu;
 				hoff_ilp_row_add(r, vi->zs, d);
 				hoff_ilp_row_add(r, hoff_ilp_ys_at(m, vi, w),
 						 -d);
@@ -500,8 +520,8 @@ typedef struct qwalk {
 
 static qwalk qwalk_start(const hoff_ilp_iv *v)
 {
-	return (qwalk){.w = v->q_lo - 1, .u = v->ys_lo + 1,
-		       .lack = v->store_ps};
+	return (qwalk){
+		.w = v->q_lo - 1, .u = v->ys_lo + 1, .lack = v->c.store_ps};
 }
 
 static bool qwalk_next(const hoff_ilp *m, const hoff_ilp_iv *v, qwalk *q)
@@ -546,14 +566,14 @@ void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->rmap < 0 || v->b >= m->n || v->fetch_ps <= 0)
+		if (v->rmap < 0 || v->c.b >= m->n || v->c.fetch_ps <= 0)
 			continue;
 		/* lack at p: the fetch less ops p+1 .. b-1, from p = lo up */
-		int64_t lack = v->fetch_ps;
-		for (int32_t k = v->lo + 1; k <= v->b - 1; k++)
+		int64_t lack = v->c.fetch_ps;
+		for (int32_t k = v->lo + 1; k <= v->c.b - 1; k++)
 			lack -= m->g->op[k].time_ps;
 		int32_t prev = -1;
-		for (int32_t p = v->lo; p <= v->b - 1; p++) {
+		for (int32_t p = v->lo; p <= v->c.b - 1; p++) {
 			if (p > v->lo)
 				lack += m->g->op[p].time_ps;
 			int32_t c = hoff_ilp_r_at(m, v, p);
@@ -566,7 +586,7 @@ void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r)
 			add_sel(r, v, (double)lack / m->tu);
 			hoff_ilp_row_add(r, hoff_ilp_r_at(m, v, p - 1),
 					 -(double)lack / m->tu);
-			for (int32_t k = p + 1; k <= v->b; k++)
+			for (int32_t k = p + 1; k <= v->c.b; k++)
 				hoff_ilp_row_add(r, m->s_col[k], -1);
 			hoff_ilp_row_end(r);
 		}
@@ -602,15 +622,16 @@ bool hoff_ilp_deadline_rows(hoff_ilp *m, rowb *r, int64_t most)
 			int32_t na = 0, due = 0;
 			for (int32_t i = 0; i < m->niv; i++) {
 				const hoff_ilp_iv *v = &m->iv[i];
-				if (v->kind != HOFF_ILP_START || v->tier != c ||
-				    v->rmap < 0 || v->b > b)
+				if (v->c.kind != HOFF_CAND_START ||
+				    v->c.tier != c || v->rmap < 0 || v->c.b > b)
 					continue;
-				due += v->b == b;
+				due += v->c.b == b;
 				/* durations kept ascending */
 				int32_t at = na++;
-				for (; at > 0 && dur[at - 1] > v->fetch_ps; at--)
+				for (; at > 0 && dur[at - 1] > v->c.fetch_ps;
+				     at--)
 					dur[at] = dur[at - 1];
-				dur[at] = v->fetch_ps;
+				dur[at] = v->c.fetch_ps;
 				set[na - 1] = i;
 			}
 			if (!due)
@@ -681,17 +702,17 @@ static int32_t count_members(const hoff_ilp *m, int32_t c, int32_t q,
 	int32_t nc = 0;
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->tier != c || v->b >= m->n)
+		if (v->c.tier != c || v->c.b >= m->n)
 			continue;
 		if (q == O_COUNT) {
-			if (v->kind == HOFF_ILP_START || v->b > last)
+			if (v->c.kind == HOFF_CAND_START || v->c.b > last)
 				continue;
 			if (v->zs)
 				cols[nc++] = v->zs;
 			if (v->zd)
 				cols[nc++] = v->zd;
-		} else if (v->kind == HOFF_ILP_START && v->rmap >= 0 &&
-			   q < v->b - 1) {
+		} else if (v->c.kind == HOFF_CAND_START && v->rmap >= 0 &&
+			   q < v->c.b - 1) {
 			int32_t j = hoff_ilp_r_at(m, v, q);
 			if (j)
 				cols[nc++] = j;
@@ -712,10 +733,10 @@ bool hoff_ilp_count_cols(hoff_ilp *m, count_col **out, int32_t *nout)
 		int32_t nstart = 0, last = -1;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->kind == HOFF_ILP_START && v->tier == c &&
-			    v->b < m->n) {
+			if (v->c.kind == HOFF_CAND_START && v->c.tier == c &&
+			    v->c.b < m->n) {
 				nstart++;
-				last = v->b > last ? v->b : last;
+				last = v->c.b > last ? v->c.b : last;
 			}
 		}
 		if (nstart < 2)
@@ -817,12 +838,12 @@ bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r)
 		}
 		for (int32_t k = cnt[IDX(w)]; k < cnt[IDX(w) + 1]; k++) {
 			const hoff_ilp_iv *v = &m->iv[lst[k]];
-			double b = (double)v->bytes / m->bu;
-			if (v->kind == HOFF_ILP_START || v->fixed)
+			double b = (double)v->c.bytes / m->bu;
+			if (v->c.kind == HOFF_CAND_START || v->fixed)
 				r->konst -= b;
 			else
 				hoff_ilp_row_add(r, v->zd, -b);
-			if (v->b < n)
+			if (v->c.b < n)
 				hoff_ilp_row_add(
 					r,
 					hoff_ilp_r_at(m, v,
