@@ -16,6 +16,11 @@ writes DIR/<job>.json, `merge DIR -o results.json` collects them. `all`
 does everything on this machine. Pure standard library; the plots are
 drawn by bench/plot.py under Debian's /usr/bin/python3 (matplotlib).
 
+`policy-table`, `exact-table` and `exec-table` print the README's tables
+(greedy against the baselines, against exact, the CPU executor against
+the simulator) one graph after another, with the same runs as the plan,
+exact and exec-cpu jobs.
+
 Invariants: every external command runs under a timeout; a job that fails
 is recorded as an entry with status "error" and never stops the run; every
 file is written to a temporary name and renamed into place.
