@@ -18,8 +18,8 @@ drawn by bench/plot.py under Debian's /usr/bin/python3 (matplotlib).
 
 `policy-table`, `exact-table` and `exec-table` print the README's tables
 (greedy against the baselines, against exact, the CPU executor against
-the simulator) one graph after another, with the same runs as the plan,
-exact and exec-cpu jobs.
+the simulator) one graph after another: policy-table and exec-table run
+what the plan and exec-cpu jobs run, exact-table runs `hoffopt compare`.
 
 Invariants: every external command runs under a timeout; a job that fails
 is recorded as an entry with status "error" and never stops the run; every
@@ -1054,9 +1054,11 @@ def report(doc, outdir, plots=True, memory_graphs=None):
 # -- tables: the README's policy, exact and executor tables -----------------
 # `policy-table`, `exact-table` and `exec-table` print the markdown tables
 # that bench/policy_table.sh, exact_table.sh and exec_table.sh printed,
-# byte for byte with the same hoffopt and settings (the timings aside):
-# they run what the plan, exact and exec-cpu jobs run, one graph after
-# another, with the harness's timeouts.
+# byte for byte with the same hoffopt and settings (the timings aside),
+# one graph after another, with the harness's timeouts: policy-table and
+# exec-table run what the plan and exec-cpu jobs run (exec_scale, to three
+# digits), exact-table runs `hoffopt compare` (the exact job's --exact and
+# greedy, side by side).
 
 def data_graphs(max_ops=None):
     """The hoffopt graphs of data/ (sorted by name), those with at most
