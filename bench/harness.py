@@ -16,6 +16,11 @@ writes DIR/<job>.json, `merge DIR -o results.json` collects them. `all`
 does everything on this machine. Pure standard library; the plots are
 drawn by bench/plot.py under Debian's /usr/bin/python3 (matplotlib).
 
+`policy-table`, `exact-table` and `exec-table` print the README's tables
+(greedy against the baselines, against exact, the CPU executor against
+the simulator) one graph after another: policy-table and exec-table run
+what the plan and exec-cpu jobs run, exact-table runs `hoffopt compare`.
+
 Invariants: every external command runs under a timeout; a job that fails
 is recorded as an entry with status "error" and never stops the run; every
 file is written to a temporary name and renamed into place.
@@ -619,22 +624,31 @@ def status_line(e):
 
 # -- merge ------------------------------------------------------------------
 
-def merge(dirpath, ctx_info=None):
-    entries, bad = {}, []
+def json_objects(dirpath, need, skip=lambda f: False):
+    """(name, object, None) for each DIR/*.json (by name, dot files and
+    skip(name) left out) that holds a JSON object with the keys need;
+    (name, None, why) for the others."""
     for f in sorted(os.listdir(dirpath)):
-        if not f.endswith(".json") or f.startswith("."):
+        if not f.endswith(".json") or f.startswith(".") or skip(f):
             continue
         try:
             with open(os.path.join(dirpath, f)) as fh:
-                e = json.load(fh)
-            if not isinstance(e, dict) or "id" not in e:
-                raise ValueError("no id")
+                o = json.load(fh)
+            if not isinstance(o, dict) or not all(k in o for k in need):
+                raise ValueError("no " + ", ".join(need))
         except (ValueError, OSError) as x:
-            bad.append("%s: %s" % (f, x))
+            yield f, None, x
             continue
-        entries[e["id"]] = e
-    for b in bad:
-        log("merge: skipped %s" % b)
+        yield f, o, None
+
+
+def merge(dirpath, ctx_info=None):
+    entries = {}
+    for f, e, why in json_objects(dirpath, ["id"]):
+        if e is None:
+            log("merge: skipped %s: %s" % (f, why))
+        else:
+            entries[e["id"]] = e
     hosts = sorted({e.get("host") for e in entries.values() if e.get("host")})
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION,
            "created": now_iso(), "commit": git_commit(), "hosts": hosts,
@@ -1040,28 +1054,20 @@ def report(doc, outdir, plots=True, memory_graphs=None):
 # -- tables: the README's policy, exact and executor tables -----------------
 # `policy-table`, `exact-table` and `exec-table` print the markdown tables
 # that bench/policy_table.sh, exact_table.sh and exec_table.sh printed,
-# byte for byte with the same hoffopt and settings (the timings aside):
-# they run what the plan, exact and exec-cpu jobs run, one graph after
-# another, with the harness's timeouts.
+# byte for byte with the same hoffopt and settings (the timings aside),
+# one graph after another, with the harness's timeouts: policy-table and
+# exec-table run what the plan and exec-cpu jobs run (exec_scale, to three
+# digits), exact-table runs `hoffopt compare` (the exact job's --exact and
+# greedy, side by side).
 
 def data_graphs(max_ops=None):
     """The hoffopt graphs of data/ (sorted by name), those with at most
     max_ops ops when max_ops is given."""
     d = os.path.join(ROOT, "data")
-    out = []
-    for f in sorted(os.listdir(d)):
-        if not f.endswith(".json") or f.endswith(".schedule.json"):
-            continue
-        try:
-            with open(os.path.join(d, f)) as fh:
-                g = json.load(fh)
-        except (ValueError, OSError):
-            continue
-        if not isinstance(g, dict) or g.get("format") != "hoffopt.graph":
-            continue
-        if max_ops is None or 0 < len(g.get("ops") or []) <= max_ops:
-            out.append(os.path.join(d, f))
-    return out
+    return [os.path.join(d, f) for f, g, _ in json_objects(
+        d, ["format"], lambda f: f.endswith(".schedule.json"))
+        if g is not None and g["format"] == "hoffopt.graph" and
+        (max_ops is None or 0 < len(g.get("ops") or []) <= max_ops)]
 
 
 def split_args(args, max_ops=None):
@@ -1530,16 +1536,18 @@ def main(argv=None):
                         "results JSON (schema: bench/README.md).")
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("-o", "--output", required=True, metavar="RESULTS.json")
-    sp = sub.add_parser("report", help="table, headline and plots from results",
+    # report and all draw the plots
+    plots = argparse.ArgumentParser(add_help=False)
+    plots.add_argument("--no-plots", action="store_true", help="tables only")
+    plots.add_argument("--memory-graph", action="append", metavar="GRAPH",
+                       help="graph(s) of the memory-over-time plot")
+    sp = sub.add_parser("report", parents=[plots],
+                        help="table, headline and plots from results",
                         description="Writes OUTDIR/table.md, OUTDIR/headline.md "
                         "and the PNG plots (memory-*.png, pareto.png).")
     sp.add_argument("results", metavar="RESULTS.json")
     sp.add_argument("--outdir", default=os.path.join(ROOT, "bench", "results"),
                     help="default bench/results")
-    sp.add_argument("--no-plots", action="store_true",
-                    help="tables only")
-    sp.add_argument("--memory-graph", action="append", metavar="GRAPH",
-                    help="graph(s) of the memory-over-time plot")
     sp = sub.add_parser("compare", help="regressions from OLD to NEW results",
                         description="Prints every regression from OLD to NEW: "
                         "peak or makespan worse by more than --threshold on "
@@ -1557,7 +1565,8 @@ def main(argv=None):
     sp.add_argument("--solve-min", type=float, default=0.5, metavar="S",
                     help="...only when the new solve time is above S "
                          "seconds (default 0.5)")
-    sp = sub.add_parser("all", parents=[common], help="run everything here, merge, report",
+    sp = sub.add_parser("all", parents=[common, plots],
+                        help="run everything here, merge, report",
                         description="Runs every job on this machine (a small "
                         "pool; executor and exact jobs alone afterwards), merges them "
                         "into OUT/results.json and writes the table, headline "
@@ -1569,9 +1578,6 @@ def main(argv=None):
     sp.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="parallel jobs (default: min(2, cores))")
     sp.add_argument("--no-report", action="store_true")
-    sp.add_argument("--no-plots", action="store_true")
-    sp.add_argument("--memory-graph", action="append", metavar="GRAPH",
-                    help="graph(s) of the memory-over-time plot")
     tables = {
         "policy-table": ("greedy against the baselines (the README's policy "
                          "table)",

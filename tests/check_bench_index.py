@@ -63,8 +63,8 @@ def main():
     bad = 0
     for f in sorted(files - set(rows)):
         print("check_bench_index: bench/%s has no row in bench/README.md's "
-              "\"## Files\" (add `| `%s` | what it does |` to its folder's "
-              "table)" % (f, f))
+              "\"## Files\"; add the row \"| `%s` | what it does |\" to "
+              "its folder's table" % (f, f))
         bad += 1
     for f in sorted(set(rows) - files):
         print("check_bench_index: bench/README.md:%d names bench/%s, which "
