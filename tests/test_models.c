@@ -1007,6 +1007,16 @@ static void test_json_roundtrip(void **state)
 		assert_int_equal(h->nops, g->nops);
 		assert_int_equal(h->ntensors, g->ntensors);
 		assert_int_equal(h->ntiers, g->ntiers);
+		/* (v2) the loop and the duplex factors survive */
+		assert_int_equal(h->version, 2);
+		assert_int_equal(h->repeat, p != 0);
+		for (int32_t r = 0; r < g->ntiers; r++) {
+			assert_int_equal(h->tier[r].h2d_duplex_ppm,
+					 g->tier[r].h2d_duplex_ppm);
+			assert_int_equal(h->tier[r].d2h_duplex_ppm,
+					 g->tier[r].d2h_duplex_ppm);
+		}
+		assert_int_equal(h->tier[0].h2d_duplex_ppm, 920000);
 		for (int32_t t = 0; t < g->ntensors; t++) {
 			assert_string_equal(h->tensor[t].id, g->tensor[t].id);
 			assert_int_equal(h->tensor[t].bytes, g->tensor[t].bytes);
