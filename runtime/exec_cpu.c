@@ -242,39 +242,63 @@ static void check_into(int64_t *bad, const uint8_t *d, int64_t n, int32_t t,
 		*bad = code;
 }
 
-/* An op's checks of its inputs (both phases; at the end not those it
- * also updates) and updates (phase 0). */
+/* Compute command k's checks of its op's inputs (both phases; at the
+ * end not those it also updates) and updates (phase 0). */
 static void op_checks(cpu *c, int32_t k, uint32_t phase)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
 	int64_t item = 0;
-	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++, item++)
-		if (phase == 0 || !hoff_op_updates(g, k, g->in[j]))
-			check_into(&c->bad[k], c->dev + p->in_dev[j],
+	for (int64_t j = g->in_off[op]; j < g->in_off[op + 1]; j++, item++) {
+		int64_t q = o->in_at + item;
+		if (phase == 0 || !hoff_op_updates(g, op, g->in[j]))
+			check_into(&c->bad[k], c->dev + p->in_dev[q],
 				   g->tensor[g->in[j]].bytes, g->in[j],
-				   p->in_ver[j],
+				   p->in_ver[q],
 				   hoff_bad_tag(phase, (uint64_t)item));
-	for (int64_t j = g->upd_off[k]; phase == 0 && j < g->upd_off[k + 1];
-	     j++, item++)
-		check_into(&c->bad[k], c->dev + p->upd_dev[j],
+	}
+	for (int64_t j = g->upd_off[op]; phase == 0 && j < g->upd_off[op + 1];
+	     j++, item++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		check_into(&c->bad[k], c->dev + p->upd_dev[q],
 			   g->tensor[g->upd[j]].bytes, g->upd[j],
-			   p->upd_ver[j] - 1, hoff_bad_tag(0, (uint64_t)item));
+			   p->upd_ver[q] - 1, hoff_bad_tag(0, (uint64_t)item));
+	}
 }
 
-/* Writes op k's updates and outputs: junk (inv 0xff) or their patterns. */
-static void op_writes(cpu *c, int32_t k, uint8_t inv)
+/* Writes compute command k's updates and outputs (a recompute's: those
+ * it re-makes): junk (inv 0xff) or their patterns; with check, then
+ * checks the outputs (phase 1, items after the inputs and updates). */
+static void op_writes(cpu *c, int32_t k, uint8_t inv, bool check)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
-	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
-		hoff_pattern_fill_x(c->dev + p->out_dev[j],
-				    g->tensor[g->out[j]].bytes, g->out[j], 0,
-				    inv);
-	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		hoff_pattern_fill_x(c->dev + p->upd_dev[j],
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
+	int64_t item = hoff_op_count(g, op, HOFF_USE_IN) +
+		       hoff_op_count(g, op, HOFF_USE_UPD);
+	for (int64_t j = g->out_off[op]; j < g->out_off[op + 1]; j++, item++) {
+		int64_t off = p->out_dev[o->out_at + (j - g->out_off[op])];
+		if (off == HOFF_NONE)
+			continue; /* resident: a recompute leaves it */
+		uint8_t *d = c->dev + off;
+		int64_t n = g->tensor[g->out[j]].bytes;
+		hoff_pattern_fill_x(d, n, g->out[j], 0, inv);
+		if (!check)
+			continue;
+		if (c->o.corrupt_step == o->step && j == g->out_off[op])
+			d[n / 2] ^= 0x5a; /* test hook: a spoilt re-run */
+		check_into(&c->bad[k], d, n, g->out[j], 0,
+			   hoff_bad_tag(1, (uint64_t)item));
+	}
+	for (int64_t j = g->upd_off[op]; j < g->upd_off[op + 1]; j++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		hoff_pattern_fill_x(c->dev + p->upd_dev[q],
 				    g->tensor[g->upd[j]].bytes, g->upd[j],
-				    p->upd_ver[j], inv);
+				    p->upd_ver[q], inv);
+	}
 }
 
 static void run_op(cstream *s, int32_t k)
@@ -284,12 +308,12 @@ static void run_op(cstream *s, int32_t k)
 	int64_t deadline, start = begin(s, &deadline, p->op[k].dur_ps);
 	if (c->o.verify) {
 		op_checks(c, k, 0);
-		op_writes(c, k, 0xff);
+		op_writes(c, k, 0xff, false);
 	}
 	pace_until(deadline);
 	if (c->o.verify) {
 		op_checks(c, k, 1);
-		op_writes(c, k, 0);
+		op_writes(c, k, 0, p->op[k].recompute);
 	}
 	c->op_t0[k] = start - c->t0_ns;
 	c->op_t1[k] = finish(s, deadline) - c->t0_ns;
