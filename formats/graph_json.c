@@ -25,8 +25,8 @@
 #include <omp.h>
 #endif
 
+#include "fileio.h"
 #include "jscan.h"
-#include "outfile.h"
 
 enum {
 	K_FORMAT,

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "jscan.h"
-#include "outfile.h"
 
 enum { K_FORMAT, K_VERSION, K_GRAPH, K_POLICY, K_BUDGET, K_STEPS, K_SUMMARY,
        NKEYS };

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outfile.h"
+#include "fileio.h"
 
 /* ps as microseconds, exactly: integer part, then up to 6 decimals. */
 static void put_us(FILE *f, int64_t ps)

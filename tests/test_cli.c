@@ -21,7 +21,7 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "outfile.h"
+#include "fileio.h"
 #include "testutil.h"
 
 static void test_budget_bytes(void **state)
@@ -49,7 +49,7 @@ static void test_budget_bytes(void **state)
 	assert_int_equal(hoff_cli_budget_bytes("", 0), -1);
 	assert_int_equal(hoff_cli_budget_bytes("nan", 0), -1);
 	assert_int_equal(hoff_cli_budget_bytes("inf", 0), -1);
-	assert_int_equal(hoff_cli_budget_bytes("1e19", 0), -1);
+	assert_int_equal(hoff_cli_budget_bytes("1e19", 0), HOFF_CLI_TOO_LARGE);
 	assert_int_equal(hoff_cli_budget_bytes("10 %x", 1000), -1);
 }
 

@@ -13,8 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "testutil.h"
 
 /* A graph with every optional field, escapes, unknown keys and nulls. */

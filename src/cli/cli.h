@@ -1,4 +1,4 @@
-/* cli.h: what the commands (main.c, cmd_exact.c, cmd_run.c) share — the
+/* cli.h: what the commands (main.c and the cmd_*.c) share — the
  * usage error, the number syntaxes of their options, the --budget
  * resolution and the JSON writers of a summary. Prints only to the FILE
  * given and to stderr for hoff_cli_bad. */
@@ -79,17 +79,20 @@ typedef struct hoff_opt {
 #define HOFF_NOPTS(t)	(sizeof(t) / sizeof *(t))
 
 /* Parses argv[from..argc) by the n options of table into the struct at
- * dst, and up to maxpos operands into pos[*npos++]. Returns 0, or prints
- * one line (an unknown option, a missing or bad value, an operand too
- * many) and returns HOFF_EXIT_BAD. */
+ * dst, and up to maxpos operands into pos[*npos++]. An option's value is
+ * the next word or, GNU style, follows '=' (--budget=40GB). Returns 0, or
+ * prints one line (an unknown option, a missing or bad value, a value
+ * given to a flag, an operand too many) and returns HOFF_EXIT_BAD. */
 int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 		   size_t n, void *dst, const char **pos, int maxpos,
 		   int *npos);
 
-/* A whole decimal number in [lo, hi] into *v; false otherwise. */
+/* A whole decimal number in [lo, hi] into *v, read exactly (spaces
+ * around it allowed; no hex, point or exponent); false otherwise. */
 bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v);
 
-/* A finite number > 0 into *v; false otherwise. */
+/* A finite decimal number > 0 into *v (spaces around it allowed; no hex,
+ * inf or nan); false otherwise. */
 bool hoff_cli_real(const char *s, double *v);
 
 /* The progress of the libraries on stderr, one "hoffopt: LINE" a line. */
@@ -130,11 +133,17 @@ int hoff_cli_bad(const char *fmt, const char *arg);
 bool hoff_cli_stop(int *rc, bool help, const char *usage, bool operands,
 		   const char *missing);
 
-/* A fraction: "0.01" or "1%"; -1 when s is not a number >= 0. */
+/* A fraction: "0.01" or "1%" (decimal, spaces around it allowed); -1 when
+ * s is not a number >= 0. */
 double hoff_cli_frac(const char *s);
 
-/* A budget: bytes with an optional unit (B, KiB..TiB, KB..TB), or a
- * percentage of noffload_peak; -1 when s is not a budget. */
+/* hoff_cli_budget_bytes: a budget past INT64_MAX bytes. */
+#define HOFF_CLI_TOO_LARGE (-2)
+
+/* A budget: a decimal number (read exactly, spaces around it allowed) of
+ * bytes with an optional unit (B, KiB..TiB, KB..TB), or a percentage of
+ * noffload_peak, rounded down to a byte; plain bytes must be whole. -1
+ * when s is not a budget, HOFF_CLI_TOO_LARGE past INT64_MAX bytes. */
 int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak);
 
 /* Simulates the no-offload schedule of g into *r (measured, not judged

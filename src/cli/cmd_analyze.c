@@ -10,8 +10,8 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "sim.h"
 
 static const char *const usage =

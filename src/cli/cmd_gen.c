@@ -9,9 +9,9 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
 #include "models.h"
-#include "outfile.h"
 
 static const char *const usage =
 	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"

@@ -1,10 +1,13 @@
-/* outfile.h: output files that never appear half-written — a regular
- * target is written to a fresh temporary file (mkstemp) in its directory,
- * then renamed over it, keeping its mode; a non-regular one (/dev/null, a
- * FIFO) is written in place; a symlink is followed; "-" means stdout.
- * Also the file slurp used by every reader, bounded in size. */
-#ifndef HOFF_OUTFILE_H
-#define HOFF_OUTFILE_H
+/* fileio.h: the file input and output every reader and writer shares.
+ * Not a format: it sits in formats/ because this folder's writers, the
+ * solver's LP dump and the commands all use it. Output files never appear
+ * half-written: a regular target is written to a fresh temporary file
+ * (mkstemp) in its directory, then renamed over it, keeping its mode; a
+ * non-regular one (/dev/null, a FIFO) is written in place; a symlink is
+ * followed; "-" means stdout. Also the file slurp used by every reader,
+ * bounded in size. */
+#ifndef HOFF_FILEIO_H
+#define HOFF_FILEIO_H
 
 #include <stdio.h>
 

@@ -1,11 +1,11 @@
-/* outfile.c: write-then-rename output files, the whole-file slurp of the
+/* fileio.c: write-then-rename output files, the whole-file slurp of the
  * readers, and the JSON string escaper of the writers.
  * Invariant: a regular target holds either its old content or the complete
  * new one, with its mode kept; a failed write leaves no temporary file
  * behind; a non-regular target (/dev/null, a FIFO, a terminal) is written
  * in place and never replaced; a symlink is followed to its target. */
 #define _POSIX_C_SOURCE 200809L
-#include "outfile.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -239,9 +239,9 @@ hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
 			if (want < n + 2)
 				goto too_big;
 			if (!hoff_resize((void **)&b, want, 1)) {
-				st = hoff_seterr(e, HOFF_ENOMEM,
-						 "cannot read %s: out of memory",
-						 name);
+				st = hoff_seterr(
+					e, HOFF_ENOMEM,
+					"cannot read %s: out of memory", name);
 				goto out;
 			}
 			cap = want;
@@ -261,8 +261,9 @@ hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
 			goto too_big;
 		if (got == 0) {
 			if (ferror(f)) {
-				st = hoff_seterr(e, HOFF_EIO, "cannot read %s: %s",
-						 name, strerror(errno));
+				st = hoff_seterr(e, HOFF_EIO,
+						 "cannot read %s: %s", name,
+						 strerror(errno));
 				goto out;
 			}
 			break;
