@@ -542,3 +542,24 @@ hoff_status hoff_exec_scale(hoff_graph *g, double time_k, double size_k,
 	}
 	return HOFF_OK;
 }
+
+/* both / alone in (0, 1], 1 when either is missing. */
+static double duplex_of(double both, double alone)
+{
+	if (!(both > 0) || !(alone > 0) || !isfinite(both) || !isfinite(alone))
+		return 1;
+	double f = both / alone;
+	return f < 1 ? f : 1;
+}
+
+void hoff_calib_duplex(hoff_calib *c, double h2d_alone_Bps,
+		       double d2h_alone_Bps)
+{
+	c->h2d_duplex = duplex_of(c->h2d_both_Bps, h2d_alone_Bps);
+	c->d2h_duplex = duplex_of(c->d2h_both_Bps, d2h_alone_Bps);
+	/* FORMAT.md rule 3 rejects a factor whose F rounds to 0 */
+	if (c->h2d_duplex < 1e-6)
+		c->h2d_duplex = 1e-6;
+	if (c->d2h_duplex < 1e-6)
+		c->d2h_duplex = 1e-6;
+}

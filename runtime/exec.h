@@ -284,15 +284,26 @@ typedef struct hoff_calib {
 				   (%globaltimer: 1e9) */
 	/* pinned h2d and d2h copies running at once (0: not measured) */
 	double h2d_both_Bps, d2h_both_Bps;
+	/* (v2) FORMAT.md's duplex factors: each direction's rate with both
+	 * running over its rate alone, measured the same way, in (0, 1]; 1
+	 * when not measured */
+	double h2d_duplex, d2h_duplex;
 } hoff_calib;
 
-/* Measures the CPU backend's machine (memcpy rates, thread hand-off
- * latency, a multiply-add loop). HOFF_ENOMEM. */
+/* Sets c's duplex factors from the rates both at once over those alone
+ * (h2d_alone_Bps, d2h_alone_Bps: measured as the both-at-once ones are),
+ * capped at 1; 1 where a rate is missing. */
+void hoff_calib_duplex(hoff_calib *c, double h2d_alone_Bps,
+		       double d2h_alone_Bps);
+
+/* Measures the CPU backend's machine (memcpy rates, alone and (v2) two
+ * threads' at once for the duplex factors of its emulated links, thread
+ * hand-off latency, a multiply-add loop). HOFF_ENOMEM. */
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e);
 /* Measures device `device`: cudaMemcpy rates pinned and pageable, alone
- * and h2d with d2h at once, the latency of a small copy, an FMA kernel, a
- * device-to-device copy and the spin kernel's fixed cost. HOFF_EIO with
- * the CUDA error. */
+ * and h2d with d2h at once (the duplex factors), the latency of a small
+ * copy, an FMA kernel, a device-to-device copy and the spin kernel's
+ * fixed cost. HOFF_EIO with the CUDA error. */
 hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c, hoff_err *e);
 /* Copy sweep on device `device`: for sizes 4 KiB .. max_bytes (x4), the
  * best of a few pinned h2d copies alone, d2h alone, and both at once, one

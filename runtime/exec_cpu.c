@@ -892,6 +892,57 @@ static double fma_rate(void)
 	return dt > 0 ? 16.0 * (double)n * 1e9 / (double)dt : 0;
 }
 
+/* A thread of the duplex measurement: reps copies of n bytes, started
+ * with its partner, their mean rate in B/s. */
+typedef struct copier {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t n;
+	int reps;
+	atomic_int *go;
+	double rate;
+} copier;
+
+static void *copier_main(void *arg)
+{
+	copier *q = arg;
+	while (!atomic_load(q->go))
+		relax();
+	int64_t t = now_ns();
+	for (int i = 0; i < q->reps; i++)
+		cal_memcpy(q->dst, q->src, q->n);
+	int64_t d = now_ns() - t;
+	q->rate = d > 0 ? (double)q->n * q->reps * 1e9 / (double)d : 0;
+	return NULL;
+}
+
+/* The emulated links' duplex: the mean rate of reps copies a->b (h2d)
+ * alone, of c->d (d2h) alone, then of both at once in two threads; the
+ * factors into cal. False when a thread cannot start. */
+static bool duplex_rates(hoff_calib *cal, uint8_t *a, uint8_t *b, uint8_t *c,
+			 uint8_t *d, size_t n, int reps)
+{
+	atomic_int go;
+	atomic_init(&go, 1);
+	copier q[2] = {{b, a, n, reps, &go, 0}, {d, c, n, reps, &go, 0}};
+	double alone[2];
+	for (int i = 0; i < 2; i++) {
+		copier_main(&q[i]);
+		alone[i] = q[i].rate;
+	}
+	atomic_store(&go, 0);
+	pthread_t th;
+	if (pthread_create(&th, NULL, copier_main, &q[1]) != 0)
+		return false;
+	atomic_store(&go, 1);
+	copier_main(&q[0]);
+	pthread_join(th, NULL);
+	cal->h2d_both_Bps = q[0].rate;
+	cal->d2h_both_Bps = q[1].rate;
+	hoff_calib_duplex(cal, alone[0], alone[1]);
+	return true;
+}
+
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e)
 {
 	memset(c, 0, sizeof *c);
@@ -914,8 +965,21 @@ hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e)
 	c->d2h_pageable_Bps = pageable_rate(b, CAL_BYTES, 3);
 	c->mem_bandwidth_Bps = 2 * (c->h2d_Bps > c->d2h_Bps ? c->h2d_Bps
 							    : c->d2h_Bps);
+	uint8_t *a2 = malloc(CAL_BYTES), *b2 = malloc(CAL_BYTES);
+	bool ok = a2 && b2;
+	if (ok) {
+		memset(a2, 3, CAL_BYTES);
+		memset(b2, 4, CAL_BYTES);
+		ok = duplex_rates(c, a, b, b2, a2, CAL_BYTES, 5);
+	}
 	free(a);
 	free(b);
+	free(a2);
+	free(b2);
+	if (!ok)
+		return hoff_seterr(e, HOFF_ENOMEM,
+				   "calibrate: cannot measure both directions "
+				   "at once (out of memory or threads)");
 	c->latency_s = handoff_s();
 	c->flops_per_s = fma_rate();
 	/* An op is a busy wait: its fixed cost is one clock read. */

@@ -907,6 +907,12 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 		return st;
 	c->h2d_both_Bps = th > 0 ? (double)n / th : 0;
 	c->d2h_both_Bps = td > 0 ? (double)n / td : 0;
+	/* The factors against the same measurement one direction at a time
+	 * (the best of 3 rounds each, as for both at once). */
+	if ((st = both_ways(m, n, 3, false, &th, &td, e)) != HOFF_OK)
+		return st;
+	hoff_calib_duplex(c, th > 0 ? (double)n / th : 0,
+			  td > 0 ? (double)n / td : 0);
 	/* Latency: the median of small pinned copies. */
 	enum { N = 101 };
 	float ms[N];
