@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "duplex.h"
 #include "exec_cases.h"
 #include "models.h"
 #include "policy.h"
@@ -524,10 +525,61 @@ static void test_sim_error_frees(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2) The CPU backend's duplex arithmetic (duplex.h, FORMAT.md rule 3),
+ * by hand in whole time units:
+ * - factors 0.5: h2d D=100 from 0, d2h D=100 from 40. At 40 h2d has 60e6
+ *   left at 0.5e6 a unit: due 160; d2h 100e6 at 0.5e6: due 240. At 160
+ *   h2d is done; d2h has 100e6 - 120 * 0.5e6 = 40e6 at full speed: 200.
+ * - asymmetric 0.48 / 0.98 (the a100-pcie4 preset): h2d D=100 from 0,
+ *   d2h D=50 from 10. At 10 h2d has 90e6 at 480000: due 10 + 188 (187.5
+ *   up) = 198; d2h 50e6 at 980000: 10 + 52 (51.02 up) = 62. At 62 h2d
+ *   has 90e6 - 52 * 480000 = 65.04e6 at 1e6: 62 + 66 (65.04 up) = 128.
+ * - a ceil: factor 0.3, both from 0, h2d D=7: 7e6 / 3e5 = 23.3, due 24.
+ * - factors 1: every transfer lasts D, overlapping or not. */
+static void test_duplex_arith(void **state)
+{
+	(void)state;
+	hoff_duplex d;
+	hoff_duplex_init(&d, 500000, 500000);
+	assert_int_equal(hoff_duplex_start(&d, 0, 0, 100), 0);
+	assert_int_equal(hoff_duplex_due(&d, 0), 100);
+	hoff_duplex_start(&d, 1, 40, 100);
+	assert_int_equal(hoff_duplex_due(&d, 0), 160);
+	assert_int_equal(hoff_duplex_due(&d, 1), 240);
+	assert_int_equal(hoff_duplex_left(&d, 1, 100), 70000000);
+	hoff_duplex_finish(&d, 0, 160);
+	assert_int_equal(hoff_duplex_due(&d, 1), 200);
+	hoff_duplex_finish(&d, 1, 200);
+	assert_false(d.c[0].busy || d.c[1].busy);
+
+	hoff_duplex_init(&d, 480000, 980000);
+	hoff_duplex_start(&d, 0, 0, 100);
+	hoff_duplex_start(&d, 1, 10, 50);
+	assert_int_equal(hoff_duplex_due(&d, 0), 198);
+	assert_int_equal(hoff_duplex_due(&d, 1), 62);
+	hoff_duplex_finish(&d, 1, 62);
+	assert_int_equal(hoff_duplex_due(&d, 0), 128);
+	/* a late event is taken at the tier's latest instant */
+	assert_int_equal(hoff_duplex_start(&d, 1, 50, 10), 62);
+	assert_int_equal(hoff_duplex_due(&d, 1), 62 + 11); /* 10.2 up */
+
+	hoff_duplex_init(&d, 300000, 300000);
+	hoff_duplex_start(&d, 0, 0, 7);
+	hoff_duplex_start(&d, 1, 0, 100);
+	assert_int_equal(hoff_duplex_due(&d, 0), 24);
+
+	hoff_duplex_init(&d, HOFF_DUPLEX_PPM, HOFF_DUPLEX_PPM);
+	hoff_duplex_start(&d, 0, 5, 30);
+	hoff_duplex_start(&d, 1, 10, 7);
+	assert_int_equal(hoff_duplex_due(&d, 0), 35);
+	assert_int_equal(hoff_duplex_due(&d, 1), 17);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arena_hand),
+		cmocka_unit_test(test_duplex_arith),
 		cmocka_unit_test(test_arena_align),
 		cmocka_unit_test(test_arena_random),
 		cmocka_unit_test(test_plan_example),

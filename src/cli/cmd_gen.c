@@ -57,7 +57,7 @@ static const char *const usage =
 typedef struct gen_opts {
 	const char *pos[1];
 	int npos;
-	bool help, list;
+	bool help, list, v1;
 	const char *out;
 	hoff_model_opts mo;
 	int64_t layers, seed, kv_block; /* -1: not given */
@@ -66,7 +66,7 @@ typedef struct gen_opts {
 static const hoff_opt table[] = {
 	HOFF_HELP(gen_opts, help),
 	HOFF_FLAG("--list", gen_opts, list),
-	HOFF_FLAG("--v1", gen_opts, mo.v1),
+	HOFF_FLAG("--v1", gen_opts, v1),
 	HOFF_STR("--phase", gen_opts, mo.phase),
 	HOFF_STR("--machine", gen_opts, mo.machine),
 	HOFF_STR("--weights", gen_opts, mo.weights),
@@ -163,7 +163,7 @@ int hoff_cmd_gen(int argc, char **argv)
 		return hoff_cli_bad("gen --list takes no MODEL ('%s')",
 				    o.pos[0]);
 	if (o.list) {
-		print_gen_list(o.mo.v1);
+		print_gen_list(o.v1);
 		return 0;
 	}
 	if (o.npos == 0)
@@ -171,6 +171,7 @@ int hoff_cmd_gen(int argc, char **argv)
 				    "gen needs a MODEL (hoffopt gen --list)");
 	hoff_model_opts mo = o.mo;
 	mo.model = o.pos[0];
+	mo.version = o.v1 ? 1 : 2;
 	if (o.layers >= 0)
 		mo.layers = (int32_t)o.layers;
 	if (o.seed >= 0)

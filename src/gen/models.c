@@ -1240,6 +1240,7 @@ hoff_model_opts hoff_model_defaults(void)
 		.kv = NULL,
 		.optimizer_step = NULL,
 		.optimizer_home = NULL,
+		.version = 1,
 	};
 }
 
@@ -1261,12 +1262,12 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 	hoff_build_device(&b.gb, m->device, m->memory_bytes, m->flops_per_s,
 			  m->mem_bandwidth_Bps, LAUNCH_S);
 	for (int i = 0; i < m->ntiers; i++)
-		hoff_build_tier_add(&b.gb, &m->tier[i], o->v1);
+		hoff_build_tier_add(&b.gb, &m->tier[i], o->version < 2);
 	/* (v2) A training or decode step is one iteration of a loop: the
-	 * plan must leave the state as it found it. --v1 writes the graph
-	 * of version 1 (no repeat, no duplex factors), byte for byte. */
-	b.gb.g->version = o->v1 ? 1 : 2;
-	b.gb.g->repeat = !o->v1 && b.phase != P_PREFILL;
+	 * plan must leave the state as it found it. Version 1 is the graph
+	 * of before (no repeat, no duplex factors), byte for byte. */
+	b.gb.g->version = o->version < 2 ? 1 : 2;
+	b.gb.g->repeat = o->version >= 2 && b.phase != P_PREFILL;
 	/* "<model>[-l<L>]-<phase>", then a suffix for each shape option off
 	 * its default, so that the name tells the shapes apart. */
 	char depth[16] = "";
