@@ -32,7 +32,6 @@
  * simulated steps. */
 #include "budget_fit.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +42,7 @@
 #define OFF (-2)     /* a pick: the interval is not taken */
 #define NEVICT 5     /* eviction moves tried per repair */
 #define NHOLD 3	     /* hold-back moves tried per repair */
+#define NVARIANTS 4  /* plans from other choices of repair, best kept */
 #define NHOLD_STALL 4 /* hold-back moves tried per stall */
 #define NMOVES (2 + 4 * NEVICT + NHOLD)
 #define EXCHANGE_TRIES 48 /* simulations an exchange's repairs may spend */
@@ -92,6 +92,8 @@ typedef struct fit {
 	hoff_sim_ws *ws;
 	int64_t work, limit; /* steps simulated, and the most allowed */
 	int32_t changed;     /* the earliest boundary a kept move changed */
+	bool by_cost;	     /* repairs that get past k: the faster first */
+	bool future;	     /* evictions scored on the excess to come */
 	int32_t tried;
 	hoff_err *e;
 } fit;
@@ -285,14 +287,11 @@ static bool closer(const look *a, const look *b)
 	return a->sum.makespan_ps < b->sum.makespan_ps;
 }
 
-/* Among the repairs at op k: of two that both get past k, the faster
- * (the least cost in stall); else closer. */
-static bool cheaper(const look *a, const look *b, int32_t k)
+/* Among the repairs at op k: closer; with f->by_cost, of two that both
+ * get past k, the faster (the least cost in stall). */
+static bool cheaper(const fit *f, const look *a, const look *b, int32_t k)
 {
-	static int mode = -1;
-	if (mode < 0)
-		mode = getenv("FITMODE") ? atoi(getenv("FITMODE")) : 1;
-	if (mode == 1 && a->legal && b->legal && a->over_op > k &&
+	if (f->by_cost && a->legal && b->legal && a->over_op > k &&
 	    b->over_op > k && a->fits == b->fits)
 		return a->sum.makespan_ps < b->sum.makespan_ps;
 	return closer(a, b);
@@ -378,7 +377,16 @@ static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
 		wk[nf++] = w1;
 	for (int w = 0; w < nf; w++)
 		mv[nm++] = (move){HOFF_NONE, 0, wk[w], 1};
-	/* evictions over a gap around k, Belady's choice first */
+	/* evictions over a gap around k, Belady's choice first: the most
+	 * of the excess (with f->future, the most to come before the
+	 * tensor's next use, M[j] from op k to op j) times the ops to it */
+	int64_t *M = f->mem;
+	for (int32_t j = k; j < f->n; j++) {
+		int64_t over = cur->opmem[j] - f->budget;
+		M[j] = j > k && M[j - 1] > over ? M[j - 1] : over;
+		if (M[j] < x)
+			M[j] = x;
+	}
 	int32_t top[NEVICT];
 	double score[NEVICT];
 	int nt = 0;
@@ -388,7 +396,8 @@ static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
 		    c->a >= k || c->b <= k)
 			continue;
 		int32_t to = c->b < f->n ? c->b : f->n;
-		double s = (double)(c->bytes < x ? c->bytes : x) * (to - k);
+		int64_t cap = f->future ? M[to - 1] : x;
+		double s = (double)(c->bytes < cap ? c->bytes : cap) * (to - k);
 		int at = nt < NEVICT ? nt++ : NEVICT;
 		while (at > 0 && s > score[at - 1]) {
 			if (at < NEVICT) {
@@ -439,8 +448,6 @@ static hoff_status fit_phase(fit *f, look *cur)
 				look_free(&best);
 				return st;
 			}
-			if (getenv("FITDBG2"))
-				fprintf(stderr, "  mv i=%d (t=%d a=%d b=%d bytes=%lld kind=%d) p=%d fk=%d -> over_op=%d over=%lld mk=%lld legal=%d\n", mv[w].i, mv[w].i>=0?f->iv[mv[w].i].t:-1, mv[w].i>=0?f->iv[mv[w].i].a:-1, mv[w].i>=0?f->iv[mv[w].i].b:-1, mv[w].i>=0?(long long)f->iv[mv[w].i].bytes:0LL, mv[w].i>=0?f->iv[mv[w].i].kind:-1, mv[w].p, mv[w].fk, l.over_op, (long long)l.over_bytes, (long long)l.sum.makespan_ps, l.legal);
 			/* an eviction whose store queues past an earlier op:
 			 * with a wait there too */
 			int32_t wf = l.legal && l.over_op <= k &&
@@ -453,7 +460,7 @@ static hoff_status fit_phase(fit *f, look *cur)
 				mv[nm].fk = wf;
 				mv[nm++].fv = 1;
 			}
-			if (took < 0 || cheaper(&l, &best, k)) {
+			if (took < 0 || cheaper(f, &l, &best, k)) {
 				look_free(&best);
 				best = l;
 				took = w;
@@ -461,8 +468,6 @@ static hoff_status fit_phase(fit *f, look *cur)
 				look_free(&l);
 			}
 		}
-		if (getenv("FITDBG"))
-			fprintf(stderr, "fit: k=%d over=%lld nm=%d took=%d -> over_op=%d over=%lld mk=%lld legal=%d\n", k, (long long)cur->over_bytes, nm, took, best.over_op, (long long)best.over_bytes, (long long)best.sum.makespan_ps, best.legal);
 		if (took < 0 || !closer(&best, cur)) {
 			look_free(&best);
 			break;
@@ -826,13 +831,16 @@ static void fit_free(fit *f)
 	hoff_sim_ws_free(f->ws);
 }
 
-hoff_status hoff_budget_fit(const hoff_graph *g, int64_t budget_bytes,
-			    int64_t work, hoff_fit_result *r, hoff_err *e)
+/* One variant of the plan: phases 1 and 2 from every tensor resident. */
+static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
+			   int64_t work, int v, hoff_fit_result *r, hoff_err *e)
 {
 	memset(r, 0, sizeof *r);
 	fit f;
 	look cur = {0};
 	hoff_status st = fit_init(&f, g, budget_bytes, work, e);
+	f.by_cost = v & 1;
+	f.future = !(v & 2);
 	if (st != HOFF_OK || g->nops == 0)
 		goto out;
 	hoff_sched *s = emit(&f, f.pick, f.fence);
@@ -840,13 +848,9 @@ hoff_status hoff_budget_fit(const hoff_graph *g, int64_t budget_bytes,
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = judge(&f, s, &cur)) != HOFF_OK)
-		goto out;
-	if ((st = fit_phase(&f, &cur)) != HOFF_OK)
-		goto out;
-	if (getenv("FITDBG3"))
-		fprintf(stderr, "phase1: tried=%d work=%lld fits=%d mk=%lld\n", f.tried, (long long)f.work, cur.fits, (long long)cur.sum.makespan_ps);
-	if ((st = stall_phase(&f, &cur)) != HOFF_OK)
+	if ((st = judge(&f, s, &cur)) != HOFF_OK ||
+	    (st = fit_phase(&f, &cur)) != HOFF_OK ||
+	    (st = stall_phase(&f, &cur)) != HOFF_OK)
 		goto out;
 	if (cur.legal) {
 		r->s = cur.s;
@@ -856,9 +860,48 @@ hoff_status hoff_budget_fit(const hoff_graph *g, int64_t budget_bytes,
 	}
 	for (int32_t k = 0; k < f.n; k++)
 		r->fences += f.fence[k];
-	r->tried = f.tried;
 out:
+	r->tried = f.tried;
 	look_free(&cur);
 	fit_free(&f);
+	return st;
+}
+
+hoff_status hoff_budget_fit(const hoff_graph *g, int64_t budget_bytes,
+			    int64_t work, hoff_fit_result *r, hoff_err *e)
+{
+	hoff_fit_result vr[NVARIANTS];
+	hoff_status vst[NVARIANTS];
+	hoff_err ve[NVARIANTS];
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int v = 0; v < NVARIANTS; v++)
+		vst[v] = variant(g, budget_bytes, work / NVARIANTS, v, &vr[v],
+				 &ve[v]);
+	memset(r, 0, sizeof *r);
+	hoff_status st = HOFF_OK;
+	for (int v = 0; v < NVARIANTS; v++) {
+		if (vst[v] != HOFF_OK && st == HOFF_OK) {
+			st = vst[v];
+			if (e)
+				*e = ve[v];
+		}
+		r->tried += vr[v].tried;
+		bool better = vr[v].s &&
+			      (!r->s || (vr[v].fits && !r->fits) ||
+			       (vr[v].fits == r->fits &&
+				vr[v].sum.makespan_ps < r->sum.makespan_ps));
+		if (st == HOFF_OK && better) {
+			hoff_sched_free(r->s);
+			int32_t tried = r->tried;
+			*r = vr[v];
+			r->tried = tried;
+		} else {
+			hoff_sched_free(vr[v].s);
+		}
+	}
+	if (st != HOFF_OK) {
+		hoff_sched_free(r->s);
+		r->s = NULL;
+	}
 	return st;
 }
