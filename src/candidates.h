@@ -1,5 +1,5 @@
 /* candidates.h: the candidate intervals over which a tensor may leave the
- * device, one enumeration for greedy (heuristics/greedy.c) and the exact
+ * device, one enumeration for greedy (heuristics/greedy_plan.c) and the exact
  * solver (solver/ilp_model.c), so the two plan over the same choices.
  *
  * A tensor's residency splits at its touches (its producer, its reads and

@@ -265,8 +265,13 @@ static void test_overhead_saturates(void **state)
 }
 
 /* The refinement's candidates of graph g, as greedy enumerates them,
- * written by hand: {bytes, t, a, b, start}, sorted by (a, t). */
-static hoff_sched *refined(const hoff_graph *g, const hoff_refine_iv *iv,
+ * written by hand (candidates.h), sorted by (a, t). */
+#define CAND(by, tt, aa, bb, k)                                 \
+	{                                                       \
+		.bytes = (by), .t = (tt), .a = (aa), .b = (bb), \
+		.kind = HOFF_CAND_##k                           \
+	}
+static hoff_sched *refined(const hoff_graph *g, const hoff_cand *iv,
 			   int32_t niv, const char *start_json,
 			   int64_t bound_ps, int64_t cap, int32_t *moves)
 {
@@ -311,7 +316,7 @@ static void test_refine_store_after_write(void **state)
 					"0.001") "," OP("f3", "\"b\"", "\"y\"",
 							"0.001")));
 	/* kv's tail after f0 (the only gap of a tensor not read again) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, 0, 4, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, 0, 4, DIRTY)};
 	int32_t moves = 0;
 	hoff_sched *s = refined(
 		g, iv, 1,
@@ -354,9 +359,9 @@ static void test_refine_late_prefetch(void **state)
 				   "0.001") "," OP("f2", "\"b\", \"w2\"",
 						   "\"y\"", "0.001")));
 	/* w1 and w2's first fetches; w1's tail after f0 (a clean copy) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, -1, 0, 1},
-			       {4 * MB, 2, -1, 2, 1},
-			       {4 * MB, 1, 0, 3, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, -1, 0, START),
+			  CAND(4 * MB, 2, -1, 2, START),
+			  CAND(4 * MB, 1, 0, 3, CLEAN)};
 	int32_t moves = 0;
 	const char *start = SCHED(S_PF("w1") "," S_PF("w2") "," S_OP(
 		"f0") ",{\"detach\": \"w1\"}," S_OP("f1") "," S_OP("f2"));
@@ -417,9 +422,9 @@ static void test_refine_stream(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(stream);
 	/* the states' first fetches */
-	hoff_refine_iv iv[] = {{3 * MB, 4, -1, 3, 1},
-			       {3 * MB, 5, -1, 4, 1},
-			       {3 * MB, 6, -1, 5, 1}};
+	hoff_cand iv[] = {CAND(3 * MB, 4, -1, 3, START),
+			  CAND(3 * MB, 5, -1, 4, START),
+			  CAND(3 * MB, 6, -1, 5, START)};
 	const char *start = SCHED(
 		S_PF("s2") "," S_PF("s3") "," S_OP("f0") "," S_OP("f1") "," S_PF(
 			"s1") "," S_OP("f2") "," S_OP("u1") "," S_OP("u2") "," S_OP("u3"));
@@ -599,6 +604,58 @@ static void test_threads_agree(void **state)
 #endif
 }
 
+/* Graphs with nothing to move (issue 34, item 4): no op, and one op
+ * whose input and output live for it alone (short-lived: no candidate,
+ * no small tensor's gap either). The refinement's candidate list is
+ * then empty; qsort was handed a NULL array, which UBSan aborts on (the
+ * sanitizer build of this test). Every policy, in both of greedy's
+ * modes, returns a valid plan: with no op, no step, peak 0, makespan 0;
+ * with one, "op f0" with x and y on the device (2 MB) for 1 ms, where
+ * the runtime baselines (reactive, lookahead:N) also store the output
+ * after its last use (1 MB at 1 GB/s: 1 ms more). */
+static void check_nothing_to_move(const char *json, int64_t peak,
+				  const char *keep, int64_t keep_ps,
+				  const char *evict, int64_t evict_ps)
+{
+	static const char *const policies[] = {
+		"none", "reactive", "lookahead:1", "lookahead:2", "greedy"};
+	hoff_graph *g = tu_graph(json);
+	for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+		bool evicts = i >= 1 && i <= 3;
+		for (int budget = 0; budget < 2; budget++) {
+			hoff_policy_report rep;
+			hoff_sched *s = plan(g, policies[i],
+					     budget ? peak : HOFF_NONE, 0.01,
+					     &rep);
+			hoff_sim_result r = tu_sim(g, s, peak);
+			assert_true(r.valid);
+			assert_int_equal(r.summary.peak_bytes, peak);
+			assert_int_equal(r.summary.makespan_ps,
+					 evicts ? evict_ps : keep_ps);
+			expect_steps(g, s, evicts ? evict : keep);
+			hoff_sim_result_free(&r);
+			hoff_sched_free(s);
+		}
+	}
+	hoff_graph_free(g);
+}
+
+static void test_no_ops(void **state)
+{
+	(void)state;
+	check_nothing_to_move(GRAPH("1000", "", ""), 0, "", 0, "", 0);
+}
+
+static void test_one_op_no_candidates(void **state)
+{
+	(void)state;
+	check_nothing_to_move(
+		GRAPH("100000000",
+		      T("x", "1", "input") "," T("y", "1", "output"),
+		      OP("f0", "\"x\"", "\"y\"", "0.001")),
+		2 * MB, "op f0", 1 * MS, "op f0|store y host", 2 * MS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +664,8 @@ int main(void)
 		cmocka_unit_test(test_budget_infeasible),
 		cmocka_unit_test(test_weight_not_hidden),
 		cmocka_unit_test(test_floor),
+		cmocka_unit_test(test_no_ops),
+		cmocka_unit_test(test_one_op_no_candidates),
 		cmocka_unit_test(test_two_prefetches_compete),
 		cmocka_unit_test(test_overhead_saturates),
 		cmocka_unit_test(test_refine_store_after_write),
