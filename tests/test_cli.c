@@ -634,8 +634,8 @@ static void test_corrupt_step(void **state)
 	assert_true(
 		contains("s.json", "\"steps\": [\n  {\"prefetch\": \"w0\""));
 	assert_int_equal(sh("$H run g.json s.json --corrupt-step 2 2> err"), 2);
-	assert_true(contains("err", "--corrupt-step 2: not a prefetch or a "
-				    "store"));
+	assert_true(contains("err", "--corrupt-step 2: not a prefetch, a store "
+				    "or a recompute"));
 	assert_int_equal(sh("$H run g.json s.json --corrupt-step 99 2> err"),
 			 2);
 	assert_true(contains("err", "--corrupt-step 99: past the schedule's "
