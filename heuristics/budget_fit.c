@@ -761,11 +761,13 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	if (m > INT32_MAX / 2)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	f->niv = (int32_t)m;
-	qsort(f->iv, m, sizeof *f->iv, by_a_t);
+	if (m) /* f->iv is NULL without candidates */
+		qsort(f->iv, m, sizeof *f->iv, by_a_t);
 	size_t n = (size_t)g->nops;
 	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
 	f->trial = hoff_alloc(m + 1, sizeof *f->trial);
-	f->pf = hoff_alloc(m + 1, sizeof *f->pf);
+	/* pf is also the scratch of the by_b fill below: n + 1 slots */
+	f->pf = hoff_alloc((m > n ? m : n) + 1, sizeof *f->pf);
 	f->by_b = hoff_alloc(m + 1, sizeof *f->by_b);
 	f->by_size = hoff_alloc(m + 1, sizeof *f->by_size);
 	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);
