@@ -1180,8 +1180,10 @@ static void test_repeat_end_state(void **state)
 	"{\"id\": \"op1\", \"outputs\": [\"x\"], \"time_s\": 0.003},"           \
 	"{\"id\": \"op2\", \"inputs\": [\"w\", \"x\"], \"time_s\": 0.001}]}"
 
-/* The least stall (s) of the budget-mode model of graph text json. */
-static double model_stall(const char *json)
+/* The least stall (s) of the budget-mode model of graph text json, and
+ * in *sim_ps the stall of its decoded schedule on the simulator (rule
+ * 3's integer arithmetic), which must be valid. */
+static double model_stall(const char *json, int64_t *sim_ps)
 {
 	hoff_graph *g = tu_graph(json);
 	hoff_ilp_opts o = opts_budget(100000000);
@@ -1195,8 +1197,23 @@ static double model_stall(const char *json)
 	int32_t nk = 0;
 	for (int32_t i = 1; i <= m->nrows; i++)
 		nk += m->rtag[i] == 'K';
-	print_message("duplex model: stall %.9g s, %d duplex rows\n", stall,
-		      nk);
+	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+	assert_non_null(pick);
+	hoff_ilp_decode(m, sol.x, pick);
+	hoff_sched *s = NULL;
+	assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e),
+			 HOFF_OK);
+	hoff_sim_result r;
+	hoff_sim_opts so = hoff_sim_defaults();
+	assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+	assert_true(r.valid);
+	*sim_ps = r.summary.stall_ps;
+	print_message("duplex model: stall %.9g s, %d duplex rows; "
+		      "simulated %lld ps\n",
+		      stall, nk, (long long)*sim_ps);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	free(pick);
 	free(sol.x);
 	hoff_ilp_free(m);
 	hoff_graph_free(g);
@@ -1206,15 +1223,21 @@ static double model_stall(const char *json)
 static void test_duplex_rows(void **state)
 {
 	(void)state;
-	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.75", "0.5")) - 4e-3) <
+	int64_t sim;
+	/* the rows and the simulator agree: 4 ms (w done at 8 ms, s at 9) */
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.75", "0.5"), &sim) -
+			 4e-3) < 1e-9);
+	assert_int_equal(sim, 4000000000);
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("1", "1"), &sim) - 3e-3) <
 		    1e-9);
-	assert_true(fabs(model_stall(DUPLEX_GRAPH("1", "1")) - 3e-3) < 1e-9);
+	assert_int_equal(sim, 3000000000);
 	/* f + g < 1 (0.4 each): the row x + y <= L, the hull of what a
 	 * window holds, a relaxation: 6 ms of work in op1's 3 ms, op2's
 	 * 1 ms (d2h alone) and the stalls: 3 + 2 ms, where the machine,
 	 * running both at 0.4 from 4 ms, ends both at 11.5 ms: 7.5 ms */
-	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.4", "0.4")) - 5e-3) <
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.4", "0.4"), &sim) - 5e-3) <
 		    1e-9);
+	assert_int_equal(sim, 7500000000);
 }
 
 int main(void)
