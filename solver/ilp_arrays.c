@@ -42,6 +42,13 @@ double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
 	return m->budget_mode ? obj * m->tu / 1e12 : obj * m->bu;
 }
 
+double hoff_ilp_phi(const hoff_ilp *m, int chan)
+{
+	const hoff_tier *t = &m->g->tier[chan / 2];
+	int32_t F = chan % 2 ? t->d2h_duplex_ppm : t->h2d_duplex_ppm;
+	return F == HOFF_DUPLEX_ONE ? 1.0 : (double)F / 1e6;
+}
+
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
 {
 	if (w < 0 || w > 2 * m->n)

@@ -96,6 +96,9 @@ int hoff_ilp_by_evict(const void *x, const void *y, void *ctx);
 /* Where m's solves send their progress lines: the user's, or nowhere
  * when m->rq.quiet. */
 const hoff_progress *hoff_ilp_progress(const hoff_ilp *m);
+/* (v2) The duplex factor of channel chan (2 tier + 1 for d2h) in the
+ * simulator's integer form, F / 1e6 (rule 3); 1.0 exactly without one. */
+double hoff_ilp_phi(const hoff_ilp *m, int chan);
 /* Window w of m has a length: an op window of an op that takes time, or
  * a stall window with a stall column. */
 bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w);

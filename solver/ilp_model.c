@@ -625,8 +625,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		double ub = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (k < n && v->c.b == k)
-				ub += (double)v->c.fetch_ps;
+			if (k < n && v->c.b == k) /* slowed by duplex at most
+						     to phi */
+				ub += (double)v->c.fetch_ps /
+				      hoff_ilp_phi(m, 2 * v->c.tier);
 			else if (k == n && v->c.kind == HOFF_CAND_DIRTY)
 				ub += (double)v->c.store_ps;
 		}

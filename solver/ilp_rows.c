@@ -330,7 +330,10 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps : 0;
 		cp->goff[cp->ngrp] = s;
 		cp->ucol[cp->ngrp] = 0;
-		if (!odd || total > len) {
+		/* a channel slowed by duplex may be busy throughout w with
+		 * only phi len of work */
+		if (!odd ||
+		    total > hoff_ilp_phi(m, chan_of(m, &cp->we[s])) * len) {
 			cp->ucol[cp->ngrp] =
 				hoff_ilp_add_col(m, 0, 1, 0, true, HOFF_COL_U,
 						 w, chan_of(m, &cp->we[s]));
@@ -342,6 +345,80 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 	}
 	cp->goff[cp->ngrp] = cp->ne;
 	return true;
+}
+
+/* Adds coef times the nominal work (model units) of the transfers in
+ * group gi in its window w: sum D_i (Y_i(w) - Y_i(w - 1)). */
+static void add_work(const hoff_ilp *m, rowb *r, const chan_plan *cp, size_t gi,
+		     double coef)
+{
+	for (size_t k = cp->goff[gi]; k < cp->goff[gi + 1]; k++) {
+		const hoff_ilp_iv *v = &m->iv[cp->we[k].i];
+		int32_t w = cp->we[k].w;
+		double d = coef * dur_of(m, &cp->we[k]) / m->tu;
+		bool st = cp->we[k].store;
+		hoff_ilp_row_add(r,
+				 st ? hoff_ilp_ys_at(m, v, w)
+				    : hoff_ilp_yp_at(m, v, w),
+				 d);
+		hoff_ilp_row_add(r,
+				 st ? hoff_ilp_ys_at(m, v, w - 1)
+				    : hoff_ilp_yp_at(m, v, w - 1),
+				 -d);
+	}
+}
+
+/* Group gi's largest nominal work in its window (every transfer
+ * whole), model units. */
+static double most_work(const hoff_ilp *m, const chan_plan *cp, size_t gi)
+{
+	double x = 0;
+	for (size_t k = cp->goff[gi]; k < cp->goff[gi + 1]; k++)
+		x += dur_of(m, &cp->we[k]) / m->tu;
+	return x;
+}
+
+/* (5d) Duplex (FORMAT.md rule 3), per window w and tier whose two
+ * channels both have transfers in w: with nominal work x (h2d) and y
+ * (d2h) in w of length L, and factors f (h2d) and g (d2h), any timing
+ * has x = a + f b, y = c + g b, with a, b, c the time h2d alone, both,
+ * d2h alone, a + b + c <= L; that projects onto
+ *   x + y (1 - f) / g <= L  and  y + x (1 - g) / f <= L   (f + g >= 1)
+ *   x + y <= L                                               (f + g < 1)
+ * (solver/README.md derives it). Rows (5) remain. Left out where even
+ * every transfer whole in an op window meets them. */
+static void duplex_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
+{
+	for (size_t gi = 0; gi + 1 < cp->ngrp; gi++) {
+		const wentry *h = &cp->we[cp->goff[gi]];
+		const wentry *d = &cp->we[cp->goff[gi + 1]];
+		int ch = chan_of(m, h);
+		if (ch % 2 || d->w != h->w || chan_of(m, d) != ch + 1)
+			continue;
+		double f = hoff_ilp_phi(m, ch), g = hoff_ilp_phi(m, ch + 1);
+		if (f == 1.0 && g == 1.0)
+			continue;
+		int32_t w = h->w;
+		bool odd = w % 2 == 1;
+		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps / m->tu
+				 : 0;
+		int32_t sc = odd ? 0 : m->s_col[w / 2];
+		bool two = f + g >= 1;
+		/* coefficients of y in the first row, of x in the second */
+		double ay = two ? (1 - f) / g : 1, bx = two ? (1 - g) / f : 0;
+		double X = most_work(m, cp, gi), Y = most_work(m, cp, gi + 1);
+		if (odd && X + ay * Y <= len && (!two || Y + bx * X <= len))
+			continue;
+		for (int row = 0; row < (two ? 2 : 1); row++) {
+			hoff_ilp_row_begin(r, HOFF_ILP_LE, len, 'K',
+					   w * 128 + ch / 2);
+			add_work(m, r, cp, gi, row == 0 ? 1 : bx);
+			add_work(m, r, cp, gi + 1, row == 0 ? ay : 1);
+			if (!odd)
+				hoff_ilp_row_add(r, sc, -1);
+			hoff_ilp_row_end(r);
+		}
+	}
 }
 
 /* Rows (5) channel capacity, (5b) work conservation and (6) stalls. */
@@ -381,10 +458,20 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 					   : hoff_ilp_yp_at(m, v, w - 1),
 					-d);
 			}
+			/* (5b) busy throughout w, a duplex channel moves at
+			 * least phi len (its speed while the other one is
+			 * busy); phi = 1 without duplex */
+			double phi =
+				pass == 1 ? hoff_ilp_phi(m,
+							 chan_of(m, &cp->we[s]))
+					  : 1.0;
 			if (!odd)
-				hoff_ilp_row_add(r, sc, -1);
+				hoff_ilp_row_add(r, sc, phi == 1.0 ? -1 : -phi);
 			if (pass == 1)
-				hoff_ilp_row_add(r, U, odd ? -len : -M);
+				hoff_ilp_row_add(r, U,
+						 odd ? (phi == 1.0 ? -len
+								   : -phi * len)
+						     : -M);
 			hoff_ilp_row_end(r);
 		}
 		/* a channel that is not saturated in w has nothing pending
@@ -406,6 +493,7 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 			hoff_ilp_row_end(r);
 		}
 	}
+	duplex_rows(m, r, cp);
 	/* (6) an op waits only for its own inputs: a stall needs one of
 	 * them still in flight at the previous op's end, and the channels
 	 * they come over busy throughout (with them, or with what FIFO
@@ -416,6 +504,8 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 			continue;
 		int32_t sc = m->s_col[k];
 		memset(tier_k, 0, (size_t)m->g->ntiers * sizeof *tier_k);
+		/* M = cub[sc]: the fetches due at k, each at its slowest
+		 * (duplex) speed */
 		hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'S', k);
 		hoff_ilp_row_add(r, sc, 1);
 		for (int32_t i = 0; i < m->niv; i++) {
@@ -428,8 +518,14 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 			tier_k[v->c.tier] = true;
 		}
 		hoff_ilp_row_end(r);
+		/* the awaited channel, busy throughout the stall, moves at
+		 * least phi of it (duplex: the slowest of those tiers) */
+		double phi = 1.0;
+		for (int32_t c = 0; c < m->g->ntiers; c++)
+			if (tier_k[c] && hoff_ilp_phi(m, 2 * c) < phi)
+				phi = hoff_ilp_phi(m, 2 * c);
 		hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'T', k);
-		hoff_ilp_row_add(r, sc, 1);
+		hoff_ilp_row_add(r, sc, phi);
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
 			if (v->ypmap < 0 || !tier_k[v->c.tier] ||

@@ -1148,6 +1148,98 @@ static void test_repeat_end_state(void **state)
 	}
 }
 
+/* (v2, rule 3) Duplex, rows (5d), hand-worked. One tier, 1 GB/s each
+ * way, h2d_duplex_factor f = 0.75, d2h_duplex_factor g = 0.5 (f + g >=
+ * 1: rows x + y (1-f)/g <= L and y + x (1-g)/f <= L). Repeat graph: s
+ * (3 MB, optimizer, host) is updated by op0 (1 ms) and must be stored
+ * home; w (4 MB, host) is read by op2 (1 ms) after op1 (3 ms); x (1 KB)
+ * flows op1 -> op2. Best schedule: s fetched (3 ms of stall), w fetched
+ * behind it from 3 ms, s stored after op0 from 4 ms. The machine: w has
+ * 3 ms of nominal work left at 4 ms, and both channels run from 4 ms:
+ * h2d at 0.75 finishes w at 8 ms (d2h has done 0.5 x 4 = 2 of s's 3),
+ * 1 ms after op1 ends, then d2h finishes s alone at 9 ms, as op2 ends:
+ * stall 3 + 1 = 4 ms. The model, in op1's window (L = 3): x + 0.5 y <= 3
+ * and y + x (2/3) <= 3 bind at x = 2.25, y = 1.5 (the machine's 0.75 x 3
+ * and 0.5 x 3); the stall before op2 (1 ms) takes w's last 0.75 and 0.5
+ * of s (x + 0.5 y = 1, y + (2/3) x = 1), and op2's 1 ms the last 1 of
+ * s: stall 4 ms too. Without the factors the same model needs 3 ms
+ * (both fit op1 side by side), and with (5b) unrelaxed (a busy channel
+ * moves len, not 0.75 len) 7 ms, which no timing needs. */
+#define DUPLEX_GRAPH(f, g)                                                      \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"repeat\": true, "    \
+	"\"name\": \"d\", \"machine\": {\"device\": {\"memory_bytes\": "        \
+	"100000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, "       \
+	"\"d2h_Bps\": 1e9, \"h2d_duplex_factor\": " f ", "                      \
+	"\"d2h_duplex_factor\": " g "}]}, \"tensors\": ["                       \
+	"{\"id\": \"s\", \"bytes\": 3000000, \"kind\": \"optimizer\", "         \
+	"\"home\": \"host\"},"                                                  \
+	"{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "            \
+	"\"home\": \"host\"},"                                                  \
+	"{\"id\": \"x\", \"bytes\": 1000, \"kind\": \"activation\"}], "         \
+	"\"ops\": [{\"id\": \"op0\", \"updates\": [\"s\"], \"time_s\": 0.001}," \
+	"{\"id\": \"op1\", \"outputs\": [\"x\"], \"time_s\": 0.003},"           \
+	"{\"id\": \"op2\", \"inputs\": [\"w\", \"x\"], \"time_s\": 0.001}]}"
+
+/* The least stall (s) of the budget-mode model of graph text json, and
+ * in *sim_ps the stall of its decoded schedule on the simulator (rule
+ * 3's integer arithmetic), which must be valid. */
+static double model_stall(const char *json, int64_t *sim_ps)
+{
+	hoff_graph *g = tu_graph(json);
+	hoff_ilp_opts o = opts_budget(100000000);
+	hoff_ilp *m = NULL;
+	hoff_err e;
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+	hoff_ilp_sol sol;
+	assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
+	assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+	double stall = hoff_ilp_objective_value(m, sol.obj);
+	int32_t nk = 0;
+	for (int32_t i = 1; i <= m->nrows; i++)
+		nk += m->rtag[i] == 'K';
+	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+	assert_non_null(pick);
+	hoff_ilp_decode(m, sol.x, pick);
+	hoff_sched *s = NULL;
+	assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e),
+			 HOFF_OK);
+	hoff_sim_result r;
+	hoff_sim_opts so = hoff_sim_defaults();
+	assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+	assert_true(r.valid);
+	*sim_ps = r.summary.stall_ps;
+	print_message("duplex model: stall %.9g s, %d duplex rows; "
+		      "simulated %lld ps\n",
+		      stall, nk, (long long)*sim_ps);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	free(pick);
+	free(sol.x);
+	hoff_ilp_free(m);
+	hoff_graph_free(g);
+	return stall;
+}
+
+static void test_duplex_rows(void **state)
+{
+	(void)state;
+	int64_t sim;
+	/* the rows and the simulator agree: 4 ms (w done at 8 ms, s at 9) */
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.75", "0.5"), &sim) -
+			 4e-3) < 1e-9);
+	assert_int_equal(sim, 4000000000);
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("1", "1"), &sim) - 3e-3) <
+		    1e-9);
+	assert_int_equal(sim, 3000000000);
+	/* f + g < 1 (0.4 each): the row x + y <= L, the hull of what a
+	 * window holds, a relaxation: 6 ms of work in op1's 3 ms, op2's
+	 * 1 ms (d2h alone) and the stalls: 3 + 2 ms, where the machine,
+	 * running both at 0.4 from 4 ms, ends both at 11.5 ms: 7.5 ms */
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.4", "0.4"), &sim) - 5e-3) <
+		    1e-9);
+	assert_int_equal(sim, 7500000000);
+}
+
 int main(void)
 {
 	exact_test_env();
@@ -1169,6 +1261,7 @@ int main(void)
 		cmocka_unit_test(test_fetch_counts),
 		cmocka_unit_test(test_write_probe),
 		cmocka_unit_test(test_repeat_end_state),
+		cmocka_unit_test(test_duplex_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
