@@ -34,8 +34,20 @@ const char *hoff_outfile_name(const hoff_outfile *o);
 /* Flushes, closes and renames into place; on any write error removes the
  * temporary file and returns HOFF_EIO. */
 hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e);
+/* Commits two outputs that belong together (a schedule and its trace):
+ * both are flushed first, and on a write error neither lands. Then b's
+ * old target (a regular file) is removed, a is renamed into place, then
+ * b: a process killed between the two renames leaves a without b, never
+ * beside b's old content. HOFF_EIO naming the file on failure. */
+hoff_status hoff_outfile_commit_pair(hoff_outfile *a, hoff_outfile *b,
+				     hoff_err *e);
 /* Closes and removes the temporary file (after a failure). */
 void hoff_outfile_abort(hoff_outfile *o);
+/* Installs the handlers that remove the live temporary files on SIGINT,
+ * SIGTERM, SIGHUP and SIGPIPE (then die of the signal, as before; one
+ * ignored at the start stays ignored), and ignores SIGXFSZ, so a write
+ * past a file size limit is an error. For main(); not thread-safe. */
+void hoff_outfile_signals(void);
 
 /* True when a and b name the same existing regular file (device and
  * inode, after symlinks); false for "-". */

@@ -3,12 +3,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "fileio.h"
+
+/* Longest path hoff_cli_mem_available builds. */
+#define MEM_PATH 4096
 
 int hoff_cli_exit(hoff_status st)
 {
@@ -342,6 +346,25 @@ hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 	return HOFF_OK;
 }
 
+hoff_status hoff_cli_plan_budget(const hoff_graph *g, const char *arg,
+				 int64_t *budget, bool *capped, hoff_err *e)
+{
+	*capped = false;
+	hoff_status st = hoff_cli_budget(g, arg, budget, e);
+	if (st != HOFF_OK || *budget <= g->device.memory_bytes)
+		return st;
+	char safe[256];
+	fprintf(stderr,
+		"hoffopt: note: --budget %s is %" PRId64 " B, over the "
+		"device's %" PRId64 " B: planning for the device's memory (a "
+		"plan over it could not run)\n",
+		hoff_cli_safe(arg, safe, sizeof safe), *budget,
+		g->device.memory_bytes);
+	*budget = g->device.memory_bytes;
+	*capped = true;
+	return HOFF_OK;
+}
+
 void hoff_json_time(FILE *f, const char *key, int64_t ps)
 {
 	fprintf(f, "\"%s\": %.17g", key, hoff_s(ps));
@@ -526,4 +549,93 @@ void hoff_json_overhead(FILE *f, const hoff_summary *s)
 	else
 		fprintf(f, "\"overhead\": %.17g",
 			hoff_cli_over(s->makespan_ps, s->compute_ps));
+}
+
+/* The first number in file root/path, or -1 (missing, unreadable, "max"
+ * or anything but a number). */
+static int64_t read_num(const char *root, const char *path)
+{
+	char name[MEM_PATH], buf[64] = "";
+	snprintf(name, sizeof name, "%s%s", root, path);
+	FILE *f = fopen(name, "r");
+	if (!f)
+		return -1;
+	bool ok = fgets(buf, sizeof buf, f) != NULL;
+	fclose(f);
+	int64_t v;
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return ok && hoff_cli_int(buf, 0, INT64_MAX, &v) ? v : -1;
+}
+
+/* What one cgroup hierarchy mounted at root/mnt leaves to the process in
+ * its cgroup cg (a path under the mount) and every cgroup above it:
+ * min(limit - usage) over the levels that exist. INT64_MAX: no limit. */
+static int64_t cgroup_room(const char *root, const char *mnt, const char *cg,
+			   const char *limit, const char *usage)
+{
+	char dir[MEM_PATH];
+	int64_t room = INT64_MAX;
+	snprintf(dir, sizeof dir, "%s%s", mnt, strcmp(cg, "/") ? cg : "");
+	for (;;) {
+		char lp[MEM_PATH + 64], up[MEM_PATH + 64];
+		snprintf(lp, sizeof lp, "%s/%s", dir, limit);
+		snprintf(up, sizeof up, "%s/%s", dir, usage);
+		int64_t lim = read_num(root, lp), use = read_num(root, up);
+		if (lim >= 0 && lim < ((int64_t)1 << 60)) { /* v1: none */
+			int64_t left = lim - (use > 0 ? use : 0);
+			room = left < 0 ? 0 : left < room ? left : room;
+		}
+		char *slash = strrchr(dir, '/');
+		if (strlen(dir) <= strlen(mnt) || !slash)
+			break;
+		*slash = '\0';
+	}
+	return room;
+}
+
+int64_t hoff_cli_mem_available(const char *root)
+{
+	char name[MEM_PATH], line[MEM_PATH];
+	int64_t avail = INT64_MAX;
+	snprintf(name, sizeof name, "%s/proc/meminfo", root);
+	FILE *f = fopen(name, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		long long kb;
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1 &&
+		    kb >= 0 && kb < INT64_MAX / 1024)
+			avail = (int64_t)kb * 1024;
+	}
+	if (f)
+		fclose(f);
+	/* /proc/self/cgroup: "0::/path" (v2), "N:a,memory,b:/path" (v1) */
+	snprintf(name, sizeof name, "%s/proc/self/cgroup", root);
+	f = fopen(name, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'),
+		     *c2 = c1 ? strchr(c1 + 1, ':') : 0;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		const char *ctl = c1 + 1, *cg = c2 + 1;
+		int64_t r = INT64_MAX;
+		if (!*ctl) {
+			r = cgroup_room(root, "/sys/fs/cgroup", cg,
+					"memory.max", "memory.current");
+			int64_t u = cgroup_room(root, "/sys/fs/cgroup/unified",
+						cg, "memory.max",
+						"memory.current");
+			r = u < r ? u : r;
+		} else if (strstr(ctl, "memory")) {
+			r = cgroup_room(root, "/sys/fs/cgroup/memory", cg,
+					"memory.limit_in_bytes",
+					"memory.usage_in_bytes");
+		}
+		avail = r < avail ? r : avail;
+	}
+	if (f)
+		fclose(f);
+	return avail;
 }

@@ -158,6 +158,12 @@ hoff_status hoff_cli_noffload(const hoff_graph *g, bool snap,
 hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 			    int64_t *budget, hoff_err *e);
 
+/* hoff_cli_budget for a planner (--greedy, --policy, --exact, compare):
+ * a budget over the device's memory is capped at it (*capped), with a
+ * note on stderr; a plan over the device could not run. */
+hoff_status hoff_cli_plan_budget(const hoff_graph *g, const char *arg,
+				 int64_t *budget, bool *capped, hoff_err *e);
+
 /* "key": seconds, from ps, with 17 significant digits. */
 void hoff_json_time(FILE *f, const char *key, int64_t ps);
 
@@ -176,6 +182,13 @@ void hoff_cli_bytes(FILE *f, int64_t b);
  * base_ps is 0. The overhead of a makespan over compute or over the
  * lower bound, in every report. */
 double hoff_cli_over(int64_t ps, int64_t base_ps);
+
+/* The bytes this process may still allocate before the kernel kills it:
+ * the least of /proc/meminfo's MemAvailable and, for each memory cgroup
+ * it is in (v2's memory.max, v1's memory.limit_in_bytes) and each one
+ * above it, the limit less what is used; INT64_MAX when none is known.
+ * root prefixes every path ("" for this machine; a test's fake tree). */
+int64_t hoff_cli_mem_available(const char *root);
 
 /* "overhead": the makespan over compute, null when compute is 0. */
 void hoff_json_overhead(FILE *f, const hoff_summary *s);

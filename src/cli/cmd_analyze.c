@@ -59,6 +59,8 @@ int hoff_cmd_analyze(int argc, char **argv)
 	analyze_opts o = {.top = 10};
 	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
 				o.pos, 1, &o.npos);
+	if (!rc && !o.help && o.tensors && !o.json)
+		rc = hoff_cli_bad("%s", "--tensors needs --json");
 	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
 			  "analyze needs GRAPH (see --help)"))
 		return rc;

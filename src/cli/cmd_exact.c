@@ -37,6 +37,7 @@ const char *const hoff_usage_exact =
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         least total stall with peak at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the no-offload peak\n"
+	"                     (capped at the device's memory, with a note)\n"
 	"  --max-overhead X   without --budget: least peak with makespan at\n"
 	"                     most (1 + X) * lower_bound_s (default 1%)\n"
 	"  --time-limit S     solver time limit in seconds (default 60)\n"
@@ -450,7 +451,8 @@ int hoff_cmd_compare(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	hoff_status st = hoff_graph_read(x.graph, &g, &e);
 	if (st == HOFF_OK)
-		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
+		st = hoff_cli_plan_budget(g, x.budget, &io.budget_bytes,
+					  &(bool){false}, &e);
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st != HOFF_OK) {

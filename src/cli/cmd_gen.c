@@ -159,6 +159,9 @@ int hoff_cmd_gen(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	if (o.list && o.npos)
+		return hoff_cli_bad("gen --list takes no MODEL ('%s')",
+				    o.pos[0]);
 	if (o.list) {
 		print_gen_list(o.v1);
 		return 0;

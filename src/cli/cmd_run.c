@@ -59,9 +59,11 @@ static const char *usage_run =
 	"                   least 1 byte) and every rate by K, so transfer\n"
 	"                   times are unchanged: shrinks a real-size graph to\n"
 	"                   this machine's memory with its ratios kept.\n"
-	"                   Default on cpu: 1, or what fits the tensors in\n"
-	"                   an eighth of this machine's memory (at most\n"
-	"                   1 GiB), said in the report\n"
+	"                   Where rounding up makes a moved tensor over 1%\n"
+	"                   larger (so its transfers slower), a warning names\n"
+	"                   the worst one. Default on cpu: 1, or what fits\n"
+	"                   the tensors in an eighth of this machine's memory\n"
+	"                   (at most 1 GiB), said in the report\n"
 	"  --json           one JSON object on stdout: backend, verified,\n"
 	"                   predicted, measured, error_pct, arena_bytes, ...\n"
 	"  --trace T        write the measured timeline as a Chrome trace, in\n"
@@ -85,7 +87,8 @@ static const char *usage_run_more =
 	"                   before running it: exit 1 naming the two commands\n"
 	"                   and their tensors, else the run goes on\n"
 	"  --no-run         with --check-plan: check only, run nothing; prints\n"
-	"                   \"no race, N waits\" or \"race, N waits\"\n"
+	"                   \"no race, N waits\" or \"race, N waits\" (with\n"
+	"                   --json: {\"race\": false, \"waits\": N})\n"
 	"  --drop-wait N    testing: leave out the plan's wait number N\n"
 	"                   (0-based; --check-plan --no-run prints how many)\n"
 	"  --slow-step N    testing: the transfer at step N takes 4 times its\n"
@@ -100,8 +103,12 @@ static const char *usage_run_more =
 	"its stream and its waits allow and ends after its duration, or\n"
 	"later when the host's work or scheduling overran it (counted; the\n"
 	"largest lag is reported). Keep commands well above ~0.1 ms there.\n"
+	"The arena and the host copies must fit in the memory this process may\n"
+	"still take (MemAvailable, and the memory cgroup's limit less its use):\n"
+	"a run that would not is refused before anything is allocated. --trace\n"
+	"and --sim-trace may not name an input or each other.\n"
 	"Exit codes: 0 ok, 1 invalid schedule or verification failure, 2 bad\n"
-	"input or usage, no GPU, or a backend failure.\n";
+	"input or usage, no GPU, a backend failure, or not enough memory.\n";
 
 typedef struct run_opts {
 	const char *pos[2];
@@ -161,6 +168,9 @@ static int parse_run(int argc, char **argv, run_opts *o)
 		o->size_k = 1;
 	if (o->no_run && !o->check)
 		return hoff_cli_bad("%s", "--no-run needs --check-plan");
+	if ((o->pace || o->cuda_graph) && strcmp(o->backend, "cuda"))
+		return hoff_cli_bad("%s needs --backend cuda",
+				    o->pace ? "--pace" : "--cuda-graph");
 	if (o->align == 0)
 		o->align = strcmp(o->backend, "cuda") ? 1 : 256;
 	return 0;
@@ -410,10 +420,11 @@ static int need_transfer(const hoff_sched *s, const char *opt, int64_t step,
 	return HOFF_EXIT_BAD;
 }
 
-/* --check-plan: the checker on the plan; prints its verdict. 0: no race,
- * 1: a race, 2: a failure. */
+/* --check-plan: the checker on the plan; prints its verdict (quiet_ok:
+ * the --no-run line on stdout, as JSON with `json`). 0: no race, 1: a
+ * race, 2: a failure. */
 static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
-		      const char *file, bool quiet_ok, hoff_err *e)
+		      const char *file, bool quiet_ok, bool json, hoff_err *e)
 {
 	hoff_race r;
 	hoff_status st = hoff_exec_check(p, eo, &r, e);
@@ -423,15 +434,24 @@ static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
 	}
 	char line[HOFF_ERRLEN + 400];
 	hoff_race_format(p, &r, line, sizeof line);
-	if (r.kind != HOFF_RACE_NONE) {
+	bool race = r.kind != HOFF_RACE_NONE;
+	if (race)
 		fprintf(stderr, "%s: race: %s\n", file, line);
-		if (quiet_ok)
-			printf("race, %lld waits\n", (long long)r.nwaits);
-		return EXIT_INVALID;
+	if (quiet_ok && json) {
+		printf("{\"race\": %s, \"waits\": %lld",
+		       race ? "true" : "false", (long long)r.nwaits);
+		if (race) {
+			fputs(", \"what\": ", stdout);
+			hoff_json_string(stdout, line);
+		}
+		puts("}");
+	} else if (quiet_ok) {
+		printf("%s, %lld waits\n", race ? "race" : "no race",
+		       (long long)r.nwaits);
 	}
-	if (quiet_ok)
-		printf("no race, %lld waits\n", (long long)r.nwaits);
-	else
+	if (race)
+		return EXIT_INVALID;
+	if (!quiet_ok)
 		fprintf(stderr, "%s: plan checked: no race (%lld waits)\n",
 			file, (long long)r.nwaits);
 	return 0;
@@ -465,6 +485,86 @@ static double fit_size_scale(const hoff_graph *g)
 	return total > limit ? limit / total : 1;
 }
 
+/* --size-scale K rounds each byte count up, to at least 1 byte, while
+ * rates scale by K exactly: a tensor that grows by rounding moves slower
+ * than unscaled. Warns (stderr) naming the moved tensor whose transfers
+ * it slows most, when that is over 1%; g is not yet scaled. */
+static void warn_rounding(const hoff_graph *g, const hoff_sched *s, double k)
+{
+	double worst = 1.01;
+	int32_t wt = HOFF_NONE;
+	for (int64_t i = 0; k != 1 && i < s->nsteps; i++) {
+		const hoff_step *st = &s->step[i];
+		if (st->kind != HOFF_STEP_PREFETCH &&
+		    st->kind != HOFF_STEP_STORE)
+			continue;
+		double exact = (double)g->tensor[st->id].bytes * k;
+		double r = fmax(1, ceil(exact)) / exact;
+		if (r > worst) {
+			worst = r;
+			wt = st->id;
+		}
+	}
+	if (wt == HOFF_NONE)
+		return;
+	char safe[4 * HOFF_ERRLEN];
+	const hoff_tensor *t = &g->tensor[wt];
+	fprintf(stderr,
+		"hoffopt: run: warning: --size-scale %g rounds tensor \"%s\" "
+		"(%" PRId64 " B) up to %.0f B, %.4g times its scaled size: its "
+		"transfers take that much longer than unscaled, and the "
+		"prediction and the run with them (sizes are whole bytes, at "
+		"least 1)\n",
+		k, hoff_cli_safe(t->id, safe, sizeof safe), t->bytes,
+		fmax(1, ceil((double)t->bytes * k)), worst);
+}
+
+/* Refuses (exit 2, one line) a plan whose arena and host copies would
+ * not fit in what this process may still allocate: the cpu backend
+ * allocates and touches both, the cuda one pins the host copies. */
+static int refuse_oom(const run_opts *o, const hoff_xplan *p)
+{
+	bool cpu = !strcmp(o->backend, "cpu");
+	double need =
+		(double)p->host_bytes + (cpu ? (double)p->arena_bytes : 0);
+	int64_t avail = hoff_cli_mem_available("");
+	if (need <= (double)avail)
+		return 0;
+	fprintf(stderr,
+		"hoffopt: run: the %s backend needs %.0f B of this machine's "
+		"memory (%s%" PRId64 " B of host copies), more than the "
+		"%" PRId64 " B it may still take (MemAvailable, the memory "
+		"cgroup's limit less its use): nothing was run (try "
+		"--size-scale %.3g)\n",
+		o->backend, need, cpu ? "a device arena and " : "",
+		p->host_bytes, avail, o->size_k * 0.5 * (double)avail / need);
+	return EXIT_BAD;
+}
+
+/* --trace and --sim-trace, as a pair when both are given: one never
+ * lands beside the other's old version. */
+static hoff_status write_traces(const run_opts *o, const hoff_graph *g,
+				const hoff_timeline *measured,
+				const hoff_timeline *predicted, hoff_err *e)
+{
+	if (!o->trace || !o->sim_trace)
+		return o->trace ? hoff_trace_write(g, measured, o->trace, e)
+		       : o->sim_trace
+			       ? hoff_trace_write(g, predicted, o->sim_trace, e)
+			       : HOFF_OK;
+	hoff_outfile a, b;
+	hoff_status st = hoff_outfile_open(&a, o->trace, e);
+	if (st != HOFF_OK)
+		return st;
+	if ((st = hoff_outfile_open(&b, o->sim_trace, e)) != HOFF_OK) {
+		hoff_outfile_abort(&a);
+		return st;
+	}
+	hoff_trace_print(g, measured, a.f);
+	hoff_trace_print(g, predicted, b.f);
+	return hoff_outfile_commit_pair(&a, &b, e);
+}
+
 int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	run_opts o;
@@ -477,6 +577,9 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 	}
 	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
 			  "run needs GRAPH and SCHEDULE (see --help)"))
+		return rc;
+	const char *outs[] = {o.trace, o.sim_trace};
+	if ((rc = hoff_cli_clobbers(outs, 2, o.pos, 2)) != 0)
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -514,6 +617,7 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 	eo.pace = o.pace;
 	if (o.size_auto && !strcmp(o.backend, "cpu"))
 		o.size_k = fit_size_scale(g);
+	warn_rounding(g, s, o.size_k);
 	if (o.time_k != 1 || o.size_k != 1)
 		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
 	if (st == HOFF_OK)
@@ -525,9 +629,12 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 				 o.pos[1]);
 	if (st == HOFF_OK)
 		st = hoff_xplan_build(g, s, &pr, o.align, &plan, &e);
+	if (st == HOFF_OK && !(o.check && o.no_run) &&
+	    (rc = refuse_oom(&o, &plan)) != 0)
+		goto out;
 	if (st == HOFF_OK && o.check) {
-		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, &e)) !=
-			    0 ||
+		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, o.json,
+				     &e)) != 0 ||
 		    o.no_run)
 			goto out;
 	}
@@ -535,10 +642,8 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		st = new_backend(&o, &plan, &eo, &be, &e);
 	if (st == HOFF_OK)
 		st = hoff_exec_run(be, &m, &e);
-	if (st == HOFF_OK && o.trace)
-		st = hoff_trace_write(g, &m.tl, o.trace, &e);
-	if (st == HOFF_OK && o.sim_trace)
-		st = hoff_trace_write(g, &pr.tl, o.sim_trace, &e);
+	if (st == HOFF_OK)
+		st = write_traces(&o, g, &m.tl, &pr.tl, &e);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: run: %s\n", e.msg);
 		rc = st == HOFF_EINVALID ? EXIT_BAD : hoff_cli_exit(st);

@@ -1122,7 +1122,7 @@ static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 	if (b->nblk > MAX_BLOCKS)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "model: %lld KV blocks a layer; at most %d "
-				   "(raise kv_block_tokens)",
+				   "(raise --kv-block, kv_block_tokens)",
 				   (long long)b->nblk, MAX_BLOCKS);
 	const cfg *c = b->c;
 	b->kvtok = c->mla ? (c->kv_lora + c->qk_rope) * DT
