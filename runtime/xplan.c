@@ -778,7 +778,7 @@ hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 	p->nstreams = 1 + 2 * g->ntiers;
 	p->align_bytes = align_bytes;
 	builder b = {.g = g, .s = s, .r = r, .p = p, .e = e};
-	size_t nin, nupd = (size_t)g->upd_off[g->nops], nout;
+	size_t nin = 0, nupd = (size_t)g->upd_off[g->nops], nout = 0;
 	hoff_status st = make_comps(&b, &nin, &nout);
 	if (st == HOFF_OK) {
 		p->in_dev = hoff_alloc(nin + 1, sizeof *p->in_dev);
