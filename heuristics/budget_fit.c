@@ -39,16 +39,16 @@
 #include "emit.h"
 #include "sim.h"
 
-#define OFF (-2)     /* a pick: the interval is not taken */
-#define NEVICT 5     /* eviction moves tried per repair */
-#define NHOLD 3	     /* hold-back moves tried per repair */
-#define NVARIANTS 4  /* plans from other choices of repair, best kept */
-#define NHOLD_STALL 4 /* hold-back moves tried per stall */
-#define NMOVES (2 + 4 * NEVICT + NHOLD)
+#define OFF	       (-2) /* a pick: the interval is not taken */
+#define NEVICT	       5    /* eviction moves tried per repair */
+#define NHOLD	       3    /* hold-back moves tried per repair */
+#define NVARIANTS      4    /* plans from other choices of repair, best kept */
+#define NHOLD_STALL    4    /* hold-back moves tried per stall */
+#define NMOVES	       (2 + 4 * NEVICT + NHOLD)
 #define EXCHANGE_TRIES 48 /* simulations an exchange's repairs may spend */
-#define HOLD_BACK 16 /* boundaries before k's prefetch a hold-back looks */
-#define WAIT_BACK 16  /* ops before k a wait for k may go */
-#define WAIT_SMALL 1024 /* a wait's operand: at most budget / this */
+#define HOLD_BACK      16 /* boundaries before k's prefetch a hold-back looks */
+#define WAIT_BACK      16 /* ops before k a wait for k may go */
+#define WAIT_SMALL     1024 /* a wait's operand: at most budget / this */
 
 /* A plan as the simulator judged it. */
 typedef struct look {
@@ -77,18 +77,18 @@ typedef struct fit {
 	int64_t budget;
 	hoff_cand *iv; /* (niv) by (a, t) */
 	int32_t niv;
-	int32_t *pick, *trial;	  /* (niv) */
-	int32_t *spick;		  /* (niv) an exchange's saved picks */
-	int64_t *mem;		  /* (nops) scratch: the stream's memory */
-	int32_t *mem2;		  /* (niv) scratch: the stream's old picks */
-	uint8_t *sfence;	  /* (nops + 1) and waits */
-	uint8_t *fence, *tfence;  /* (nops + 1) a wait before op k */
-	int32_t *pf;		  /* (niv) scratch: prefetches by issue */
-	int32_t *b_off, *by_b;	  /* the intervals by consumer b */
-	int32_t *by_size;	  /* (niv) by bytes, largest first */
-	const int32_t *key;	  /* the picks pf is sorted by */
-	uint8_t *waitable;	  /* (nops) op k has a small operand that a
-				     wait before it may store and fetch */
+	int32_t *pick, *trial;	 /* (niv) */
+	int32_t *spick;		 /* (niv) an exchange's saved picks */
+	int64_t *mem;		 /* (nops) scratch: the stream's memory */
+	int32_t *mem2;		 /* (niv) scratch: the stream's old picks */
+	uint8_t *sfence;	 /* (nops + 1) and waits */
+	uint8_t *fence, *tfence; /* (nops + 1) a wait before op k */
+	int32_t *pf;		 /* (niv) scratch: prefetches by issue */
+	int32_t *b_off, *by_b;	 /* the intervals by consumer b */
+	int32_t *by_size;	 /* (niv) by bytes, largest first */
+	const int32_t *key;	 /* the picks pf is sorted by */
+	uint8_t *waitable;	 /* (nops) op k has a small operand that a
+				    wait before it may store and fetch */
 	hoff_sim_ws *ws;
 	int64_t work, limit; /* steps simulated, and the most allowed */
 	int32_t changed;     /* the earliest boundary a kept move changed */
@@ -132,8 +132,7 @@ static int by_bytes(const void *x, const void *y)
 }
 
 /* Whether interval i (taken) brings its tensor back for op k. */
-static bool fetched_for(const fit *f, const int32_t *pick, int32_t t,
-			int32_t k)
+static bool fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
 {
 	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
 		int32_t i = f->by_b[u];
@@ -189,13 +188,15 @@ static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
 			f->pf[np++] = i;
 	sort_fit = f;
 	f->key = pick;
-	qsort(f->pf, (size_t)np, sizeof *f->pf, by_pick);
+	if (np > 1)
+		qsort(f->pf, (size_t)np, sizeof *f->pf, by_pick);
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < f->n; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
 		for (; ie < f->niv && f->iv[ie].a <= q; ie++)
-			if (pick[ie] != OFF && f->iv[ie].kind != HOFF_CAND_START)
+			if (pick[ie] != OFF &&
+			    f->iv[ie].kind != HOFF_CAND_START)
 				hoff_emit_evict(&m, f->iv[ie].t);
 		for (; ip < np && pick[f->pf[ip]] <= q; ip++)
 			hoff_emit_prefetch(&m, f->iv[f->pf[ip]].t);
@@ -370,7 +371,7 @@ static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
 	int32_t wk[2];
 	int32_t w0 = wait_op(f, k);
 	int32_t w1 = cur->over_ps < cur->start[k] ? wait_op(f, k - 1)
-						   : HOFF_NONE;
+						  : HOFF_NONE;
 	if (w0 != HOFF_NONE && !f->fence[w0])
 		wk[nf++] = w0;
 	if (w1 != HOFF_NONE && w1 != w0 && !f->fence[w1])
@@ -451,10 +452,10 @@ static hoff_status fit_phase(fit *f, look *cur)
 			/* an eviction whose store queues past an earlier op:
 			 * with a wait there too */
 			int32_t wf = l.legal && l.over_op <= k &&
-					     mv[w].fk == HOFF_NONE &&
-					     mv[w].i != HOFF_NONE
-				     ? wait_op(f, l.over_op)
-				     : HOFF_NONE;
+						     mv[w].fk == HOFF_NONE &&
+						     mv[w].i != HOFF_NONE
+					     ? wait_op(f, l.over_op)
+					     : HOFF_NONE;
 			if (wf != HOFF_NONE && !f->fence[wf] && nm < NMOVES) {
 				mv[nm] = mv[w];
 				mv[nm].fk = wf;
@@ -565,8 +566,7 @@ static int earlier(fit *f, int32_t k, look *cur, hoff_status *st)
 		int32_t i = f->by_b[u];
 		const hoff_cand *c = &f->iv[i];
 		int32_t lo = c->kind == HOFF_CAND_START ? -1 : c->a + 1;
-		if (f->pick[i] == OFF || f->pick[i] <= lo ||
-		    f->work > f->limit)
+		if (f->pick[i] == OFF || f->pick[i] <= lo || f->work > f->limit)
 			continue;
 		int32_t to = boundary_by(cur, ready - c->fetch_ps, lo,
 					 f->pick[i] - 1);
@@ -717,7 +717,8 @@ static hoff_status stall_phase(fit *f, look *cur)
 			}
 		}
 		if (k == HOFF_NONE || !streamed) {
-			/* every op exhausted, or the phase starts: the stream */
+			/* every op exhausted, or the phase starts: the stream
+			 */
 			if (streamed)
 				break;
 			streamed = true;
@@ -761,7 +762,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	if (m > INT32_MAX / 2)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	f->niv = (int32_t)m;
-	if (m) /* f->iv is NULL without candidates */
+	if (m > 1) /* f->iv is NULL when there are none */
 		qsort(f->iv, m, sizeof *f->iv, by_a_t);
 	size_t n = (size_t)g->nops;
 	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
@@ -805,12 +806,16 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	}
 	for (size_t k = 0; k <= n; k++)
 		f->b_off[k + 1] += f->b_off[k];
-	int32_t *fill = f->pf; /* scratch until the first emission */
+	int32_t *fill = hoff_alloc(n + 1, sizeof *fill);
+	if (!fill)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	memcpy(fill, f->b_off, (n + 1) * sizeof *fill);
 	for (int32_t i = 0; i < f->niv; i++)
 		f->by_b[fill[f->iv[i].b]++] = i;
+	free(fill);
 	sort_fit = f;
-	qsort(f->by_size, m, sizeof *f->by_size, by_bytes);
+	if (m > 1)
+		qsort(f->by_size, m, sizeof *f->by_size, by_bytes);
 	return HOFF_OK;
 }
 
