@@ -9,6 +9,8 @@ Groups (tests/torch/run.py test_replay.GROUP, one ctest test each):
   rejected naming the op; the CLI and --emit-python; --measure and
   --times-from (a synthetic Kineto trace, and the profiler's own on the
   CPU).
+- Cuda: the GPT on CUDA, bit-equal to eager CUDA; skipped without a GPU
+  (run with run.py test_replay.Cuda; never run so far).
 - Resnet (heavy, run once): torchvision resnet18, train, batch 8 at 64x64
   pixels (224 takes minutes on the shared 2-core machine), the same four
   schedules; --emit-python's script for it runs and gives the same bits.
@@ -71,10 +73,11 @@ class Base(Tmp):
             with open(tr) as f:
                 ex = replay.explain_peak(res, json.load(f))
             print("%s: replay peak %d B at step %s, simulate %d B; with "
-                  "the stores in flight %d B at step %s (%d stores)"
+                  "the stores in flight %d B at step %s (%d stores); "
+                  "%d tensors bit-equal"
                   % (name, res.peak, res.peak_step, sim["peak_bytes"],
                      ex["explained_peak"], ex["at_step"],
-                     len(ex["in_flight"])))
+                     len(ex["in_flight"]), n))
             self.assertLessEqual(res.peak, sim["peak_bytes"], name)
             self.assertEqual(ex["explained_peak"], sim["peak_bytes"], name)
             if res.peak != sim["peak_bytes"]:
@@ -167,6 +170,67 @@ class Small(Base, unittest.TestCase):
                 ["detach of %s, dirty persistent state" % w,
                  "written by op adam/%s" % w]
         self.edited(edit)
+
+    def test_recompute_and_drop(self):
+        # each forward addmm's result that the backward reads again: dropped
+        # after its last forward use, its op re-run just before its first
+        # backward use (a hand-made FORMAT v2 schedule); the replay re-runs
+        # the aten call and must stay bit-equal, with a lower peak
+        m, x = self.gpt()
+        g = self.path("g.json")
+        graph = hoffopt_torch.export(m, (x,), path=g, v1=V1,
+                                     loss=models.next_token_loss)
+        s = self.path("none.json")
+        hoffopt("--policy", "none", g, "-o", s)
+        with open(s) as f:
+            sched = json.load(f)
+        ops = {o["id"]: o for o in graph["ops"]}
+        weights = {t["id"] for t in graph["tensors"] if t["kind"] == "weight"}
+        steps = sched["steps"]
+        users = {}
+        for i, st in enumerate(steps):
+            if "op" in st:
+                o = ops[st["op"]]
+                for t in o.get("inputs", []) + o.get("updates", []):
+                    users.setdefault(t, []).append(i)
+        drops, recs = {}, {}
+        for o in graph["ops"]:
+            if o["kind"] != "matmul" or o["id"].startswith("grad:"):
+                continue
+            out = o["outputs"][0]
+            bwd = [i for i in users.get(out, [])
+                   if steps[i]["op"].startswith("grad:")]
+            fwd = [i for i in users.get(out, []) if i < bwd[0]] \
+                if bwd else []
+            # its inputs still there at bwd[0]: weights, or read again later
+            if not fwd or not all(
+                    t in weights or any(i >= bwd[0] for i in users[t])
+                    for t in o["inputs"]):
+                continue
+            drops.setdefault(fwd[-1], []).append({"drop": out})
+            recs.setdefault(bwd[0], []).append({"recompute": o["id"]})
+        self.assertGreaterEqual(len(recs), 2)
+        new = []
+        for i, st in enumerate(steps):
+            new += recs.get(i, []) + [st] + drops.get(i, [])
+        sched = {"format": "hoffopt.schedule", "version": 2, "steps": new}
+        rp = replay.prepare(m, (x,), g, sched, loss=models.next_token_loss)
+        res = rp.run()
+        n, bad = rp.compare(res)
+        self.assertEqual(bad, [])
+        base = replay.prepare(m, (x,), g, s,
+                              loss=models.next_token_loss).run()
+        print("%d recomputes: peak %d B, none's %d B"
+              % (len(recs), res.peak, base.peak))
+        self.assertLess(res.peak, base.peak)
+        # a recompute of an op that updates (Adam) is refused
+        adam = [o["id"] for o in graph["ops"] if o["kind"] == "optimizer"]
+        bad_s = dict(sched, steps=new + [{"recompute": adam[0]}])
+        with self.assertRaises(replay.PlanError) as cm:
+            replay.prepare(m, (x,), g, bad_s,
+                           loss=models.next_token_loss).run()
+        self.assertIn("op %s is not recomputable" % adam[0],
+                      str(cm.exception))
 
     def test_cli_and_emit_python(self):
         g, s, e = self.path("g.json"), self.path("s.json"), self.path("e.py")
@@ -313,6 +377,28 @@ class Small(Base, unittest.TestCase):
               % (len(g["ops"]) - len(miss), len(g["ops"]), miss))
         self.assertEqual(miss, [])
         self.assertTrue(all(t >= 0 for t in times))
+
+
+@unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
+class Cuda(Base, unittest.TestCase):
+    """The CUDA path (streams, events, record_stream): the GPT under the
+    four schedules, bit-equal to eager CUDA. Skipped without a GPU (none
+    was lent while it was written: it has never run)."""
+
+    def test_gpt_train_cuda(self):
+        torch.manual_seed(0)
+        m, x = models.GPT(), torch.randint(0, 256, (4, 64))
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        for name, s in self.plans(g).items():
+            rp = replay.prepare(m, (x,), g, s, loss=models.next_token_loss,
+                                device="cuda")
+            res = rp.run()
+            n, bad = rp.compare(res)
+            self.assertEqual(bad, [], name)
+            print("%s: cuda peak %d B, max_memory_allocated %d B"
+                  % (name, res.peak, torch.cuda.max_memory_allocated()))
 
 
 class Resnet(Base, unittest.TestCase):

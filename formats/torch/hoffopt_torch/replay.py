@@ -709,19 +709,22 @@ class Replay:
         """The same step in plain PyTorch on a copy of the module: a dict
         name -> tensor (loss or outputs, gradients, parameters, moments,
         buffers), named as the graph names them."""
-        m = copy.deepcopy(self.model)
+        m = copy.deepcopy(self.model).to(self.device)
         m.train(self.mode == "train")
         named = dict(m.named_parameters())
         named.update(dict(m.named_buffers()))
         out = {}
+        args, kwargs = tree_map(
+            lambda t: t.to(self.device) if isinstance(t, torch.Tensor)
+            else t, (self.args, self.kwargs))
         torch.manual_seed(self.seed)
         if self.mode != "train":
             with torch.no_grad():
-                res = m(*self.args, **self.kwargs)
+                res = m(*args, **kwargs)
             for g, t in zip(self.cap["outputs"], tensors_of(res)):
                 out[self.plan.name[g]] = t
         else:
-            res = m(*self.args, **self.kwargs)
+            res = m(*args, **kwargs)
             lossv = self.loss(res) if self.loss else tensors_of(res)[0].sum()
             lossv.backward()
             out[self.plan.name[self.cap["outputs"][0]]] = lossv.detach()
