@@ -37,7 +37,7 @@ if(CMAKE_C_COMPILER_ID STREQUAL "Clang")
     set(HOFF_FUZZ_SRC
       ${CMAKE_SOURCE_DIR}/src/hoff.c ${CMAKE_SOURCE_DIR}/src/graph.c
       ${CMAKE_SOURCE_DIR}/src/strmap.c ${CMAKE_SOURCE_DIR}/src/sched.c
-      ${CMAKE_SOURCE_DIR}/formats/jscan.c ${CMAKE_SOURCE_DIR}/formats/outfile.c
+      ${CMAKE_SOURCE_DIR}/formats/jscan.c ${CMAKE_SOURCE_DIR}/formats/fileio.c
       ${CMAKE_SOURCE_DIR}/formats/graph_json.c
       ${CMAKE_SOURCE_DIR}/formats/sched_json.c)
     foreach(kind graph sched)

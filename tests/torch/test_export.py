@@ -556,7 +556,7 @@ class Unit(Tmp, unittest.TestCase):
 
 class Gen(Tmp, unittest.TestCase):
     """Llama-3-8B's shape traced against `hoffopt gen llama3-8b`, 2 layers
-    (the full depth is bench/torch_gen_compare.sh's)."""
+    (the full depth is bench/studies/torch_gen_compare.sh's)."""
 
     def both(self, phase, seq):
         gp = self.path("gen.json")
