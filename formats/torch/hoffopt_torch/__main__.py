@@ -448,5 +448,6 @@ def _on_term(signum, frame):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, _on_term)
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # SIGINT: KeyboardInterrupt
+        signal.signal(sig, _on_term)
     sys.exit(main())
