@@ -75,9 +75,20 @@ hoff_status js_fail(hoff_err *e, const js_where *w, hoff_status st,
 		if (n > 0 && (size_t)n < sizeof where && w->idx >= 0)
 			n += snprintf(where + n, sizeof where - (size_t)n,
 				      "[%lld]", (long long)w->idx);
-		if (n > 0 && (size_t)n < sizeof where && w->id)
+		if (n > 0 && (size_t)n < sizeof where && w->id) {
+			/* the id as a JSON string: its '"' and '\\' escaped,
+			 * so the line reads one way */
+			char id[104];
+			size_t k = 0;
+			for (const char *p = w->id; *p && k < 100; p++) {
+				if (*p == '"' || *p == '\\')
+					id[k++] = '\\';
+				id[k++] = *p;
+			}
+			id[k] = '\0';
 			snprintf(where + n, sizeof where - (size_t)n,
-				 " \"%.100s\"", w->id);
+				 " \"%.100s\"", id);
+		}
 	}
 	return hoff_seterr(e, st, "%s%s: %s", w->file, where, msg);
 }

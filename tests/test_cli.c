@@ -1064,8 +1064,9 @@ static void test_exact_bytes(void **state)
 
 /* (11) The small things: run --check-plan --no-run --json is JSON; cuda
  * flags on cpu are refused; gen --list takes no model; --kv-block's
- * error names the flag; analyze --tensors needs --json; a schedule for
- * another graph says so in its error. */
+ * error names the flag; analyze --tensors needs --json; an id holding
+ * '"' is escaped in a reader's error; a schedule for another graph says
+ * so in its error. */
 static void test_small_things(void **state)
 {
 	(void)state;
@@ -1090,6 +1091,12 @@ static void test_small_things(void **state)
 	assert_true(contains("err", "(raise --kv-block, kv_block_tokens)"));
 	assert_int_equal(sh("$H analyze g.json --tensors 2> err"), 2);
 	assert_true(contains("err", "hoffopt: --tensors needs --json\n"));
+	/* an id with a '"' is shown as a JSON string, escaped */
+	example("q.json", "\"w0\", \"bytes\": 4000000",
+		"\"w\\\"0\", \"bytes\": 0", NULL);
+	assert_int_equal(sh("$H analyze q.json 2> err"), 2);
+	assert_true(contains("err", "q.json: tensors[1] \"w\\\"0\": bytes "
+				    "must be > 0"));
 	example("h.json", "\"tiny\"", "\"other\"", "\"op0\"", "\"opA\"", NULL);
 	assert_int_equal(sh("$H simulate h.json s.json 2> err"), 2);
 	assert_true(contains("err", "(the schedule is for graph \"tiny\", "
