@@ -707,6 +707,173 @@ static void test_same_store_prefetch(void **state)
 	hoff_graph_free(g);
 }
 
+/* ---- (v2) recompute, drop, repeat and duplex: the v2run block, kept
+ * apart from the tests above ---- */
+
+/* The recompute schedule (exec_cases.h) runs under --verify: every check
+ * passes, the measured timeline has the simulator's commands, the
+ * recompute among them, and recompute time. */
+static void test_v2_recompute_runs(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_true(x.m.checked);
+	assert_int_equal(x.m.nfaults, 0);
+	check_events(&x);
+	assert_int_equal(x.pr.summary.recompute_ps, 2 * MS);
+	assert_true(x.m.measured.recompute_ps >= 2 * MS);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A re-made tensor's bytes are checked: the recompute (step 6) with a
+ * byte of a flipped once written is caught there, as a re-made "a" that
+ * differs from op0's pattern, and again by op2 reading it. */
+static void test_v2_recompute_corrupt(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	o.corrupt_step = 6;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	int32_t a = hoff_graph_find_tensor(g, "a");
+	assert_int_equal(x.m.nfaults, 2);
+	assert_int_equal(x.m.fault[0].step, 6);
+	assert_int_equal(x.m.fault[0].at, HOFF_FAULT_REMADE);
+	assert_int_equal(x.m.fault[0].tensor, a);
+	assert_int_equal(x.m.fault[0].byte, 2 * MB);
+	assert_int_equal(x.m.fault[1].step, 7);
+	assert_int_equal(x.m.fault[1].at, HOFF_FAULT_OP_START);
+	assert_int_equal(x.m.fault[1].tensor, a);
+	char line[HOFF_ERRLEN];
+	hoff_exec_fault_format(&x.p, &x.m.fault[0], line, sizeof line);
+	assert_string_equal(line, "steps[6] recompute \"op0\": \"a\" re-made: "
+				  "byte 2000000 differs from version 0 of its "
+				  "pattern");
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* The recompute's wait for w's second prefetch dropped, that prefetch
+ * slowed 4x (16 ms): the recompute reads w before it has arrived, and
+ * --verify names w at the recompute's start. Which run shows it is
+ * timing: at most ATTEMPTS runs. */
+static void test_v2_recompute_drop_wait(void **state)
+{
+	(void)state;
+	if (RACES_REPORTED) {
+		print_message("  not run under TSan: the run races on "
+			      "purpose\n");
+		return;
+	}
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	o.slow_step = 5;
+	int32_t w = hoff_graph_find_tensor(g, "w");
+	bool caught = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !caught; attempt++) {
+		ran x;
+		hoff_sim_result pr = {0};
+		hoff_xplan p;
+		plan_on(g, s, 1, &pr, &p);
+		o.drop_wait = wait_index(&p, 2, p.nops + 1);
+		assert_true(o.drop_wait >= 0);
+		hoff_xplan_free(&p);
+		hoff_sim_result_free(&pr);
+		run_on(hoff_backend_cpu_new, g, s, &o, &x);
+		if (x.m.nfaults) {
+			caught = true;
+			assert_int_equal(x.m.fault[0].step, 6);
+			assert_int_equal(x.m.fault[0].tensor, w);
+			assert_int_equal(x.m.fault[0].at, HOFF_FAULT_OP_START);
+		}
+		ran_free(&x);
+	}
+	assert_true(caught);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* One step of a loop: w stored back (a `same` store) after op2 is its
+ * home at the end, checked there; the store's destination flipped, the
+ * end check names w's home copy. */
+static void test_v2_repeat_home(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_REPEAT_GRAPH);
+	hoff_sched *s = tu_sched(
+		g, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0);
+	ran_free(&x);
+	o.corrupt_step = 8;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	int32_t w = hoff_graph_find_tensor(g, "w");
+	bool home = false;
+	for (int64_t i = 0; i < x.m.nfaults && i < HOFF_EXEC_MAXFAULTS; i++)
+		if (x.m.fault[i].at == HOFF_FAULT_HOME) {
+			home = true;
+			assert_int_equal(x.m.fault[i].tensor, w);
+			assert_int_equal(x.m.fault[i].tier, 0);
+		}
+	assert_true(home);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A tier whose channels slow each other (factors 0.5): a store and a
+ * prefetch overlapping run through the duplex emulation and verify. How
+ * long they take is bench/studies/exec_duplex.sh's (no timing here). */
+static void test_v2_duplex_verifies(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(
+		"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": "
+		"\"d\", \"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
+		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": "
+		"1e9, \"h2d_duplex_factor\": 0.5, \"d2h_duplex_factor\": 0.5}]}, "
+		"\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000}, {\"id\": "
+		"\"w\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": "
+		"\"host\"}, {\"id\": \"y\", \"bytes\": 4000000}, {\"id\": "
+		"\"z\", \"bytes\": 1000000}, {\"id\": \"o\", \"bytes\": "
+		"1000000, \"kind\": \"output\"}], \"ops\": [{\"id\": \"op0\", "
+		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": 0.001}, "
+		"{\"id\": \"op1\", \"inputs\": [\"x\", \"w\"], \"outputs\": "
+		"[\"z\"], \"time_s\": 0.01}, {\"id\": \"op2\", \"inputs\": "
+		"[\"y\", \"z\"], \"outputs\": [\"o\"], \"time_s\": 0.001}]}");
+	hoff_sched *s = tu_sched(
+		g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"y\", \"to\": "
+		      "\"host\"}, {\"prefetch\": \"w\", \"from\": \"host\"}, "
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"y\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0);
+	check_events(&x);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -721,6 +888,12 @@ int main(void)
 		cmocka_unit_test(test_drop_op_store),
 		cmocka_unit_test(test_drop_store_after_op),
 		cmocka_unit_test(test_same_store_prefetch),
+		/* (v2) the v2run block */
+		cmocka_unit_test(test_v2_recompute_runs),
+		cmocka_unit_test(test_v2_recompute_corrupt),
+		cmocka_unit_test(test_v2_recompute_drop_wait),
+		cmocka_unit_test(test_v2_repeat_home),
+		cmocka_unit_test(test_v2_duplex_verifies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

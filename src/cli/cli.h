@@ -1,7 +1,9 @@
-/* cli.h: what the commands (main.c and the cmd_*.c) share — the
- * usage error, the number syntaxes of their options, the --budget
- * resolution and the JSON writers of a summary. Prints only to the FILE
- * given and to stderr for hoff_cli_bad. */
+/* cli.h: what every command of src/cli/ (main.c, each cmd_*.c,
+ * pipeline.c) shares, implemented in cli.c: the exit codes, the
+ * table-driven option parser and the number syntaxes of the options, the
+ * usage error, the --budget resolution, the output checks (an output
+ * equal to an input, stdout's close) and the JSON writers of a summary.
+ * Prints only to the FILE given and to stderr for hoff_cli_bad. */
 #ifndef HOFF_CLI_H
 #define HOFF_CLI_H
 
@@ -170,6 +172,10 @@ void hoff_json_time(FILE *f, const char *key, int64_t ps);
 /* The summary's members, without braces: peak_bytes, makespan_s,
  * compute_s, stall_s, h2d_bytes, d2h_bytes. */
 void hoff_json_summary(FILE *f, const hoff_summary *s);
+/* (v2) As hoff_json_summary, with recompute_s after compute_s when v2
+ * (a version-2 graph or schedule) or when s has recompute time, so that
+ * version-1 reports keep their bytes. */
+void hoff_json_summary_v2(FILE *f, const hoff_summary *s, bool v2);
 
 /* b as "N B", with the GiB/MiB/KiB figure beside from 1 KiB on. */
 void hoff_cli_bytes(FILE *f, int64_t b);

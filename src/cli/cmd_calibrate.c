@@ -25,7 +25,9 @@ static const char *usage_calibrate =
 	"device memory bandwidth, and writes a graph.json `machine` object\n"
 	"(device, one tier \"host\", and the extra figures under\n"
 	"\"calibration\", which readers ignore) to MACHINE ('-' or no -o:\n"
-	"stdout). Put it in a graph with, e.g.,\n"
+	"stdout). The tier's duplex factors (FORMAT v2: each direction's\n"
+	"rate with both running over its rate alone) are written when below\n"
+	"1, and printed. Put it in a graph with, e.g.,\n"
 	"  jq --slurpfile m MACHINE '.machine = $m[0]' graph.json\n"
 	"\n"
 	"  --backend cpu    memcpy rates, thread hand-off latency, a\n"
@@ -64,6 +66,14 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 	put_num(f, "d2h_Bps", c->d2h_Bps > 0 ? c->d2h_Bps : 1);
 	fputs(", ", f);
 	put_num(f, "latency_s", c->latency_s);
+	if (c->h2d_duplex > 0 && c->h2d_duplex < 1) { /* FORMAT v2 */
+		fputs(", ", f);
+		put_num(f, "h2d_duplex_factor", c->h2d_duplex);
+	}
+	if (c->d2h_duplex > 0 && c->d2h_duplex < 1) {
+		fputs(", ", f);
+		put_num(f, "d2h_duplex_factor", c->d2h_duplex);
+	}
 	fputs("}\n  ],\n  \"calibration\": {\"backend\": ", f);
 	hoff_json_string(f, backend);
 	fputs(", ", f);
@@ -160,5 +170,8 @@ int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
 		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.h2d_both_Bps,
 		       c.d2h_both_Bps, c.latency_s, c.flops_per_s,
 		       c.mem_bandwidth_Bps, out);
+	fprintf(strcmp(out, "-") ? stdout : stderr,
+		"duplex factors (both at once / alone): h2d %.3f, d2h %.3f\n",
+		c.h2d_duplex, c.d2h_duplex);
 	return 0;
 }

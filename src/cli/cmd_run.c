@@ -94,8 +94,9 @@ static const char *usage_run_more =
 	"  --slow-step N    testing: the transfer at step N takes 4 times its\n"
 	"                   duration (waits keep the run correct; a missing\n"
 	"                   one shows under --verify)\n"
-	"  --corrupt-step N testing: flip one byte of the transfer at step N\n"
-	"                   (with --verify, shows the check at work)\n"
+	"  --corrupt-step N testing: flip one byte of the transfer at step N,\n"
+	"                   or with --verify of what the recompute at step N\n"
+	"                   re-makes (with --verify, shows the check at work)\n"
 	"\n"
 	"Predicted and measured figures are in the scaled units. The cpu\n"
 	"backend reports its emulated device's clock: a command starts when\n"
@@ -256,8 +257,8 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	fputs("], \"ops\": [", f);
 	for (int32_t k = 0; k < p->nops; k++) {
 		fputs(k ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
-		hoff_json_string(f, g->op[k].id);
-		fputs(", ", f);
+		hoff_json_string(f, g->op[p->op[k].op].id);
+		fputs(p->op[k].recompute ? ", \"recompute\": true, " : ", ", f);
 		hoff_json_time(f, "predicted_start_s", p->op[k].pred_start_ps);
 		fputs(", ", f);
 		hoff_json_time(f, "predicted_end_s", p->op[k].pred_end_ps);
@@ -309,6 +310,8 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		"error");
 	row_time(f, "makespan_s", a->makespan_ps, b->makespan_ps);
 	row_time(f, "compute_s", a->compute_ps, b->compute_ps);
+	if (p->nrecompute)
+		row_time(f, "recompute_s", a->recompute_ps, b->recompute_ps);
 	row_time(f, "stall_s", a->stall_ps, b->stall_ps);
 	row_bytes(f, "peak_bytes", a->peak_bytes, b->peak_bytes);
 	row_bytes(f, "h2d_bytes", a->h2d_bytes, b->h2d_bytes);
@@ -401,14 +404,18 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 
 /* A test hook's step (HOFF_NONE: unused) must be a prefetch or a store of
  * s: 0, else a message and the usage exit code. */
-static int need_transfer(const hoff_sched *s, const char *opt, int64_t step)
+static int need_transfer(const hoff_sched *s, const char *opt, int64_t step,
+			 bool recompute)
 {
 	if (step == HOFF_NONE ||
-	    (step < s->nsteps && (s->step[step].kind == HOFF_STEP_PREFETCH ||
-				  s->step[step].kind == HOFF_STEP_STORE)))
+	    (step < s->nsteps &&
+	     (s->step[step].kind == HOFF_STEP_PREFETCH ||
+	      s->step[step].kind == HOFF_STEP_STORE ||
+	      (recompute && s->step[step].kind == HOFF_STEP_RECOMPUTE))))
 		return 0;
 	fprintf(stderr, "hoffopt: %s %lld: %s\n", opt, (long long)step,
 		step >= s->nsteps ? "past the schedule's last step"
+		: recompute	  ? "not a prefetch, a store or a recompute"
 				  : "not a prefetch or a store");
 	return HOFF_EXIT_BAD;
 }
@@ -589,8 +596,8 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		rc = hoff_cli_exit(st);
 		goto out;
 	}
-	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt)) != 0 ||
-	    (rc = need_transfer(s, "--slow-step", o.slow)) != 0)
+	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt, true)) != 0 ||
+	    (rc = need_transfer(s, "--slow-step", o.slow, false)) != 0)
 		goto out;
 	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
 		goto out;
