@@ -7,7 +7,38 @@
  * overhead mode, greedy_search.c). */
 #include <stdlib.h>
 
+#include "budget_fit.h"
 #include "greedy_internal.h"
+
+/* The budget fit (budget_fit.c): a plan made for the budget on the
+ * simulator, from every tensor resident; it competes with r->best.
+ * Skipped on plans too big for the refinement. */
+static hoff_status plan_for_budget(grun *r, hoff_err *e)
+{
+	if (r->g->nops > BIG_OPS ||
+	    (r->best.s && r->best.s->nsteps > BIG_OPS))
+		return HOFF_OK;
+	hoff_fit_result fr;
+	hoff_status st = hoff_budget_fit(r->g, r->go.cap, BUDGET_FIT_WORK,
+					 &fr, e);
+	if (st != HOFF_OK)
+		return st;
+	r->iters += fr.tried;
+	hoff_say(&r->o->progress,
+		 "greedy: budget fit: %s, peak %lld B, makespan %.6g s, "
+		 "%d waits for the store queue, %d plans simulated",
+		 fr.fits ? "fits" : "over the budget",
+		 (long long)fr.sum.peak_bytes, hoff_s(fr.sum.makespan_ps),
+		 fr.fences, fr.tried);
+	if (!fr.s)
+		return HOFF_OK;
+	hoff_judged c = {0};
+	if ((st = greedy_judge(r->g, fr.s, &c, "greedy", NULL, NULL, e)) !=
+	    HOFF_OK)
+		return st;
+	greedy_keep(&r->best, &c, r->go);
+	return HOFF_OK;
+}
 
 /* The least peak within a makespan bound (the overhead mode, refined)
  * falls as the bound grows, so the smallest bound whose plan fits the
@@ -66,6 +97,8 @@ hoff_status greedy_budget_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_status st = greedy_portfolio(&r, g, o, REFINE_WORK, rep, e);
 	if (st == HOFF_OK)
 		st = greedy_fit_cap(&r, e);
+	if (st == HOFF_OK)
+		st = plan_for_budget(&r, e);
 	const hoff_judged *b = &r.best;
 	if (st == HOFF_OK && b->s && b->legal)
 		st = greedy_refine_best(&r, e);

@@ -25,6 +25,11 @@ hoff_status greedy_fit_cap(grun *r, hoff_err *e)
 	 * search's answer stands, as for the refinement. */
 	bool unreachable = pl->floor_bytes > go.cap && best->s &&
 			   best->s->nsteps > BIG_OPS;
+	/* Nor, on such plans, where no plan against the stall-free timeline
+	 * can go under the cap (reach_bytes): a fit there comes from the
+	 * baselines, resolved by now (no dead end). */
+	unreachable = unreachable || (pl->reach_bytes > go.cap && best->s &&
+				      best->s->nsteps > BIG_OPS);
 	if ((go.bound != HOFF_NONE && best->sum.peak_bytes <= go.cap &&
 	     best->sum.makespan_ps <= go.bound) ||
 	    unreachable)

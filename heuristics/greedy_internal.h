@@ -33,6 +33,8 @@
 /* A graph past this many ops (or a schedule past as many steps) is too
  * big for the refinement, and takes the million-op shortcuts. */
 #define BIG_OPS (REFINE_WORK / 16)
+/* Schedule steps the budget fit (budget_fit.c) simulates, all variants */
+#define BUDGET_FIT_WORK (4 * REFINE_WORK)
 /* The most threads greedy_plan_init's enumeration splits the tensors
  * over (each share has its own counts). */
 #define GREEDY_MAX_SHARES 8

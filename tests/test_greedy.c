@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "baselines.h"
+#include "budget_fit.h"
 #include "duplex.h"
 #include "policy.h"
 #include "refine.h"
@@ -909,6 +910,152 @@ static void test_duplex_placement(void **state)
 	}
 }
 
+/* ---- Budget fit (budget_fit.c) and no dead end (issue 33) ---- */
+
+/* Plans g with the budget fit alone under budget; the plan must fit. */
+static hoff_sched *fitted(const hoff_graph *g, int64_t budget)
+{
+	hoff_fit_result fr;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_budget_fit(g, budget, 4000000, &fr, &e);
+	if (st != HOFF_OK)
+		print_error("%s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	assert_non_null(fr.s);
+	assert_true(fr.fits);
+	return fr.s;
+}
+
+/* A short gap's round trip. Without offload g holds a, b, c (5 MB),
+ * f2 a, c, d (6 MB), h a, d, e (5 MB). Under 5 MB only a, untouched
+ * between f1 and f3, can leave for f2: stored after f1 (1 MB/ms: 2-4
+ * ms, under g), fetched after f2 (5-7 ms, under h, where a, d, e are
+ * 5 MB): the round trip over three ops costs no stall, 8 ms of compute,
+ * peak 5 MB. */
+static const char *short_gap =
+	GRAPH("100000000",
+	      T("x", "1", "input") "," T("a", "2", "activation") ","
+	      T("b", "1", "activation") "," T("c", "2", "activation") ","
+	      T("d", "2", "activation") "," T("e", "1", "activation") ","
+	      T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("g", "\"b\"", "\"c\"", "0.002") ","
+	      OP("f2", "\"c\"", "\"d\"", "0.001") ","
+	      OP("h", "\"d\"", "\"e\"", "0.002") ","
+	      OP("f3", "\"a\", \"e\"", "\"y\"", "0.001"));
+
+static void test_fit_short_gap(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(short_gap);
+	hoff_sched *s = fitted(g, 5 * MB);
+	hoff_sim_result r = tu_sim(g, s, 5 * MB);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 5 * MB);
+	assert_int_equal(r.summary.makespan_ps, 8 * MS);
+	expect_steps(g, s,
+		     "op f0|op f1|store a host|op g|op f2|prefetch a host|"
+		     "op h|op f3");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	/* greedy's budget mode gives the same */
+	hoff_policy_report rep;
+	s = plan(g, "greedy", 5 * MB, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, 8 * MS);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A wait where memory is over the budget. f2 needs b and makes c (4
+ * MB), f3 reads a and c and makes y; a is untouched by f2. Under
+ * 5.002 MB, a (2 MB) must be off the device while f2 runs, but its store
+ * can only start after f1, its last read, at 2 ms, and f2 follows at
+ * once: no plan without a stall fits (the old ladder found none at all:
+ * the least peak it reached was 6.001 MB). The budget fit makes f2 wait
+ * for the store queue: the 1 kB weight w, which f2 reads, stored behind
+ * a and fetched back (a 2-4 ms, w 4-4.001 ms, back 4.001-4.002 ms), so
+ * f2 runs 4.002-8.002 ms with a gone; a's fetch fits only once f2 has
+ * freed b (8.002-10.002 ms), f3 10.002-11.002 ms. Peak at f3: a, c, y
+ * and w, 5.001 MB. */
+static const char *wait_store =
+	GRAPH("100000000",
+	      T("x", "1", "input") ","
+	      "{\"id\": \"w\", \"bytes\": 1000, \"kind\": \"weight\"},"
+	      T("a", "2", "activation") "," T("b", "2", "activation") ","
+	      T("c", "2", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("f2", "\"b\", \"w\"", "\"c\"", "0.004") ","
+	      OP("f3", "\"a\", \"c\"", "\"y\"", "0.001"));
+
+static void test_fit_waits_for_stores(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(wait_store);
+	const int64_t budget = 5 * MB + 2000;
+	hoff_sched *s = fitted(g, budget);
+	hoff_sim_result r = tu_sim(g, s, budget);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 5 * MB + 1000);
+	assert_int_equal(r.summary.makespan_ps, 11 * MS + 2000000);
+	expect_steps(g, s,
+		     "op f0|op f1|store a host|store w host|prefetch w host|"
+		     "op f2|prefetch a host|op f3");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_policy_report rep;
+	s = plan(g, "greedy", budget, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, 11 * MS + 2000000);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
+ * a (2 MB, on the host) only away from f1, so every plan stalls past
+ * the 1% bound (none's 8 MB does not fit). Greedy still returns a plan
+ * that fits the device, flagged infeasible (the bound is not met), and
+ * no slower than reactive's: a fetched 0-2 ms, f0 2-3, a detached, f1
+ * 3-7, a fetched again 7-9 (f1 holds 6 MB until then), f2 9-10 ms.
+ * Reactive also fits (6 MB) but stores y after f2: 11 ms. */
+static const char *only_slow_fits =
+	GRAPH("6000000",
+	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"input\", "
+	      "\"home\": \"host\"}," T("b", "1", "activation") ","
+	      T("c", "1", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"a\"", "\"c\"", "0.001") ","
+	      "{\"id\": \"f1\", \"inputs\": [\"c\"], \"outputs\": [\"b\"], "
+	      "\"time_s\": 0.004, \"workspace_bytes\": 4000000},"
+	      OP("f2", "\"a\", \"b\"", "\"y\"", "0.001"));
+
+static void test_no_dead_end(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(only_slow_fits);
+	hoff_policy_report rep, rrep;
+	hoff_sched *s = plan(g, "reactive", HOFF_NONE, 0.01, &rrep);
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 6 * MB);
+	assert_int_equal(r.summary.makespan_ps, 11 * MS);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+	r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid); /* under the device's 6 MB */
+	assert_false(rep.feasible);
+	assert_int_equal(r.summary.peak_bytes, 6 * MB);
+	assert_int_equal(r.summary.makespan_ps, 10 * MS);
+	expect_steps(g, s,
+		     "prefetch a host|op f0|detach a|op f1|prefetch a host|"
+		     "op f2");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -932,6 +1079,10 @@ int main(void)
 		cmocka_unit_test(test_never_worse),
 		cmocka_unit_test(test_never_worse_repeat),
 		cmocka_unit_test(test_threads_agree),
+		/* budget fit and no dead end (issue 33) */
+		cmocka_unit_test(test_fit_short_gap),
+		cmocka_unit_test(test_fit_waits_for_stores),
+		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
 	 * sanitizers) */
