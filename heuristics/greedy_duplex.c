@@ -1,5 +1,5 @@
 /* greedy_duplex.c: (v2) duplex in greedy's placement (FORMAT.md rule 3;
- * the arithmetic in duplex.c). Placement (greedy_select.c) puts the
+ * the arithmetic in duplex_time.c). Placement (greedy_select.c) puts the
  * stores first, forward, at their nominal durations; then each
  * prefetch, backward from its deadline, takes as long as the stores it
  * overlaps make it; then each store again, forward, as long as the
@@ -9,7 +9,7 @@
  * transfer. */
 #include <string.h>
 
-#include "duplex.h"
+#include "duplex_time.h"
 #include "greedy_internal.h"
 
 bool greedy_has_duplex(const hoff_graph *g)

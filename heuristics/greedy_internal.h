@@ -20,7 +20,7 @@
 
 #include "analysis.h"
 #include "candidates.h"
-#include "duplex.h"
+#include "duplex_time.h"
 #include "heap.h"
 #include "judged.h"
 #include "policy_opts.h"

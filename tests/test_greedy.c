@@ -13,7 +13,7 @@
 #include "analysis.h"
 #include "baselines.h"
 #include "budget_fit.h"
-#include "duplex.h"
+#include "duplex_time.h"
 #include "policy.h"
 #include "refine.h"
 #include "synth.h"

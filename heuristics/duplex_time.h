@@ -1,11 +1,11 @@
-/* duplex.h: (v2) how long a transfer takes on a channel that slows while
- * the tier's other channel transfers (FORMAT.md rule 3: at F / 10^6 of
+/* duplex_time.h: (v2) how long a transfer takes on a channel that slows
+ * while the tier's other channel transfers (FORMAT.md rule 3: at F / 10^6 of
  * its speed, F the channel's duplex factor in ppm), for greedy's cost
  * model (greedy_duplex.c). An estimate in double: the simulator, in
  * exact integers, judges the schedule.
  * requires busy spans sorted by time and disjoint. */
-#ifndef HOFF_DUPLEX_H
-#define HOFF_DUPLEX_H
+#ifndef HOFF_DUPLEX_TIME_H
+#define HOFF_DUPLEX_TIME_H
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
-/* duplex.c: see duplex.h. The work of a transfer of nominal duration D
- * is D x 10^6 (FORMAT.md rule 3's units), in double: it overflows 64
+/* duplex_time.c: see duplex_time.h. The work of a transfer of nominal
+ * duration D is D x 10^6 (FORMAT.md rule 3's units), in double: it overflows 64
  * bits past ~9 s of transfer. Cost: O(log n + spans crossed). */
-#include "duplex.h"
+#include "duplex_time.h"
 
 #include <math.h>
 
