@@ -439,10 +439,12 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 				 "under a lower cap, repaired on the simulator");
 	}
 	snprintf(rep->source, sizeof rep->source, "%s",
-		 !best->s ? "none" : best == &jg ? "greedy" : "exact");
+		 !best->s      ? "none"
+		 : best == &jg ? "greedy"
+			       : "exact");
 	if (no_greedy[0] && !rep->note[0])
-		snprintf(rep->note, sizeof rep->note,
-			 "no greedy start: %.200s", no_greedy);
+		snprintf(rep->note, sizeof rep->note, "no greedy start: %.200s",
+			 no_greedy);
 	if (best == &jg && jd.s && jd.legal && hoff_ilp_better(m, &jg, &jd) &&
 	    !rep->note[0])
 		snprintf(rep->note, sizeof rep->note,
