@@ -39,10 +39,10 @@
 #endif
 #include <glpk.h>
 
+#include "fileio.h"
 #include "ilp_backend.h"
 #include "ilp_internal.h"
 #include "ilp_names.h"
-#include "outfile.h"
 
 typedef struct guard {
 	jmp_buf jb;
@@ -266,7 +266,7 @@ static hoff_status prepare(const hoff_ilp *m, triplets *t, hoff_err *e)
 	return HOFF_OK;
 }
 
-/* Writes P as CPLEX LP or free MPS through formats/outfile.h: a regular
+/* Writes P as CPLEX LP or free MPS through formats/fileio.h: a regular
  * target gets a fresh temporary file renamed into place, so no
  * half-written model is ever left; /dev/null or a FIFO is written in
  * place. */

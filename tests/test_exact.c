@@ -14,6 +14,7 @@
 #include "cmd_exact.h"
 #include "exact_util.h"
 #include "models.h"
+#include "policy.h"
 #include "testutil.h"
 
 /* The small graphs of data/ (at most 30 ops) with a short limit: legal,
@@ -85,8 +86,8 @@ static void test_repaired_start(void **state)
 static void test_deepseek_optimal(void **state)
 {
 	(void)state;
-	/* The 60 s figure is a benchmark's (bench/exact_table.sh); here the
-	 * proof is checked, with room for ASan and a loaded machine. */
+	/* The 60 s figure is a benchmark's (bench/harness.py exact-table); here
+	 * the proof is checked, with room for ASan and a loaded machine. */
 	hoff_exact_report rep =
 		exact_on_data("deepseek-v3-decode-4l.json", 240);
 	print_message("deepseek: %s in %.1f s, %d probes\n",
@@ -422,6 +423,45 @@ static void test_gap_cells(void **state)
 	fclose(f);
 }
 
+/* The policies, greedy and the exact pipeline report the lower bound and
+ * the no-offload peak of the analysis given, here a doctored one (twice
+ * the bound, a peak of 1 B): they did not analyse the graph again. */
+static void test_planners_take_it(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_data_graph_or_skip("tiny.json");
+	hoff_analysis an;
+	hoff_err e;
+	assert_int_equal(hoff_analyze(g, &an, &e), HOFF_OK);
+	an.lower_bound_ps *= 2;
+	an.closed_peak_bytes = 1;
+	static const hoff_policy_kind kinds[] = {
+		HOFF_POLICY_NONE, HOFF_POLICY_REACTIVE, HOFF_POLICY_GREEDY};
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+		hoff_policy_opts po = hoff_policy_defaults();
+		po.kind = kinds[i];
+		po.analysis = &an;
+		hoff_sched *s = NULL;
+		hoff_policy_report rep;
+		assert_int_equal(hoff_policy_run(g, &po, &s, &rep, &e),
+				 HOFF_OK);
+		assert_int_equal(rep.lower_bound_ps, 24000000000LL);
+		assert_int_equal(rep.noffload_peak_bytes, 1);
+		hoff_sched_free(s);
+	}
+	hoff_ilp_opts io = hoff_ilp_defaults();
+	io.time_limit_s = 10;
+	io.analysis = &an;
+	hoff_sched *s = NULL;
+	hoff_exact_report rep;
+	assert_int_equal(hoff_exact_run(g, &io, &s, &rep, &e), HOFF_OK);
+	assert_int_equal(rep.lower_bound_ps, 24000000000LL);
+	/* the makespan bound: 1% over the doctored bound */
+	assert_int_equal(rep.bound_ps, 24240000000LL);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	exact_test_env();
@@ -436,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_small_candidates),
 		cmocka_unit_test(test_possible_peaks),
 		cmocka_unit_test(test_gap_cells),
+		cmocka_unit_test(test_planners_take_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

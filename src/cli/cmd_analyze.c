@@ -10,8 +10,8 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "sim.h"
 #include "sort.h"
 
@@ -60,6 +60,8 @@ int hoff_cmd_analyze(int argc, char **argv)
 	analyze_opts o = {.top = 10};
 	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
 				o.pos, 1, &o.npos);
+	if (!rc && !o.help && o.tensors && !o.json)
+		rc = hoff_cli_bad("%s", "--tensors needs --json");
 	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
 			  "analyze needs GRAPH (see --help)"))
 		return rc;

@@ -13,9 +13,9 @@
 #include "cli.h"
 #include "cmd.h"
 #include "cmd_exact.h"
+#include "fileio.h"
 #include "graph_json.h"
 #include "ilp.h"
-#include "outfile.h"
 #include "sim.h"
 
 const char *const hoff_usage_compare =
@@ -45,7 +45,8 @@ int hoff_cmd_compare(int argc, char **argv)
 	memset(&rep, 0, sizeof rep);
 	hoff_status st = hoff_graph_read(x.graph, &g, &e);
 	if (st == HOFF_OK)
-		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
+		st = hoff_cli_plan_budget(g, x.budget, &io.budget_bytes,
+					  &(bool){false}, &e);
 	if (st == HOFF_OK)
 		st = hoff_exact_run(g, &io, &s, &rep, &e);
 	if (st != HOFF_OK) {
