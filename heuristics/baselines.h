@@ -4,7 +4,7 @@
 #ifndef HOFF_BASELINES_H
 #define HOFF_BASELINES_H
 
-#include "plan.h"
+#include "policy_opts.h"
 
 /* Plans o->kind (a baseline, not greedy) for g; caller frees *out. */
 hoff_status hoff_baseline_plan(const hoff_graph *g, const hoff_policy_opts *o,

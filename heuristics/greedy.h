@@ -2,7 +2,7 @@
 #ifndef HOFF_GREEDY_H
 #define HOFF_GREEDY_H
 
-#include "plan.h"
+#include "policy_opts.h"
 
 /* Plans with greedy and the baselines as candidates; see policy.h's
  * hoff_policy_run for the contract. */

@@ -6,7 +6,7 @@
 #ifndef HOFF_POLICY_H
 #define HOFF_POLICY_H
 
-#include "plan.h"
+#include "policy_opts.h"
 
 /* Plans a schedule for g (caller frees *out) and fills *rep from its
  * simulation. HOFF_ENOMEM or HOFF_EINPUT in e; an infeasible budget is

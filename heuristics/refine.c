@@ -14,25 +14,18 @@
 #include <string.h>
 
 #include "emit.h"
+#include "judged.h"
 #include "sim.h"
+#include "sort.h"
 
 #define OFF	     (-2) /* a pick: the interval is not taken */
 #define REPAIR_MOVES 32	  /* stall moves a repair may keep */
 #define REPAIR_SLACK 250  /* repaired: a trial at most bound/250 over */
 #define REPAIR_TRIES 48	  /* simulations a repair may spend */
 
-typedef struct judged {
-	hoff_sched *s;
-	hoff_summary sum;
-	int64_t npeak;	 /* instants at the peak */
-	int64_t *start;	 /* (nops + 1) op starts, last: the last op's end */
-	int32_t peak_op; /* first op starting at or after the peak */
-	bool legal, fits;
-} judged;
-
 typedef struct ctx {
 	const hoff_graph *g;
-	const hoff_refine_iv *iv;
+	const hoff_cand *iv;
 	int32_t niv;
 	const hoff_refine_goal *go;
 	int32_t *pf;	      /* (niv) scratch: prefetches in issue order */
@@ -55,17 +48,16 @@ typedef struct ctx {
 	int64_t *nom;		 /* (nops + 1) op starts with no stall */
 	int32_t *edf;		 /* (niv) the fetched candidates by (b, t) */
 	int32_t nedf;
-	int64_t *next; /* (ntiers) scratch: where a stream's next starts */
-	hoff_status st;		 /* of the move that failed */
+	int64_t *next;	/* (ntiers) scratch: where a stream's next starts */
+	hoff_status st; /* of the move that failed */
 	hoff_err *e;
 } ctx;
 
-static _Thread_local const ctx *sort_ctx;
-
-static int by_pick(const void *x, const void *y)
+static int by_pick(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_refine_iv *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
+	const hoff_cand *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
 	int32_t pa = sort_ctx->key[i], pb = sort_ctx->key[j];
 	if (pa != pb)
 		return pa < pb ? -1 : 1;
@@ -85,15 +77,15 @@ static hoff_sched *emit(ctx *c, const int32_t *pick)
 	for (int32_t i = 0; i < c->niv; i++)
 		if (pick[i] != OFF && c->iv[i].b < g->nops)
 			c->pf[np++] = i;
-	sort_ctx = c;
 	c->key = pick;
-	qsort(c->pf, (size_t)np, sizeof *c->pf, by_pick);
+	hoff_sort_ctx(c->pf, (size_t)np, sizeof *c->pf, by_pick, c);
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
 		for (; ie < c->niv && c->iv[ie].a <= q; ie++)
-			if (pick[ie] != OFF && !c->iv[ie].start &&
+			if (pick[ie] != OFF &&
+			    c->iv[ie].kind != HOFF_CAND_START &&
 			    c->iv[ie].a == q)
 				hoff_emit_evict(&m, c->iv[ie].t);
 		for (; ip < np && pick[c->pf[ip]] <= q; ip++)
@@ -102,49 +94,24 @@ static hoff_sched *emit(ctx *c, const int32_t *pick)
 	return hoff_emit_finish(&m);
 }
 
-static void judged_free(judged *j)
+/* Simulates s (taken) into *j, with its op starts and its peak's op;
+ * HOFF_ENOMEM or the simulator's error. */
+static hoff_status judge(ctx *c, hoff_sched *s, hoff_judged *j)
 {
-	hoff_sched_free(j->s);
-	free(j->start);
-	memset(j, 0, sizeof *j);
-}
-
-/* Simulates s (taken) into *j; HOFF_ENOMEM or the simulator's error. */
-static hoff_status judge(ctx *c, hoff_sched *s, judged *j)
-{
-	const hoff_graph *g = c->g;
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.budget_bytes = INT64_MAX;
-	o.op_times = true;
-	o.timeline = true;
-	hoff_sim_result r;
-	memset(j, 0, sizeof *j);
+	hoff_judge_opts jo = {.starts = true, .peak = true};
 	c->work += s->nsteps;
 	c->tried++;
-	hoff_status st = hoff_sim_run(g, s, &o, &r, c->e);
-	if (st != HOFF_OK) {
-		hoff_sched_free(s);
+	hoff_status st = hoff_judge(c->g, s, &jo, "greedy", j, c->e);
+	if (st != HOFF_OK)
 		return st;
-	}
-	j->s = s;
-	j->sum = r.summary;
-	j->legal = r.valid;
-	j->start = r.op_start_ps;
-	r.op_start_ps = NULL;
-	for (size_t k = 0; k < r.tl.nmem; k++)
-		j->npeak += r.tl.mem[k].bytes == r.summary.peak_bytes;
-	j->peak_op = g->nops;
-	for (int32_t k = g->nops - 1; k >= 0 && j->start[k] >= r.peak_ps; k--)
-		j->peak_op = k;
 	const hoff_refine_goal *go = c->go;
 	j->fits = j->legal && (go->bound_ps == HOFF_NONE
-				       ? r.summary.peak_bytes <= go->cap
-				       : r.summary.makespan_ps <= go->bound_ps);
-	hoff_sim_result_free(&r);
+				       ? j->sum.peak_bytes <= go->cap
+				       : j->sum.makespan_ps <= go->bound_ps);
 	return HOFF_OK;
 }
 
-static bool better(const ctx *c, const judged *a, const judged *b)
+static bool better(const ctx *c, const hoff_judged *a, const hoff_judged *b)
 {
 	if (!a->legal)
 		return false;
@@ -163,13 +130,12 @@ static bool better(const ctx *c, const judged *a, const judged *b)
 	return x->makespan_ps < y->makespan_ps;
 }
 
-static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
-		  int32_t at_op, const int32_t *at, int nat);
+static int try_at(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
+		  int32_t i, int32_t at_op, const int32_t *at, int nat);
 
-static _Thread_local const int64_t *sort_wait;
-
-static int by_wait(const void *x, const void *y)
+static int by_wait(const void *x, const void *y, void *cx)
 {
+	const int64_t *sort_wait = cx;
 	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
 	if (sort_wait[a] != sort_wait[b])
 		return sort_wait[a] > sort_wait[b] ? -1 : 1;
@@ -179,7 +145,8 @@ static int by_wait(const void *x, const void *y)
 /* The repair's move: at each op that waits, longest wait first, a
  * prefetch for it issued one boundary earlier; the first that helps is
  * kept (1), 0 when none does or the work is spent, -1 on error. */
-static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
+static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial,
+			  hoff_judged *cur)
 {
 	const hoff_graph *g = c->g;
 	const int32_t n = g->nops;
@@ -191,8 +158,8 @@ static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 		if (c->wait[k] > 0)
 			c->stalled[m++] = k;
 	}
-	sort_wait = c->wait;
-	qsort(c->stalled, (size_t)m, sizeof *c->stalled, by_wait);
+	hoff_sort_ctx(c->stalled, (size_t)m, sizeof *c->stalled, by_wait,
+		      c->wait);
 	for (int32_t x = 0; x < m; x++) {
 		int32_t k = c->stalled[x];
 		for (int32_t u = c->b_off[k]; u < c->b_off[k + 1]; u++) {
@@ -210,7 +177,8 @@ static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 
 /* Overhead mode: whether trial *j lowers the peak below *cur's but runs
  * a little past the bound, so that a repair may pay off. */
-static bool repairable(const ctx *c, const judged *j, const judged *cur)
+static bool repairable(const ctx *c, const hoff_judged *j,
+		       const hoff_judged *cur)
 {
 	const hoff_refine_goal *go = c->go;
 	return go->bound_ps != HOFF_NONE && j->legal && !j->fits &&
@@ -224,7 +192,8 @@ static bool repairable(const ctx *c, const judged *j, const judged *cur)
  * boundary earlier removes), on at most REPAIR_TRIES simulations. 1 when
  * *j was replaced by the repaired schedule (its decisions in c->rpick), 0
  * when there is nothing to repair, -1 on error. */
-static int repair(ctx *c, const int32_t *trial, judged *j, const judged *cur)
+static int repair(ctx *c, const int32_t *trial, hoff_judged *j,
+		  const hoff_judged *cur)
 {
 	const hoff_refine_goal *go = c->go;
 	bool can = repairable(c, j, cur);
@@ -259,28 +228,29 @@ static int repair(ctx *c, const int32_t *trial, judged *j, const judged *cur)
 
 /* Tries trial (repaired where c->repair says): when better than *cur it
  * becomes *cur and pick. 1 taken, 0 not, -1 on error (c->e set). */
-static int try_move(ctx *c, int32_t *pick, const int32_t *trial, judged *cur)
+static int try_move(ctx *c, int32_t *pick, const int32_t *trial,
+		    hoff_judged *cur)
 {
 	hoff_sched *s = emit(c, trial);
 	if (!s) {
 		c->st = hoff_seterr(c->e, HOFF_ENOMEM, "out of memory");
 		return -1;
 	}
-	judged j;
+	hoff_judged j;
 	if ((c->st = judge(c, s, &j)) != HOFF_OK)
 		return -1;
 	int rep = repair(c, trial, &j, cur);
 	if (rep < 0) {
-		judged_free(&j);
+		hoff_judged_free(&j);
 		return -1;
 	}
 	if (rep)
 		trial = c->rpick;
 	if (!better(c, &j, cur)) {
-		judged_free(&j);
+		hoff_judged_free(&j);
 		return 0;
 	}
-	judged_free(cur);
+	hoff_judged_free(cur);
 	*cur = j;
 	memcpy(pick, trial, (size_t)c->niv * sizeof *pick);
 	return 1;
@@ -302,8 +272,8 @@ static bool skip(ctx *c, int32_t i, int32_t at_op)
 }
 
 /* try_move, noting a failure at op at_op against interval i. */
-static int attempt(ctx *c, int32_t *pick, const int32_t *trial, judged *cur,
-		   int32_t i, int32_t at_op)
+static int attempt(ctx *c, int32_t *pick, const int32_t *trial,
+		   hoff_judged *cur, int32_t i, int32_t at_op)
 {
 	if (c->failed[i] != at_op)
 		c->hope = false;
@@ -326,7 +296,7 @@ static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
 {
 	const hoff_graph *g = c->g;
 	for (int32_t i = 0; i < c->niv; i++)
-		pick[i] = c->iv[i].start ? -1 : OFF;
+		pick[i] = c->iv[i].kind == HOFF_CAND_START ? -1 : OFF;
 	int32_t q = -1;
 	for (int64_t k = 0; k < s->nsteps; k++) {
 		const hoff_step *st = &s->step[k];
@@ -336,7 +306,7 @@ static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
 		}
 		int32_t t = st->id, hit = HOFF_NONE;
 		for (int32_t x = t_off[t]; x < t_off[t + 1]; x++) {
-			const hoff_refine_iv *v = &c->iv[by_t[x]];
+			const hoff_cand *v = &c->iv[by_t[x]];
 			if (v->a <= q && q < v->b) {
 				hit = by_t[x];
 				break;
@@ -346,7 +316,7 @@ static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
 			continue;
 		if (st->kind == HOFF_STEP_PREFETCH)
 			pick[hit] = q;
-		else if (!c->iv[hit].start)
+		else if (c->iv[hit].kind != HOFF_CAND_START)
 			pick[hit] = c->iv[hit].b >= g->nops ? g->nops - 1
 							    : OFF - 1;
 	}
@@ -359,8 +329,8 @@ static void picks_of(const ctx *c, const hoff_sched *s, const int32_t *t_off,
 /* Tries interval i's pick at each of at[0..nat) in turn (repeats
  * skipped): 1 when one was kept, -1 on error, 0 when none helped or
  * the work is spent. */
-static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
-		  int32_t at_op, const int32_t *at, int nat)
+static int try_at(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
+		  int32_t i, int32_t at_op, const int32_t *at, int nat)
 {
 	for (int w = 0; w < nat; w++) {
 		bool seen = false;
@@ -383,16 +353,17 @@ static int try_at(ctx *c, int32_t *pick, int32_t *trial, judged *cur, int32_t i,
  * left for free. Neither helps alone where i's own store would queue
  * past the peak. 1 kept, 0 not (or no such gap or the work is spent), -1
  * on error. */
-static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
-			   int32_t i, int32_t at_op, int32_t at)
+static int with_early_copy(ctx *c, int32_t *pick, int32_t *trial,
+			   hoff_judged *cur, int32_t i, int32_t at_op,
+			   int32_t at)
 {
-	const hoff_refine_iv *v = &c->iv[i];
+	const hoff_cand *v = &c->iv[i];
 	int32_t f = HOFF_NONE;
 	for (int32_t x = c->t_off[v->t]; x < c->t_off[v->t + 1]; x++) {
 		int32_t j = c->by_t[x];
 		if (c->iv[j].a >= v->a)
 			break;
-		if (!c->iv[j].start) {
+		if (c->iv[j].kind != HOFF_CAND_START) {
 			f = j;
 			break;
 		}
@@ -433,10 +404,11 @@ static int32_t boundary_by(const ctx *c, int64_t x, int32_t from, int64_t shift,
 	return lo;
 }
 
-static int by_b_t(const void *x, const void *y)
+static int by_b_t(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_refine_iv *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
+	const hoff_cand *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
 	if (a->b != b->b)
 		return a->b < b->b ? -1 : 1;
 	if (a->t != b->t)
@@ -460,7 +432,7 @@ static int by_b_t(const void *x, const void *y)
  * simulation unless a transfer would have to start before time 0 (the
  * timeline cannot hold); each variant better than *cur is kept. 1 when
  * one was, 0 when none, -1 on error. Cost: O(niv log nops) a variant. */
-static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
+static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur)
 {
 	const hoff_graph *g = c->g;
 	const int32_t n = g->nops;
@@ -478,7 +450,7 @@ static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 		bool holds = true; /* every transfer starts after time 0 */
 		for (int32_t x = c->nedf - 1; x >= 0; x--) {
 			int32_t i = c->edf[x];
-			const hoff_refine_iv *v = &c->iv[i];
+			const hoff_cand *v = &c->iv[i];
 			if (pick[i] == OFF)
 				continue;
 			int32_t home = g->tensor[v->t].home;
@@ -504,7 +476,7 @@ static int stream_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur)
 }
 
 /* Overhead mode: the first improving move at the peak's op. */
-static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
+static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
 		      const int32_t *by_size)
 {
 	const int32_t n = c->g->nops, k = cur->peak_op, at_op = k;
@@ -513,7 +485,7 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	/* hold back a prefetch issued before k for a later op */
 	for (int32_t x = 0; x < c->niv; x++) {
 		int32_t i = by_size[x];
-		const hoff_refine_iv *v = &c->iv[i];
+		const hoff_cand *v = &c->iv[i];
 		if (pick[i] == OFF || v->b >= n || pick[i] >= k || v->b <= k)
 			continue;
 		if (skip(c, i, at_op))
@@ -529,8 +501,9 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	 * halfway */
 	for (int32_t x = 0; x < c->niv; x++) {
 		int32_t i = by_size[x];
-		const hoff_refine_iv *v = &c->iv[i];
-		if (pick[i] != OFF || v->start || v->a >= k || v->b <= k)
+		const hoff_cand *v = &c->iv[i];
+		if (pick[i] != OFF || v->kind == HOFF_CAND_START || v->a >= k ||
+		    v->b <= k)
 			continue;
 		if (skip(c, i, at_op))
 			continue;
@@ -547,7 +520,7 @@ static int peak_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 }
 
 /* Budget mode: the first move that shortens the longest stall. */
-static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
+static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
 		       const int32_t *by_size)
 {
 	const hoff_graph *g = c->g;
@@ -568,7 +541,7 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	/* its own prefetches one boundary earlier */
 	for (int32_t x = 0; x < c->niv; x++) {
 		int32_t i = by_size[x];
-		const hoff_refine_iv *v = &c->iv[i];
+		const hoff_cand *v = &c->iv[i];
 		if (pick[i] == OFF || v->b != j || pick[i] <= v->a)
 			continue;
 		if (skip(c, i, at_op))
@@ -581,7 +554,7 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	/* prefetches for later ops issued before it: after it instead */
 	for (int32_t x = 0; x < c->niv; x++) {
 		int32_t i = by_size[x];
-		const hoff_refine_iv *v = &c->iv[i];
+		const hoff_cand *v = &c->iv[i];
 		if (pick[i] == OFF || v->b >= n || v->b <= j ||
 		    pick[i] >= j - 1)
 			continue;
@@ -594,8 +567,9 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, judged *cur,
 	return 0;
 }
 
-static int by_bytes(const void *x, const void *y)
+static int by_bytes(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
 	int64_t a = sort_ctx->iv[i].bytes, b = sort_ctx->iv[j].bytes;
 	if (a != b)
@@ -603,10 +577,9 @@ static int by_bytes(const void *x, const void *y)
 	return (i > j) - (i < j);
 }
 
-hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
-			int32_t niv, const hoff_sched *start,
-			const hoff_refine_goal *go, hoff_refine_result *r,
-			hoff_err *e)
+hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
+			const hoff_sched *start, const hoff_refine_goal *go,
+			hoff_refine_result *r, hoff_err *e)
 {
 	memset(r, 0, sizeof *r);
 	hoff_refine_goal lim = *go; /* the work grows for phase 1 */
@@ -629,7 +602,7 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	c.nom = hoff_alloc((size_t)g->nops + 1, sizeof *c.nom);
 	c.edf = hoff_alloc(m, sizeof *c.edf);
 	c.next = hoff_alloc((size_t)g->ntiers + 1, sizeof *c.next);
-	judged cur = {0};
+	hoff_judged cur = {0};
 	hoff_status st = HOFF_OK;
 	if (!pick || !trial || !by_size || !t_off || !by_t || !c.pf ||
 	    !c.failed || !c.rpick || !c.rtrial || !c.hopeful || !c.b_off ||
@@ -656,15 +629,14 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 		by_size[i] = i;
 		c.failed[i] = -1;
 	}
-	sort_ctx = &c;
-	qsort(by_size, (size_t)niv, sizeof *by_size, by_bytes);
+	hoff_sort_ctx(by_size, (size_t)niv, sizeof *by_size, by_bytes, &c);
 	c.nom[0] = 0;
 	for (int32_t k = 0; k < g->nops; k++)
 		c.nom[k + 1] = c.nom[k] + g->op[k].time_ps;
 	for (int32_t i = 0; i < niv; i++)
 		if (iv[i].b < g->nops)
 			c.edf[c.nedf++] = i;
-	qsort(c.edf, (size_t)c.nedf, sizeof *c.edf, by_b_t);
+	hoff_sort_ctx(c.edf, (size_t)c.nedf, sizeof *c.edf, by_b_t, &c);
 	c.t_off = t_off;
 	c.by_t = by_t;
 	picks_of(&c, start, t_off, by_t, pick);
@@ -749,7 +721,7 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
 	}
 	r->tried = c.tried;
 out:
-	judged_free(&cur);
+	hoff_judged_free(&cur);
 	free(pick);
 	free(trial);
 	free(by_size);

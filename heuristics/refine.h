@@ -1,20 +1,11 @@
 /* refine.h: local search on the simulator at a schedule's peak (or, under
- * a budget, at its longest stall), called by greedy.c. */
+ * a budget, at its longest stall), called by greedy_finish.c. */
 #ifndef HOFF_REFINE_H
 #define HOFF_REFINE_H
 
+#include "candidates.h"
 #include "graph.h"
 #include "sched.h"
-
-/* A candidate interval: tensor t may leave the device after op a and must
- * be back before op b. */
-typedef struct hoff_refine_iv {
-	int64_t bytes;
-	int32_t t;
-	int32_t a;     /* leaves after op a; -1: before op 0 */
-	int32_t b;     /* needed again by op b; nops: a tail, never fetched */
-	uint8_t start; /* a tier-homed input's first fetch: always taken */
-} hoff_refine_iv;
 
 typedef struct hoff_refine_goal {
 	int64_t cap;	  /* budget mode: the peak must stay under it */
@@ -31,8 +22,9 @@ typedef struct hoff_refine_result {
 	int32_t tried;	  /* schedules simulated */
 } hoff_refine_result;
 
-/* Starting from start's decisions over the candidates iv (sorted by a,
- * then t), keeps the first move that improves the objective: in overhead
+/* Starting from start's decisions over the candidates iv (candidates.h;
+ * sorted by a, then t; a START one is always taken), keeps the first
+ * move that improves the objective: in overhead
  * mode (peak, instants at the peak, makespan) with the makespan within
  * the bound; in budget mode (makespan, peak) with the peak under the cap.
  * Moves at the peak's op k: a prefetch issued before k for an op after k
@@ -58,9 +50,8 @@ typedef struct hoff_refine_result {
  * kept. Deterministic.
  * r->s is the last schedule kept (never one the simulator rejected);
  * HOFF_ENOMEM in e. */
-hoff_status hoff_refine(const hoff_graph *g, const hoff_refine_iv *iv,
-			int32_t niv, const hoff_sched *start,
-			const hoff_refine_goal *go, hoff_refine_result *r,
-			hoff_err *e);
+hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
+			const hoff_sched *start, const hoff_refine_goal *go,
+			hoff_refine_result *r, hoff_err *e);
 
 #endif

@@ -461,7 +461,7 @@ void hoff_exec_fault_format(const hoff_xplan *p, const hoff_exec_fault *f,
 static int64_t scale_bytes(int64_t x, double k)
 {
 	double v = ceil((double)x * k);
-	if (!(v >= 0 && v < 4611686018427387904.0))
+	if (!(v >= 0 && v < (double)HOFF_PS_LIMIT))
 		return -1;
 	return (int64_t)v;
 }

@@ -477,6 +477,7 @@ static void test_conformance_graphs(void **state)
 {
 	(void)state;
 	tu_vectors(".json", read_graph, NULL, NULL);
+	tu_vectors_in("conformance/v2", ".json", read_graph, NULL, NULL);
 }
 
 static void test_truncated(void **state)

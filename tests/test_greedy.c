@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "baselines.h"
+#include "budget_fit.h"
 #include "policy.h"
 #include "refine.h"
 #include "synth.h"
@@ -265,8 +266,13 @@ static void test_overhead_saturates(void **state)
 }
 
 /* The refinement's candidates of graph g, as greedy enumerates them,
- * written by hand: {bytes, t, a, b, start}, sorted by (a, t). */
-static hoff_sched *refined(const hoff_graph *g, const hoff_refine_iv *iv,
+ * written by hand (candidates.h), sorted by (a, t). */
+#define CAND(by, tt, aa, bb, k)                                 \
+	{                                                       \
+		.bytes = (by), .t = (tt), .a = (aa), .b = (bb), \
+		.kind = HOFF_CAND_##k                           \
+	}
+static hoff_sched *refined(const hoff_graph *g, const hoff_cand *iv,
 			   int32_t niv, const char *start_json,
 			   int64_t bound_ps, int64_t cap, int32_t *moves)
 {
@@ -311,7 +317,7 @@ static void test_refine_store_after_write(void **state)
 					"0.001") "," OP("f3", "\"b\"", "\"y\"",
 							"0.001")));
 	/* kv's tail after f0 (the only gap of a tensor not read again) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, 0, 4, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, 0, 4, DIRTY)};
 	int32_t moves = 0;
 	hoff_sched *s = refined(
 		g, iv, 1,
@@ -354,9 +360,9 @@ static void test_refine_late_prefetch(void **state)
 				   "0.001") "," OP("f2", "\"b\", \"w2\"",
 						   "\"y\"", "0.001")));
 	/* w1 and w2's first fetches; w1's tail after f0 (a clean copy) */
-	hoff_refine_iv iv[] = {{4 * MB, 1, -1, 0, 1},
-			       {4 * MB, 2, -1, 2, 1},
-			       {4 * MB, 1, 0, 3, 0}};
+	hoff_cand iv[] = {CAND(4 * MB, 1, -1, 0, START),
+			  CAND(4 * MB, 2, -1, 2, START),
+			  CAND(4 * MB, 1, 0, 3, CLEAN)};
 	int32_t moves = 0;
 	const char *start = SCHED(S_PF("w1") "," S_PF("w2") "," S_OP(
 		"f0") ",{\"detach\": \"w1\"}," S_OP("f1") "," S_OP("f2"));
@@ -417,9 +423,9 @@ static void test_refine_stream(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(stream);
 	/* the states' first fetches */
-	hoff_refine_iv iv[] = {{3 * MB, 4, -1, 3, 1},
-			       {3 * MB, 5, -1, 4, 1},
-			       {3 * MB, 6, -1, 5, 1}};
+	hoff_cand iv[] = {CAND(3 * MB, 4, -1, 3, START),
+			  CAND(3 * MB, 5, -1, 4, START),
+			  CAND(3 * MB, 6, -1, 5, START)};
 	const char *start = SCHED(
 		S_PF("s2") "," S_PF("s3") "," S_OP("f0") "," S_OP("f1") "," S_PF(
 			"s1") "," S_OP("f2") "," S_OP("u1") "," S_OP("u2") "," S_OP("u3"));
@@ -599,6 +605,340 @@ static void test_threads_agree(void **state)
 #endif
 }
 
+/* Graphs with nothing to move (issue 34, item 4): no op, and one op
+ * whose input and output live for it alone (short-lived: no candidate,
+ * no small tensor's gap either). The refinement's candidate list is
+ * then empty; qsort was handed a NULL array, which UBSan aborts on (the
+ * sanitizer build of this test). Every policy, in both of greedy's
+ * modes, returns a valid plan: with no op, no step, peak 0, makespan 0;
+ * with one, "op f0" with x and y on the device (2 MB) for 1 ms, where
+ * the runtime baselines (reactive, lookahead:N) also store the output
+ * after its last use (1 MB at 1 GB/s: 1 ms more). */
+static void check_nothing_to_move(const char *json, int64_t peak,
+				  const char *keep, int64_t keep_ps,
+				  const char *evict, int64_t evict_ps)
+{
+	static const char *const policies[] = {
+		"none", "reactive", "lookahead:1", "lookahead:2", "greedy"};
+	hoff_graph *g = tu_graph(json);
+	for (size_t i = 0; i < sizeof policies / sizeof *policies; i++) {
+		bool evicts = i >= 1 && i <= 3;
+		for (int budget = 0; budget < 2; budget++) {
+			hoff_policy_report rep;
+			hoff_sched *s = plan(g, policies[i],
+					     budget ? peak : HOFF_NONE, 0.01,
+					     &rep);
+			hoff_sim_result r = tu_sim(g, s, peak);
+			assert_true(r.valid);
+			assert_int_equal(r.summary.peak_bytes, peak);
+			assert_int_equal(r.summary.makespan_ps,
+					 evicts ? evict_ps : keep_ps);
+			expect_steps(g, s, evicts ? evict : keep);
+			hoff_sim_result_free(&r);
+			hoff_sched_free(s);
+		}
+	}
+	hoff_graph_free(g);
+}
+
+static void test_no_ops(void **state)
+{
+	(void)state;
+	check_nothing_to_move(GRAPH("1000", "", ""), 0, "", 0, "", 0);
+}
+
+static void test_one_op_no_candidates(void **state)
+{
+	(void)state;
+	check_nothing_to_move(
+		GRAPH("100000000",
+		      T("x", "1", "input") "," T("y", "1", "output"),
+		      OP("f0", "\"x\"", "\"y\"", "0.001")),
+		2 * MB, "op f0", 1 * MS, "op f0|store y host", 2 * MS);
+}
+
+/* (v2) Whether every state tensor of repeat graph g ends where it
+ * started after s (FORMAT.md rule 9), recomputed from the steps alone,
+ * independently of the emitter and the simulator: a device-homed one
+ * resident, a tier-homed one off the device with a valid copy at home. */
+static bool state_home(const hoff_graph *g, const hoff_sched *s)
+{
+	int32_t n = g->ntensors;
+	bool *on = calloc((size_t)n + 1, 1), *home = calloc((size_t)n + 1, 1);
+	assert_non_null(on);
+	assert_non_null(home);
+	for (int32_t t = 0; t < n; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		on[t] = x->producer == HOFF_NONE && x->home == HOFF_DEVICE;
+		home[t] = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
+	}
+	for (int64_t i = 0; i < s->nsteps; i++) {
+		const hoff_step *p = &s->step[i];
+		if (p->kind == HOFF_STEP_OP) {
+			const hoff_op *o = &g->op[p->id];
+			(void)o;
+			for (int64_t j = g->out_off[p->id];
+			     j < g->out_off[p->id + 1]; j++)
+				on[g->out[j]] = true;
+			for (int64_t j = g->upd_off[p->id];
+			     j < g->upd_off[p->id + 1]; j++)
+				home[g->upd[j]] = false;
+		} else if (p->kind == HOFF_STEP_PREFETCH) {
+			on[p->id] = true;
+		} else if (p->kind == HOFF_STEP_STORE) {
+			on[p->id] = false;
+			if (p->tier == g->tensor[p->id].home)
+				home[p->id] = true;
+		} else if (p->kind == HOFF_STEP_DETACH) {
+			on[p->id] = false;
+		}
+	}
+	bool ok = true;
+	for (int32_t t = 0; t < n; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		if (!hoff_tensor_persistent(x) || x->producer != HOFF_NONE)
+			continue;
+		if (x->home == HOFF_DEVICE ? !on[t] : on[t] || !home[t])
+			ok = false;
+	}
+	free(on);
+	free(home);
+	return ok;
+}
+
+/* (v2) One training step that repeats, 4 ms an op at 1 MB/ms: f0 reads
+ * x and the device-homed weight w (4 MB), f1 makes g (4 MB), f2 updates
+ * w and its Adam state m (2 MB, homed on the host) and makes s, f3 reads
+ * s and w. m must be fetched for f2 (2 ms) and, dirty, stored home
+ * after it (2 ms, hidden behind f3); w must end resident. Lower bound
+ * 16 ms (compute; the repeat term P + W is f0..f2's 12 ms + 2 ms).
+ * Greedy fetches m after f0 (4-6 ms, before f2 at 8) and stores it
+ * after f2 (12-14 ms): 16 ms, no stall; peak 11 MB (w 4, a 1, m 2, g 4
+ * during f1; w, m, g, s during f2). none fetches m just before f2: 2 ms
+ * of stall, 18 ms. Without repeat greedy leaves m dirty on the device,
+ * as FORMAT v1 allows. Every policy's plan leaves the state home
+ * (state_home) and is valid. */
+static const char *loop_graph = GRAPH(
+	"100000000",
+	T("x", "1",
+	  "input") ","
+		   "{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\"},"
+		   "{\"id\": \"m\", \"bytes\": 2000000, \"kind\": \"optimizer\", "
+		   "\"home\": \"host\"}," T("a", "1", "activation") "," T(
+			   "g", "4",
+			   "activation") "," T("s", "1",
+					       "activation") "," T("y", "1",
+								   "output"),
+	OP("f0", "\"x\", \"w\"", "\"a\"", "0.004") "," OP(
+		"f1", "\"a\"", "\"g\"",
+		"0.004") ","
+			 "{\"id\": \"f2\", \"inputs\": [\"g\"], \"updates\": [\"w\", "
+			 "\"m\"], \"outputs\": [\"s\"], \"time_s\": 0.004}," OP(
+				 "f3", "\"s\", \"w\"", "\"y\"", "0.004"));
+
+static void test_repeat_state_home(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(loop_graph);
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+	expect_steps(g, s, "op f0|prefetch m host|op f1|op f2|op f3");
+	assert_false(state_home(g, s));
+	hoff_sched_free(s);
+	g->version = 2;
+	g->repeat = true;
+	/* reactive: w stored after f0 and fetched back for f2 (4-8, 8-12
+	 * ms), m after it (12-14), f2 14-18, m home 18-20 behind f3 18-22,
+	 * the output y stored 22-23 as in v1; w is not evicted after f3.
+	 * lookahead:N: one layer run, so m goes home after f3 with y:
+	 * 16-18, 18-19 ms. */
+	static const struct {
+		const char *policy, *steps;
+		int64_t makespan_ps;
+	} want[] = {
+		{"none", "op f0|op f1|prefetch m host|op f2|store m host|op f3",
+		 18 * MS},
+		{"reactive",
+		 "op f0|store w host|op f1|prefetch w host|prefetch m host|"
+		 "op f2|store m host|op f3|store y host",
+		 23 * MS},
+		{"lookahead:1",
+		 "prefetch m host|op f0|op f1|op f2|op f3|store m host|"
+		 "store y host",
+		 19 * MS},
+		{"lookahead:2",
+		 "prefetch m host|op f0|op f1|op f2|op f3|store m host|"
+		 "store y host",
+		 19 * MS},
+		{"greedy",
+		 "op f0|prefetch m host|op f1|op f2|store m host|op f3",
+		 16 * MS},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		s = plan(g, want[i].policy, HOFF_NONE, 0.01, &rep);
+		hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+		assert_true(r.valid);
+		assert_true(state_home(g, s));
+		expect_steps(g, s, want[i].steps);
+		assert_int_equal(r.summary.makespan_ps, want[i].makespan_ps);
+		hoff_sim_result_free(&r);
+		hoff_sched_free(s);
+	}
+	/* greedy's peak, and its own plan: the state's way home is a
+	 * candidate every plan takes, not an afterthought */
+	s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+	assert_int_equal(rep.peak_bytes, 11 * MB);
+	assert_string_equal(rep.source, "greedy");
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* ---- Budget fit (budget_fit.c) and no dead end (issue 33) ---- */
+
+/* Plans g with the budget fit alone under budget; the plan must fit. */
+static hoff_sched *fitted(const hoff_graph *g, int64_t budget)
+{
+	hoff_fit_result fr;
+	hoff_err e = {{0}};
+	hoff_status st = hoff_budget_fit(g, budget, 4000000, &fr, &e);
+	if (st != HOFF_OK)
+		print_error("%s\n", e.msg);
+	assert_int_equal(st, HOFF_OK);
+	assert_non_null(fr.s);
+	assert_true(fr.fits);
+	return fr.s;
+}
+
+/* A short gap's round trip. Without offload g holds a, b, c (5 MB),
+ * f2 a, c, d (6 MB), h a, d, e (5 MB). Under 5 MB only a, untouched
+ * between f1 and f3, can leave for f2: stored after f1 (1 MB/ms: 2-4
+ * ms, under g), fetched after f2 (5-7 ms, under h, where a, d, e are
+ * 5 MB): the round trip over three ops costs no stall, 8 ms of compute,
+ * peak 5 MB. */
+static const char *short_gap =
+	GRAPH("100000000",
+	      T("x", "1", "input") "," T("a", "2", "activation") ","
+	      T("b", "1", "activation") "," T("c", "2", "activation") ","
+	      T("d", "2", "activation") "," T("e", "1", "activation") ","
+	      T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("g", "\"b\"", "\"c\"", "0.002") ","
+	      OP("f2", "\"c\"", "\"d\"", "0.001") ","
+	      OP("h", "\"d\"", "\"e\"", "0.002") ","
+	      OP("f3", "\"a\", \"e\"", "\"y\"", "0.001"));
+
+static void test_fit_short_gap(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(short_gap);
+	hoff_sched *s = fitted(g, 5 * MB);
+	hoff_sim_result r = tu_sim(g, s, 5 * MB);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 5 * MB);
+	assert_int_equal(r.summary.makespan_ps, 8 * MS);
+	expect_steps(g, s,
+		     "op f0|op f1|store a host|op g|op f2|prefetch a host|"
+		     "op h|op f3");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	/* greedy's budget mode gives the same */
+	hoff_policy_report rep;
+	s = plan(g, "greedy", 5 * MB, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, 8 * MS);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A wait where memory is over the budget. f2 needs b and makes c (4
+ * MB), f3 reads a and c and makes y; a is untouched by f2. Under
+ * 5.002 MB, a (2 MB) must be off the device while f2 runs, but its store
+ * can only start after f1, its last read, at 2 ms, and f2 follows at
+ * once: no plan without a stall fits (the old ladder found none at all:
+ * the least peak it reached was 6.001 MB). The budget fit makes f2 wait
+ * for the store queue: the 1 kB weight w, which f2 reads, stored behind
+ * a and fetched back (a 2-4 ms, w 4-4.001 ms, back 4.001-4.002 ms), so
+ * f2 runs 4.002-8.002 ms with a gone; a's fetch fits only once f2 has
+ * freed b (8.002-10.002 ms), f3 10.002-11.002 ms. Peak at f3: a, c, y
+ * and w, 5.001 MB. */
+static const char *wait_store =
+	GRAPH("100000000",
+	      T("x", "1", "input") ","
+	      "{\"id\": \"w\", \"bytes\": 1000, \"kind\": \"weight\"},"
+	      T("a", "2", "activation") "," T("b", "2", "activation") ","
+	      T("c", "2", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("f2", "\"b\", \"w\"", "\"c\"", "0.004") ","
+	      OP("f3", "\"a\", \"c\"", "\"y\"", "0.001"));
+
+static void test_fit_waits_for_stores(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(wait_store);
+	const int64_t budget = 5 * MB + 2000;
+	hoff_sched *s = fitted(g, budget);
+	hoff_sim_result r = tu_sim(g, s, budget);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 5 * MB + 1000);
+	assert_int_equal(r.summary.makespan_ps, 11 * MS + 2000000);
+	expect_steps(g, s,
+		     "op f0|op f1|store a host|store w host|prefetch w host|"
+		     "op f2|prefetch a host|op f3");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_policy_report rep;
+	s = plan(g, "greedy", budget, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, 11 * MS + 2000000);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
+ * a (2 MB, on the host) only away from f1, so every plan stalls past
+ * the 1% bound (none's 8 MB does not fit). Greedy still returns a plan
+ * that fits the device, flagged infeasible (the bound is not met), and
+ * no slower than reactive's: a fetched 0-2 ms, f0 2-3, a detached, f1
+ * 3-7, a fetched again 7-9 (f1 holds 6 MB until then), f2 9-10 ms.
+ * Reactive also fits (6 MB) but stores y after f2: 11 ms. */
+static const char *only_slow_fits =
+	GRAPH("6000000",
+	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"input\", "
+	      "\"home\": \"host\"}," T("b", "1", "activation") ","
+	      T("c", "1", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"a\"", "\"c\"", "0.001") ","
+	      "{\"id\": \"f1\", \"inputs\": [\"c\"], \"outputs\": [\"b\"], "
+	      "\"time_s\": 0.004, \"workspace_bytes\": 4000000},"
+	      OP("f2", "\"a\", \"b\"", "\"y\"", "0.001"));
+
+static void test_no_dead_end(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(only_slow_fits);
+	hoff_policy_report rep, rrep;
+	hoff_sched *s = plan(g, "reactive", HOFF_NONE, 0.01, &rrep);
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 6 * MB);
+	assert_int_equal(r.summary.makespan_ps, 11 * MS);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+	r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid); /* under the device's 6 MB */
+	assert_false(rep.feasible);
+	assert_int_equal(r.summary.peak_bytes, 6 * MB);
+	assert_int_equal(r.summary.makespan_ps, 10 * MS);
+	expect_steps(g, s,
+		     "prefetch a host|op f0|detach a|op f1|prefetch a host|"
+		     "op f2");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +947,9 @@ int main(void)
 		cmocka_unit_test(test_budget_infeasible),
 		cmocka_unit_test(test_weight_not_hidden),
 		cmocka_unit_test(test_floor),
+		cmocka_unit_test(test_no_ops),
+		cmocka_unit_test(test_one_op_no_candidates),
+		cmocka_unit_test(test_repeat_state_home),
 		cmocka_unit_test(test_two_prefetches_compete),
 		cmocka_unit_test(test_overhead_saturates),
 		cmocka_unit_test(test_refine_store_after_write),
@@ -616,6 +959,10 @@ int main(void)
 		cmocka_unit_test(test_op_layer),
 		cmocka_unit_test(test_never_worse),
 		cmocka_unit_test(test_threads_agree),
+		/* budget fit and no dead end (issue 33) */
+		cmocka_unit_test(test_fit_short_gap),
+		cmocka_unit_test(test_fit_waits_for_stores),
+		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
 	 * sanitizers) */

@@ -13,6 +13,7 @@
 #include "fileio.h"
 #include "graph_json.h"
 #include "sim.h"
+#include "sort.h"
 
 static const char *const usage =
 	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
@@ -42,10 +43,10 @@ static const hoff_opt table[] = {
 		 "--top takes a count, not '%s'"),
 };
 
-/* Sorts tensor ids by bytes descending, then id ascending. */
-static const hoff_graph *sort_graph;
-static int by_bytes(const void *a, const void *b)
+/* Orders tensor ids of graph ctx by bytes descending, then id ascending. */
+static int by_bytes(const void *a, const void *b, void *ctx)
 {
+	const hoff_graph *sort_graph = ctx;
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	int64_t bx = sort_graph->tensor[x].bytes,
 		by = sort_graph->tensor[y].bytes;
@@ -77,9 +78,7 @@ int hoff_cmd_analyze(int argc, char **argv)
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	sort_graph = g;
-	if (r.nsnap)
-		qsort(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes);
+	hoff_sort_ctx(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes, g);
 	int64_t ntop = r.nsnap < o.top ? r.nsnap : o.top;
 	FILE *f = stdout;
 	if (o.json) {

@@ -1,9 +1,9 @@
-/* plan.h: what every planner of heuristics/ takes and returns — the
+/* policy_opts.h: what every planner of heuristics/ takes and returns — the
  * policy kinds, their options and the report of a planned schedule —
  * shared by the dispatcher (policy.h), the baselines (baselines.h) and
  * greedy (greedy.h) without their including each other. */
-#ifndef HOFF_PLAN_H
-#define HOFF_PLAN_H
+#ifndef HOFF_POLICY_OPTS_H
+#define HOFF_POLICY_OPTS_H
 
 #include "graph.h"
 #include "sched.h"

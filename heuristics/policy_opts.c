@@ -1,9 +1,9 @@
-/* plan.c: the planners' options — defaults, names, parsing. */
+/* policy_opts.c: the planners' options — defaults, names, parsing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "policy_opts.h"
 
 hoff_policy_opts hoff_policy_defaults(void)
 {

@@ -1,0 +1,914 @@
+/* budget_fit.c: see budget_fit.h. Plans for the budget on the simulator.
+ *
+ * A plan is decisions over the candidate intervals (candidates.h, small
+ * tensors' gaps included): pick[i] is the boundary after which interval
+ * i's prefetch is issued (-1: before op 0; nops - 1 for a tail, never
+ * fetched), or OFF while the tensor stays on the device over the gap;
+ * and waits: fence[k] makes op k wait until every store issued before it
+ * has finished (a small dirty input of op k is stored and fetched back
+ * just before it: its prefetch waits at the head of the h2d channel for
+ * its store, FIFO behind all the others; FORMAT.md rules 3 and 4). A
+ * wait is how a plan spends a stall where the memory it frees is over the
+ * budget, and only there.
+ *
+ * 1. Fit. From every tensor resident (tier-homed inputs fetched just
+ *    before their first use), simulate and take the first instant over
+ *    the budget, at op k. Try the moves that can relieve it: evict a
+ *    tensor over a gap around k (Belady's choice first: the most of the
+ *    excess times the ops to its next use; a short gap's round trip is a
+ *    candidate like a long one), alone or with a wait before k; a wait
+ *    alone; a prefetch issued before k for a later op issued after k.
+ *    Keep the move that puts the first instant over the budget latest
+ *    (then least over, then fastest). Repeat until the plan fits.
+ * 2. Stalls. At the op that waits longest: its prefetches issued earlier
+ *    (galloping), its wait moved or removed, prefetches queued ahead of
+ *    it held back past it, its round trips dropped; keep the first move
+ *    that is faster and still fits; repeat at the longest stall.
+ * Every schedule it returns has passed the simulator. A fetch is never
+ * issued at the boundary its eviction leaves (no store and immediate
+ * re-fetch): an evicted interval covers at least one op.
+ * Cost: each move is one emission and one simulation, O(steps log steps);
+ * the moves' choice is O(intervals) a repair; all bounded by `work`
+ * simulated steps. */
+#include "budget_fit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "candidates.h"
+#include "emit.h"
+#include "sim.h"
+
+#define OFF	       (-2) /* a pick: the interval is not taken */
+#define NEVICT	       5    /* eviction moves tried per repair */
+#define NHOLD	       3    /* hold-back moves tried per repair */
+#define NVARIANTS      4    /* plans from other choices of repair, best kept */
+#define NHOLD_STALL    4    /* hold-back moves tried per stall */
+#define NMOVES	       (2 + 4 * NEVICT + NHOLD)
+#define EXCHANGE_TRIES 48 /* simulations an exchange's repairs may spend */
+#define HOLD_BACK      16 /* boundaries before k's prefetch a hold-back looks */
+#define WAIT_BACK      16 /* ops before k a wait for k may go */
+#define WAIT_SMALL     1024 /* a wait's operand: at most budget / this */
+
+/* A plan as the simulator judged it. */
+typedef struct look {
+	hoff_sched *s;
+	hoff_summary sum;
+	int64_t *start;	    /* (nops + 1) op starts, last: the last end */
+	int64_t *opmem;	    /* (nops) the most memory while op k runs */
+	int64_t over_bytes; /* over the budget at the first instant over */
+	int64_t over_ps;    /* that instant */
+	int32_t over_op;    /* first op starting at or after that instant;
+			       nops + 1 when it fits */
+	bool legal, fits;
+} look;
+
+/* One change to the decisions: interval i's pick to p (i HOFF_NONE:
+ * none), and the wait before op fk set to fv (fk HOFF_NONE: none). */
+typedef struct move {
+	int32_t i, p;
+	int32_t fk;
+	uint8_t fv;
+} move;
+
+typedef struct fit {
+	const hoff_graph *g;
+	int32_t n;
+	int64_t budget;
+	hoff_cand *iv; /* (niv) by (a, t) */
+	int32_t niv;
+	int32_t *pick, *trial;	 /* (niv) */
+	int32_t *spick;		 /* (niv) an exchange's saved picks */
+	int64_t *mem;		 /* (nops) scratch: the stream's memory */
+	int32_t *mem2;		 /* (niv) scratch: the stream's old picks */
+	uint8_t *sfence;	 /* (nops + 1) and waits */
+	uint8_t *fence, *tfence; /* (nops + 1) a wait before op k */
+	int32_t *pf;		 /* (niv) scratch: prefetches by issue */
+	int32_t *b_off, *by_b;	 /* the intervals by consumer b */
+	int32_t *by_size;	 /* (niv) by bytes, largest first */
+	const int32_t *key;	 /* the picks pf is sorted by */
+	uint8_t *waitable;	 /* (nops) op k has a small operand that a
+				    wait before it may store and fetch */
+	hoff_sim_ws *ws;
+	int64_t work, limit; /* steps simulated, and the most allowed */
+	int32_t changed;     /* the earliest boundary a kept move changed */
+	bool by_cost;	     /* repairs that get past k: the faster first */
+	bool future;	     /* evictions scored on the excess to come */
+	int32_t tried;
+	hoff_err *e;
+} fit;
+
+static _Thread_local const fit *sort_fit;
+
+static int by_a_t(const void *x, const void *y)
+{
+	const hoff_cand *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+static int by_pick(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	const hoff_cand *a = &sort_fit->iv[i], *b = &sort_fit->iv[j];
+	int32_t pa = sort_fit->key[i], pb = sort_fit->key[j];
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	if (a->b != b->b)
+		return a->b < b->b ? -1 : 1;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+static int by_bytes(const void *x, const void *y)
+{
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	int64_t a = sort_fit->iv[i].bytes, b = sort_fit->iv[j].bytes;
+	if (a != b)
+		return a > b ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Whether interval i (taken) brings its tensor back for op k. */
+static bool fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
+{
+	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
+		int32_t i = f->by_b[u];
+		if (f->iv[i].t == t && pick[i] != OFF)
+			return true;
+	}
+	return false;
+}
+
+/* The wait before op k: its smallest input or update that is resident,
+ * dirty and may move, stored and fetched back at once. None when op k
+ * has no such operand. */
+static void wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k)
+{
+	const hoff_graph *g = f->g;
+	int32_t best = HOFF_NONE;
+	for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
+			int32_t t = lst[j];
+			const hoff_tensor *x = &g->tensor[t];
+			if (!m->on[t] || m->copy[t] != HOFF_NONE ||
+			    !hoff_tensor_offload(x) ||
+			    fetched_for(f, pick, t, k))
+				continue;
+			if (x->producer == HOFF_NONE && x->home != HOFF_DEVICE)
+				continue;
+			if (m->store_tier == HOFF_NONE)
+				continue;
+			if (best == HOFF_NONE ||
+			    x->bytes < g->tensor[best].bytes ||
+			    (x->bytes == g->tensor[best].bytes && t < best))
+				best = t;
+		}
+	}
+	if (best != HOFF_NONE && hoff_emit_evict(m, best))
+		hoff_emit_prefetch(m, best);
+}
+
+/* The schedule of decisions pick and waits fence; NULL on OOM. At each
+ * boundary: the evictions, the prefetches by issue (earliest consumer
+ * first), then the wait for the next op. */
+static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
+{
+	const hoff_graph *g = f->g;
+	hoff_emit m;
+	if (hoff_emit_init(&m, g, "greedy") != HOFF_OK)
+		return NULL;
+	int32_t np = 0;
+	for (int32_t i = 0; i < f->niv; i++)
+		if (pick[i] != OFF && f->iv[i].b < f->n)
+			f->pf[np++] = i;
+	sort_fit = f;
+	f->key = pick;
+	if (np > 1)
+		qsort(f->pf, (size_t)np, sizeof *f->pf, by_pick);
+	int32_t ie = 0, ip = 0;
+	for (int32_t q = -1; q < f->n; q++) {
+		if (q >= 0)
+			hoff_emit_op(&m, q);
+		for (; ie < f->niv && f->iv[ie].a <= q; ie++)
+			if (pick[ie] != OFF &&
+			    f->iv[ie].kind != HOFF_CAND_START)
+				hoff_emit_evict(&m, f->iv[ie].t);
+		for (; ip < np && pick[f->pf[ip]] <= q; ip++)
+			hoff_emit_prefetch(&m, f->iv[f->pf[ip]].t);
+		if (q + 1 < f->n && fence[q + 1])
+			wait_at(f, &m, pick, q + 1);
+	}
+	return hoff_emit_finish(&m);
+}
+
+static void look_free(look *l)
+{
+	hoff_sched_free(l->s);
+	free(l->start);
+	free(l->opmem);
+	memset(l, 0, sizeof *l);
+}
+
+/* Simulates s (taken) into *l; HOFF_ENOMEM or the simulator's error. */
+static hoff_status judge(fit *f, hoff_sched *s, look *l)
+{
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.budget_bytes = INT64_MAX;
+	o.op_times = true;
+	o.timeline = true;
+	o.ws = f->ws;
+	hoff_sim_result r;
+	memset(l, 0, sizeof *l);
+	f->work += s->nsteps;
+	f->tried++;
+	hoff_status st = hoff_sim_run(f->g, s, &o, &r, f->e);
+	if (st != HOFF_OK) {
+		hoff_sched_free(s);
+		return st;
+	}
+	l->s = s;
+	l->sum = r.summary;
+	l->legal = r.valid;
+	l->start = r.op_start_ps;
+	r.op_start_ps = NULL;
+	l->over_op = f->n + 1;
+	l->opmem = hoff_zalloc((size_t)f->n + 1, sizeof *l->opmem);
+	if (!l->opmem) {
+		hoff_sim_result_free(&r);
+		look_free(l);
+		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+	}
+	for (size_t x = 0, k = 0; x < r.tl.nmem; x++) {
+		/* op k runs over [start[k], start[k + 1]) */
+		while (k + 1 < (size_t)f->n &&
+		       r.tl.mem[x].t_ps >= l->start[k + 1])
+			k++;
+		if (r.tl.mem[x].bytes > l->opmem[k])
+			l->opmem[k] = r.tl.mem[x].bytes;
+	}
+	for (size_t x = 0; x < r.tl.nmem; x++) {
+		if (r.tl.mem[x].bytes <= f->budget)
+			continue;
+		int64_t t = r.tl.mem[x].t_ps;
+		l->over_ps = t;
+		l->over_bytes = r.tl.mem[x].bytes - f->budget;
+		int32_t lo = 0, hi = f->n; /* first op starting at or after t */
+		while (lo < hi) {
+			int32_t mid = lo + (hi - lo) / 2;
+			if (l->start[mid] >= t)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		l->over_op = lo;
+		break;
+	}
+	l->fits = l->legal && l->over_op > f->n;
+	hoff_sim_result_free(&r);
+	return HOFF_OK;
+}
+
+/* Phase 1's order: fits, then the first instant over the budget later,
+ * then less over there, then faster. */
+static bool closer(const look *a, const look *b)
+{
+	if (!a->legal)
+		return false;
+	if (!b->legal)
+		return true;
+	if (a->over_op != b->over_op)
+		return a->over_op > b->over_op;
+	if (!a->fits && a->over_bytes != b->over_bytes)
+		return a->over_bytes < b->over_bytes;
+	return a->sum.makespan_ps < b->sum.makespan_ps;
+}
+
+/* Among the repairs at op k: closer; with f->by_cost, of two that both
+ * get past k, the faster (the least cost in stall). */
+static bool cheaper(const fit *f, const look *a, const look *b, int32_t k)
+{
+	if (f->by_cost && a->legal && b->legal && a->over_op > k &&
+	    b->over_op > k && a->fits == b->fits)
+		return a->sum.makespan_ps < b->sum.makespan_ps;
+	return closer(a, b);
+}
+
+/* Phase 2's order: fits, then faster, then a lower peak. */
+static bool faster(const look *a, const look *b)
+{
+	if (!a->fits)
+		return false;
+	if (!b->fits)
+		return true;
+	if (a->sum.makespan_ps != b->sum.makespan_ps)
+		return a->sum.makespan_ps < b->sum.makespan_ps;
+	return a->sum.peak_bytes < b->sum.peak_bytes;
+}
+
+/* The plan with move mv applied, emitted and judged into *l. */
+static hoff_status try_move(fit *f, move mv, look *l)
+{
+	memcpy(f->trial, f->pick, (size_t)f->niv * sizeof *f->trial);
+	memcpy(f->tfence, f->fence, (size_t)f->n + 1);
+	if (mv.i != HOFF_NONE)
+		f->trial[mv.i] = mv.p;
+	if (mv.fk != HOFF_NONE)
+		f->tfence[mv.fk] = mv.fv;
+	hoff_sched *s = emit(f, f->trial, f->tfence);
+	if (!s)
+		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+	return judge(f, s, l);
+}
+
+static void apply(fit *f, move mv)
+{
+	int32_t at = HOFF_NONE;
+	if (mv.i != HOFF_NONE) {
+		int32_t old = f->pick[mv.i], a = f->iv[mv.i].a;
+		at = old == OFF || mv.p == OFF ? a : old < mv.p ? old : mv.p;
+	}
+	if (mv.fk != HOFF_NONE && (at == HOFF_NONE || mv.fk - 1 < at))
+		at = mv.fk - 1;
+	if (at != HOFF_NONE && at < f->changed)
+		f->changed = at;
+	if (mv.i != HOFF_NONE)
+		f->pick[mv.i] = mv.p;
+	if (mv.fk != HOFF_NONE)
+		f->fence[mv.fk] = mv.fv;
+}
+
+/* The op a wait for op k goes before: the latest of the WAIT_BACK ops up
+ * to k with a small operand to store and fetch back (a wait's operand
+ * counts twice while its store is queued); HOFF_NONE when none. */
+static int32_t wait_op(const fit *f, int32_t k)
+{
+	for (int32_t j = k; j >= 1 && j > k - WAIT_BACK; j--)
+		if (f->waitable[j])
+			return j;
+	return HOFF_NONE;
+}
+
+/* The prefetch boundary of an interval taken for a repair: as late as
+ * its consumer allows (phase 2 brings it earlier while the plan fits). */
+static int32_t late_pick(const fit *f, int32_t i)
+{
+	return f->iv[i].b >= f->n ? f->n - 1 : f->iv[i].b - 1;
+}
+
+/* The repair moves at cur's first instant over the budget, at op k:
+ * into mv, returns how many. Over at k's start, a wait before k lets the
+ * queued stores free their bytes first; over at the boundary before it
+ * (prefetches issued there), a wait before op k - 1. */
+static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
+{
+	int nm = 0, nf = 0;
+	int64_t x = cur->over_bytes;
+	int32_t wk[2];
+	int32_t w0 = wait_op(f, k);
+	int32_t w1 = cur->over_ps < cur->start[k] ? wait_op(f, k - 1)
+						  : HOFF_NONE;
+	if (w0 != HOFF_NONE && !f->fence[w0])
+		wk[nf++] = w0;
+	if (w1 != HOFF_NONE && w1 != w0 && !f->fence[w1])
+		wk[nf++] = w1;
+	for (int w = 0; w < nf; w++)
+		mv[nm++] = (move){HOFF_NONE, 0, wk[w], 1};
+	/* evictions over a gap around k, Belady's choice first: the most
+	 * of the excess (with f->future, the most to come before the
+	 * tensor's next use, M[j] from op k to op j) times the ops to it */
+	int64_t *M = f->mem;
+	for (int32_t j = k; j < f->n; j++) {
+		int64_t over = cur->opmem[j] - f->budget;
+		M[j] = j > k && M[j - 1] > over ? M[j - 1] : over;
+		if (M[j] < x)
+			M[j] = x;
+	}
+	int32_t top[NEVICT];
+	double score[NEVICT];
+	int nt = 0;
+	for (int32_t i = 0; i < f->niv; i++) {
+		const hoff_cand *c = &f->iv[i];
+		if (f->pick[i] != OFF || c->kind == HOFF_CAND_START ||
+		    c->a >= k || c->b <= k)
+			continue;
+		int32_t to = c->b < f->n ? c->b : f->n;
+		int64_t cap = f->future ? M[to - 1] : x;
+		double s = (double)(c->bytes < cap ? c->bytes : cap) * (to - k);
+		int at = nt < NEVICT ? nt++ : NEVICT;
+		while (at > 0 && s > score[at - 1]) {
+			if (at < NEVICT) {
+				top[at] = top[at - 1];
+				score[at] = score[at - 1];
+			}
+			at--;
+		}
+		if (at < NEVICT) {
+			top[at] = i;
+			score[at] = s;
+		}
+	}
+	for (int w = 0; w < nt; w++) {
+		int32_t i = top[w];
+		mv[nm++] = (move){i, late_pick(f, i), HOFF_NONE, 0};
+		for (int v = 0; v < nf && f->iv[i].kind == HOFF_CAND_DIRTY; v++)
+			mv[nm++] = (move){i, late_pick(f, i), wk[v], 1};
+	}
+	/* prefetches issued before k for a later op: after k instead */
+	int nh = 0;
+	for (int32_t x2 = 0; x2 < f->niv && nh < NHOLD; x2++) {
+		int32_t i = f->by_size[x2];
+		const hoff_cand *c = &f->iv[i];
+		if (f->pick[i] == OFF || c->b >= f->n || c->b <= k ||
+		    f->pick[i] >= k)
+			continue;
+		mv[nm++] = (move){i, k, HOFF_NONE, 0};
+		nh++;
+	}
+	return nm;
+}
+
+/* Phase 1: repairs at the first instant over the budget until the plan
+ * fits, no move gets closer, or the work is spent. */
+static hoff_status fit_phase(fit *f, look *cur)
+{
+	move mv[NMOVES];
+	while (!cur->fits && cur->legal && f->work <= f->limit) {
+		int32_t k = cur->over_op < f->n ? cur->over_op : f->n - 1;
+		int nm = repairs(f, cur, k, mv);
+		look best = {0};
+		int took = -1;
+		for (int w = 0; w < nm; w++) {
+			look l;
+			hoff_status st = try_move(f, mv[w], &l);
+			if (st != HOFF_OK) {
+				look_free(&best);
+				return st;
+			}
+			/* an eviction whose store queues past an earlier op:
+			 * with a wait there too */
+			int32_t wf = l.legal && l.over_op <= k &&
+						     mv[w].fk == HOFF_NONE &&
+						     mv[w].i != HOFF_NONE
+					     ? wait_op(f, l.over_op)
+					     : HOFF_NONE;
+			if (wf != HOFF_NONE && !f->fence[wf] && nm < NMOVES) {
+				mv[nm] = mv[w];
+				mv[nm].fk = wf;
+				mv[nm++].fv = 1;
+			}
+			if (took < 0 || cheaper(f, &l, &best, k)) {
+				look_free(&best);
+				best = l;
+				took = w;
+			} else {
+				look_free(&l);
+			}
+		}
+		if (took < 0 || !closer(&best, cur)) {
+			look_free(&best);
+			break;
+		}
+		apply(f, mv[took]);
+		look_free(cur);
+		*cur = best;
+	}
+	return HOFF_OK;
+}
+
+/* Tries mv in phase 2: 1 kept (faster, still fits), 0 not, -1 on error. */
+static int attempt(fit *f, move mv, look *cur, hoff_status *st)
+{
+	look l;
+	if ((*st = try_move(f, mv, &l)) != HOFF_OK)
+		return -1;
+	if (!faster(&l, cur)) {
+		look_free(&l);
+		return 0;
+	}
+	apply(f, mv);
+	look_free(cur);
+	*cur = l;
+	return 1;
+}
+
+/* Tries mv in phase 2 as an exchange: when it is faster but over the
+ * budget, phase 1's repairs relieve the budget elsewhere (on at most
+ * EXCHANGE_TRIES simulations); kept when the result fits and is faster
+ * than *cur. 1 kept, 0 not, -1 on error. */
+static int exchange(fit *f, move mv, look *cur, hoff_status *st)
+{
+	look l;
+	if ((*st = try_move(f, mv, &l)) != HOFF_OK)
+		return -1;
+	if (faster(&l, cur)) {
+		apply(f, mv);
+		look_free(cur);
+		*cur = l;
+		return 1;
+	}
+	if (!l.legal || l.fits || l.sum.makespan_ps >= cur->sum.makespan_ps) {
+		look_free(&l);
+		return 0;
+	}
+	memcpy(f->spick, f->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->sfence, f->fence, (size_t)f->n + 1);
+	int32_t changed = f->changed;
+	apply(f, mv);
+	int64_t limit = f->limit;
+	if (f->work + EXCHANGE_TRIES * l.s->nsteps < limit)
+		f->limit = f->work + EXCHANGE_TRIES * l.s->nsteps;
+	*st = fit_phase(f, &l);
+	f->limit = limit;
+	if (*st != HOFF_OK) {
+		look_free(&l);
+		return -1;
+	}
+	if (faster(&l, cur)) {
+		look_free(cur);
+		*cur = l;
+		return 1;
+	}
+	memcpy(f->pick, f->spick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->fence, f->sfence, (size_t)f->n + 1);
+	f->changed = changed;
+	look_free(&l);
+	return 0;
+}
+
+/* The latest boundary q in [lo, hi] whose op ends by time x on *l's
+ * timeline (boundary -1 ends at 0); lo when none does. */
+static int32_t boundary_by(const look *l, int64_t x, int32_t lo, int32_t hi)
+{
+	while (lo < hi) {
+		int32_t q = hi - (hi - lo) / 2;
+		if (l->start[q + 1] <= x)
+			lo = q;
+		else
+			hi = q - 1;
+	}
+	return lo;
+}
+
+/* Op k's prefetches issued earlier: each first where its transfer would
+ * end as op k could start without a stall on cur's timeline, as an
+ * exchange; then galloping earlier while each step is kept. 1 when one
+ * was kept, 0 when none, -1 on error. */
+static int earlier(fit *f, int32_t k, look *cur, hoff_status *st)
+{
+	const hoff_graph *g = f->g;
+	int64_t ready = k ? cur->start[k - 1] + g->op[k - 1].time_ps : 0;
+	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
+		int32_t i = f->by_b[u];
+		const hoff_cand *c = &f->iv[i];
+		int32_t lo = c->kind == HOFF_CAND_START ? -1 : c->a + 1;
+		if (f->pick[i] == OFF || f->pick[i] <= lo || f->work > f->limit)
+			continue;
+		int32_t to = boundary_by(cur, ready - c->fetch_ps, lo,
+					 f->pick[i] - 1);
+		int r = exchange(f, (move){i, to, HOFF_NONE, 0}, cur, st);
+		if (!r && to < f->pick[i] - 1)
+			r = exchange(f, (move){i, f->pick[i] - 1, HOFF_NONE, 0},
+				     cur, st);
+		if (r < 0)
+			return -1;
+		if (!r)
+			continue;
+		for (int32_t d = 1; f->pick[i] - d >= lo && f->work <= f->limit;
+		     d *= 2) {
+			r = attempt(f, (move){i, f->pick[i] - d, HOFF_NONE, 0},
+				    cur, st);
+			if (r <= 0)
+				break;
+		}
+		return r < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Phase 2's moves at stalled op k; 1 when one was kept. */
+static int stall_moves(fit *f, int32_t k, look *cur, hoff_status *st)
+{
+	int r = earlier(f, k, cur, st);
+	if (r)
+		return r < 0 ? -1 : 1;
+	move mv[3 + NHOLD_STALL + 8];
+	int nm = 0;
+	if (f->fence[k]) {
+		mv[nm++] = (move){HOFF_NONE, 0, k, 0};
+		if (k > 1 && !f->fence[k - 1])
+			mv[nm++] = (move){HOFF_NONE, 0, k - 1, 1};
+		if (k + 1 < f->n && !f->fence[k + 1])
+			mv[nm++] = (move){HOFF_NONE, 0, k + 1, 1};
+	}
+	/* prefetches for later ops issued before k's own or up to k:
+	 * after k instead (ahead of k's on the link, or holding memory) */
+	int32_t from = k - 1;
+	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
+		int32_t i = f->by_b[u];
+		if (f->pick[i] != OFF && f->pick[i] < from)
+			from = f->pick[i];
+	}
+	int nh = 0;
+	for (int32_t x = 0; x < f->niv && nh < NHOLD_STALL; x++) {
+		int32_t i = f->by_size[x];
+		const hoff_cand *c = &f->iv[i];
+		if (f->pick[i] == OFF || c->b >= f->n || c->b <= k ||
+		    f->pick[i] >= k || f->pick[i] < from - HOLD_BACK)
+			continue;
+		mv[nm++] = (move){i, k, HOFF_NONE, 0};
+		nh++;
+	}
+	/* its round trips dropped: the tensor stays */
+	for (int32_t u = f->b_off[k];
+	     u < f->b_off[k + 1] && nm < 3 + NHOLD_STALL + 8; u++) {
+		int32_t i = f->by_b[u];
+		if (f->pick[i] != OFF && f->iv[i].kind != HOFF_CAND_START)
+			mv[nm++] = (move){i, OFF, HOFF_NONE, 0};
+	}
+	for (int w = 0; w < nm && f->work <= f->limit; w++) {
+		int r2 = attempt(f, mv[w], cur, st);
+		if (r2)
+			return r2;
+	}
+	return 0;
+}
+
+/* Phase 2's stream: every taken prefetch re-issued as early as the
+ * budget allows on cur's memory per op, earliest consumer first and in
+ * that order on the link (none issued before one with an earlier
+ * consumer): on a link-bound stretch the link never idles while memory
+ * could hold what comes next. Tried as an exchange. 1 kept, 0 not, -1 on
+ * error. Cost: O(nops + the ops the taken prefetches span). */
+static int stream(fit *f, look *cur, hoff_status *st)
+{
+	int64_t *M = f->mem;
+	memcpy(M, cur->opmem, (size_t)f->n * sizeof *M);
+	int32_t ne = 0;
+	for (int32_t k = 0; k < f->n; k++)
+		for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
+			int32_t i = f->by_b[u];
+			if (f->pick[i] == OFF)
+				continue;
+			f->pf[ne++] = i; /* by consumer */
+			for (int32_t j = f->pick[i] + 1; j < k; j++)
+				M[j] -= f->iv[i].bytes;
+		}
+	memcpy(f->spick, f->pick, (size_t)f->niv * sizeof *f->pick);
+	int32_t prev = -1;
+	bool same = true;
+	for (int32_t x = 0; x < ne; x++) {
+		int32_t i = f->pf[x];
+		const hoff_cand *c = &f->iv[i];
+		int32_t lo = c->kind == HOFF_CAND_START ? -1 : c->a + 1;
+		if (lo < prev)
+			lo = prev;
+		int32_t j = c->b - 1;
+		while (j > lo && M[j] + c->bytes <= f->budget)
+			j--;
+		int32_t p = j > c->b - 1 ? c->b - 1 : j;
+		for (j = p + 1; j < c->b; j++)
+			M[j] += c->bytes;
+		same = same && p == f->pick[i];
+		f->spick[i] = p;
+		prev = p;
+	}
+	if (same)
+		return 0;
+	/* as one move: the picks swapped in, then judged as an exchange */
+	memcpy(f->mem2, f->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->pick, f->spick, (size_t)f->niv * sizeof *f->pick);
+	int32_t changed = f->changed;
+	int r = exchange(f, (move){HOFF_NONE, 0, HOFF_NONE, 0}, cur, st);
+	if (r <= 0) {
+		memcpy(f->pick, f->mem2, (size_t)f->niv * sizeof *f->pick);
+		f->changed = changed;
+	} else {
+		f->changed = -1;
+	}
+	return r;
+}
+
+/* Phase 2: at the longest stall not yet exhausted, the first move that
+ * is faster and fits. An op whose moves all failed is left until a move
+ * kept changes the plan before it (f->changed). */
+static hoff_status stall_phase(fit *f, look *cur)
+{
+	const hoff_graph *g = f->g;
+	uint8_t *done = hoff_zalloc((size_t)f->n + 1, 1);
+	if (!done)
+		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+	hoff_status st = HOFF_OK;
+	bool streamed = false;
+	while (cur->fits && f->work <= f->limit) {
+		int32_t k = HOFF_NONE;
+		int64_t worst = 0;
+		for (int32_t j = 0; j < f->n; j++) {
+			int64_t ready =
+				j ? cur->start[j - 1] + g->op[j - 1].time_ps
+				  : 0;
+			if (!done[j] && cur->start[j] - ready > worst) {
+				worst = cur->start[j] - ready;
+				k = j;
+			}
+		}
+		if (k == HOFF_NONE || !streamed) {
+			/* every op exhausted, or the phase starts: the stream
+			 */
+			if (streamed)
+				break;
+			streamed = true;
+			int r = stream(f, cur, &st);
+			if (r < 0)
+				break;
+			if (r) {
+				memset(done, 0, (size_t)f->n + 1);
+				streamed = k == HOFF_NONE ? false : true;
+			}
+			continue;
+		}
+		f->changed = f->n;
+		int r = stall_moves(f, k, cur, &st);
+		if (r < 0)
+			break;
+		done[k] = 1;
+		for (int32_t j = f->changed + 1; j < f->n; j++)
+			done[j] = 0;
+	}
+	free(done);
+	return st;
+}
+
+/* Allocates f's arrays and the candidates; HOFF_ENOMEM. */
+static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
+			    int64_t work, hoff_err *e)
+{
+	memset(f, 0, sizeof *f);
+	f->g = g;
+	f->n = g->nops;
+	f->budget = budget;
+	f->limit = work;
+	f->e = e;
+	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
+			       .small_below_bytes = 0};
+	size_t m;
+	hoff_status st = hoff_cand_list(g, &rule, &f->iv, &m, e);
+	if (st != HOFF_OK)
+		return st;
+	if (m > INT32_MAX / 2)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	f->niv = (int32_t)m;
+	if (m > 1) /* f->iv is NULL when there are none */
+		qsort(f->iv, m, sizeof *f->iv, by_a_t);
+	size_t n = (size_t)g->nops;
+	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
+	f->trial = hoff_alloc(m + 1, sizeof *f->trial);
+	/* pf is also the scratch of the by_b fill below: n + 1 slots */
+	f->pf = hoff_alloc((m > n ? m : n) + 1, sizeof *f->pf);
+	f->by_b = hoff_alloc(m + 1, sizeof *f->by_b);
+	f->by_size = hoff_alloc(m + 1, sizeof *f->by_size);
+	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);
+	f->fence = hoff_zalloc(n + 1, 1);
+	f->tfence = hoff_zalloc(n + 1, 1);
+	f->ws = hoff_sim_ws_new();
+	f->waitable = hoff_zalloc(n + 1, 1);
+	f->spick = hoff_alloc(m + 1, sizeof *f->spick);
+	f->mem = hoff_alloc(n + 1, sizeof *f->mem);
+	f->mem2 = hoff_alloc(m + 1, sizeof *f->mem2);
+	f->sfence = hoff_zalloc(n + 1, 1);
+	if (!f->pick || !f->trial || !f->pf || !f->by_b || !f->by_size ||
+	    !f->b_off || !f->fence || !f->tfence || !f->ws || !f->waitable ||
+	    !f->spick || !f->sfence || !f->mem || !f->mem2)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	for (int32_t k = 0; k < g->nops; k++) {
+		for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
+			const int32_t *lst;
+			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+			for (int64_t j = 0; j < nl; j++) {
+				const hoff_tensor *x = &g->tensor[lst[j]];
+				bool homed = x->producer == HOFF_NONE &&
+					     x->home != HOFF_DEVICE;
+				if (hoff_tensor_offload(x) && !homed &&
+				    x->bytes <= budget / WAIT_SMALL)
+					f->waitable[k] = 1;
+			}
+		}
+	}
+	for (int32_t i = 0; i < f->niv; i++) {
+		const hoff_cand *c = &f->iv[i];
+		f->pick[i] = c->kind == HOFF_CAND_START ? c->b - 1 : OFF;
+		f->by_size[i] = i;
+		f->b_off[c->b + 1]++;
+	}
+	for (size_t k = 0; k <= n; k++)
+		f->b_off[k + 1] += f->b_off[k];
+	int32_t *fill = hoff_alloc(n + 1, sizeof *fill);
+	if (!fill)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	memcpy(fill, f->b_off, (n + 1) * sizeof *fill);
+	for (int32_t i = 0; i < f->niv; i++)
+		f->by_b[fill[f->iv[i].b]++] = i;
+	free(fill);
+	sort_fit = f;
+	if (m > 1)
+		qsort(f->by_size, m, sizeof *f->by_size, by_bytes);
+	return HOFF_OK;
+}
+
+static void fit_free(fit *f)
+{
+	free(f->iv);
+	free(f->pick);
+	free(f->trial);
+	free(f->pf);
+	free(f->by_b);
+	free(f->by_size);
+	free(f->b_off);
+	free(f->fence);
+	free(f->tfence);
+	free(f->waitable);
+	free(f->spick);
+	free(f->mem);
+	free(f->mem2);
+	free(f->sfence);
+	hoff_sim_ws_free(f->ws);
+}
+
+/* One variant of the plan: phases 1 and 2 from every tensor resident. */
+static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
+			   int64_t work, int v, hoff_fit_result *r, hoff_err *e)
+{
+	memset(r, 0, sizeof *r);
+	fit f;
+	look cur = {0};
+	hoff_status st = fit_init(&f, g, budget_bytes, work, e);
+	f.by_cost = v & 1;
+	f.future = !(v & 2);
+	if (st != HOFF_OK || g->nops == 0)
+		goto out;
+	hoff_sched *s = emit(&f, f.pick, f.fence);
+	if (!s) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((st = judge(&f, s, &cur)) != HOFF_OK ||
+	    (st = fit_phase(&f, &cur)) != HOFF_OK ||
+	    (st = stall_phase(&f, &cur)) != HOFF_OK)
+		goto out;
+	if (cur.legal) {
+		r->s = cur.s;
+		r->sum = cur.sum;
+		r->fits = cur.fits;
+		cur.s = NULL;
+	}
+	for (int32_t k = 0; k < f.n; k++)
+		r->fences += f.fence[k];
+out:
+	r->tried = f.tried;
+	look_free(&cur);
+	fit_free(&f);
+	return st;
+}
+
+hoff_status hoff_budget_fit(const hoff_graph *g, int64_t budget_bytes,
+			    int64_t work, hoff_fit_result *r, hoff_err *e)
+{
+	hoff_fit_result vr[NVARIANTS];
+	hoff_status vst[NVARIANTS];
+	hoff_err ve[NVARIANTS];
+#pragma omp parallel for schedule(dynamic, 1)
+	for (int v = 0; v < NVARIANTS; v++)
+		vst[v] = variant(g, budget_bytes, work / NVARIANTS, v, &vr[v],
+				 &ve[v]);
+	memset(r, 0, sizeof *r);
+	hoff_status st = HOFF_OK;
+	for (int v = 0; v < NVARIANTS; v++) {
+		if (vst[v] != HOFF_OK && st == HOFF_OK) {
+			st = vst[v];
+			if (e)
+				*e = ve[v];
+		}
+		r->tried += vr[v].tried;
+		bool better = vr[v].s &&
+			      (!r->s || (vr[v].fits && !r->fits) ||
+			       (vr[v].fits == r->fits &&
+				vr[v].sum.makespan_ps < r->sum.makespan_ps));
+		if (st == HOFF_OK && better) {
+			hoff_sched_free(r->s);
+			int32_t tried = r->tried;
+			*r = vr[v];
+			r->tried = tried;
+		} else {
+			hoff_sched_free(vr[v].s);
+		}
+	}
+	if (st != HOFF_OK) {
+		hoff_sched_free(r->s);
+		r->s = NULL;
+	}
+	return st;
+}

@@ -1,0 +1,157 @@
+/* greedy_finish.c: what both of greedy's modes end with: the fastest plan
+ * under a cap (the budget, or the device when the overhead bound cannot
+ * be met under it), the refinement on the simulator (refine.c) and the
+ * report.
+ * requires a run started by greedy_portfolio; every schedule kept passed
+ * the simulator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "greedy_internal.h"
+#include "refine.h"
+
+hoff_status greedy_fit_cap(grun *r, hoff_err *e)
+{
+	plan *pl = &r->pl;
+	const hoff_judged *best = &r->best;
+	goal go = r->go;
+	r->rep->floor_bytes = pl->floor_bytes;
+	r->rep->floor_op = pl->floor_op;
+	/* Under a floor over the cap nothing fits. Aiming there still finds
+	 * lower peaks to report, but each plan of a big graph that aims
+	 * that low costs seconds (a million ops: five), so there the
+	 * search's answer stands, as for the refinement. */
+	bool unreachable = pl->floor_bytes > go.cap && best->s &&
+			   best->s->nsteps > BIG_OPS;
+	/* Nor, on such plans, where no plan against the stall-free timeline
+	 * can go under the cap (reach_bytes): a fit there comes from the
+	 * baselines, resolved by now (no dead end). */
+	unreachable = unreachable || (pl->reach_bytes > go.cap && best->s &&
+				      best->s->nsteps > BIG_OPS);
+	if ((go.bound != HOFF_NONE && best->sum.peak_bytes <= go.cap &&
+	     best->sum.makespan_ps <= go.bound) ||
+	    unreachable)
+		return HOFF_OK;
+	/* Fastest under the cap: aim at it, then tighten the aim by what
+	 * the simulation overshot. */
+	int64_t target = go.cap;
+	for (int k = 0; k < 6 && target >= 0; k++) {
+		tried t;
+		hoff_status st = greedy_try_target(pl, target, true, 2, false,
+						   go, &r->best, &t, &r->iters,
+						   e);
+		if (st != HOFF_OK)
+			return st;
+		hoff_say(&r->o->progress,
+			 "greedy: target %lld B: peak "
+			 "%lld B, makespan %.6g s",
+			 (long long)target, (long long)t.peak,
+			 hoff_s(t.makespan));
+		if (t.peak <= go.cap)
+			break;
+		target -= t.peak - go.cap;
+	}
+	/* Aiming lower can be faster (fewer prefetches pile up behind a
+	 * busy link); try a few lower aims and keep the fastest. */
+	for (int k = 1; k <= 3; k++) {
+		tried t;
+		hoff_status st = greedy_try_target(pl, target - target / 6 * k,
+						   true, 2, false, go, &r->best,
+						   &t, &r->iters, e);
+		if (st != HOFF_OK)
+			return st;
+	}
+	return HOFF_OK;
+}
+
+/* The refinement's candidates sorted by (a, t): a tensor's gaps are
+ * disjoint, so the order is total. */
+static int by_a_t(const void *x, const void *y)
+{
+	const hoff_cand *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+hoff_status greedy_refine_best(grun *r, hoff_err *e)
+{
+	const hoff_graph *g = r->g;
+	hoff_judged *best = &r->best;
+	if (best->s->nsteps > r->work / 16)
+		return HOFF_OK; /* not even a few moves fit the work */
+	/* The plan's candidates and the small tensors' gaps, by (a, t). */
+	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
+			       .small_below_bytes = 0};
+	hoff_cand *all = NULL;
+	size_t nall = 0;
+	hoff_status st = hoff_cand_list(g, &rule, &all, &nall, e);
+	if (st != HOFF_OK)
+		return st;
+	if (nall > 1) /* all is NULL when there are none */
+		qsort(all, nall, sizeof *all, by_a_t);
+	/* the repair phase only in a run of its own, not on the budget
+	 * fit's rungs (each a capped run) */
+	hoff_refine_goal rg = {.cap = r->go.cap,
+			       .bound_ps = r->go.bound,
+			       .work = r->work,
+			       .repair = r->work >= REFINE_WORK};
+	hoff_refine_result rr;
+	st = hoff_refine(g, all, (int32_t)nall, best->s, &rg, &rr, e);
+	free(all);
+	if (st != HOFF_OK)
+		return st;
+	r->iters += rr.tried;
+	hoff_say(&r->o->progress,
+		 "greedy: refined on the simulator: %d moves "
+		 "kept of %d tried, peak %lld B, makespan %.6g s",
+		 rr.moves, rr.tried, (long long)rr.sum.peak_bytes,
+		 hoff_s(rr.sum.makespan_ps));
+	if (!rr.s)
+		return HOFF_OK;
+	hoff_judged c = {0};
+	if ((st = greedy_judge(g, rr.s, &c, best->source, NULL, NULL, e)) !=
+	    HOFF_OK)
+		return st;
+	greedy_keep(best, &c, r->go);
+	return HOFF_OK;
+}
+
+hoff_status greedy_report(grun *r, hoff_sched **out, hoff_err *e)
+{
+	hoff_policy_report *rep = r->rep;
+	hoff_judged *best = &r->best;
+	rep->iterations = r->iters;
+	if (!best->s || !best->legal)
+		return hoff_seterr(e, HOFF_EINTERNAL,
+				   "greedy found no legal schedule (a bug)");
+	*out = best->s;
+	hoff_sched_set_policy(*out, "greedy");
+	rep->peak_bytes = best->sum.peak_bytes;
+	rep->makespan_ps = best->sum.makespan_ps;
+	if (best->sum.peak_bytes < rep->least_peak_bytes ||
+	    (best->sum.peak_bytes == rep->least_peak_bytes &&
+	     best->sum.makespan_ps < rep->least_makespan_ps)) {
+		rep->least_peak_bytes = best->sum.peak_bytes;
+		rep->least_makespan_ps = best->sum.makespan_ps;
+		snprintf(rep->least_source, sizeof rep->least_source, "%s",
+			 best->source);
+	}
+	rep->feasible = best->sum.peak_bytes <= r->go.cap &&
+			(r->go.bound == HOFF_NONE ||
+			 best->sum.makespan_ps <= r->go.bound);
+	snprintf(rep->source, sizeof rep->source, "%s", best->source);
+	best->s = NULL;
+	return HOFF_OK;
+}
+
+void greedy_close(grun *r)
+{
+	hoff_sched_free(r->best.s);
+	r->best.s = NULL;
+	greedy_plan_free(&r->pl);
+}
