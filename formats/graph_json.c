@@ -28,9 +28,20 @@
 #include "jscan.h"
 #include "outfile.h"
 
-enum { K_FORMAT, K_VERSION, K_NAME, K_META, K_MACHINE, K_TENSORS, K_OPS, NKEYS };
+enum {
+	K_FORMAT,
+	K_VERSION,
+	K_NAME,
+	K_META,
+	K_MACHINE,
+	K_TENSORS,
+	K_OPS,
+	K_REPEAT,
+	NKEYS
+};
 static const char *const top_keys[NKEYS] = {
-	"format", "version", "name", "meta", "machine", "tensors", "ops",
+	"format",  "version", "name", "meta",
+	"machine", "tensors", "ops",  "repeat",
 };
 
 typedef struct ext {
@@ -109,15 +120,21 @@ static hoff_status read_device(reader *r, const cJSON *d)
 static hoff_status read_tier(reader *r, const cJSON *o, int64_t idx)
 {
 	static const char *const names[] = {
-		"name", "h2d_Bps", "d2h_Bps", "latency_s", "capacity_bytes",
+		"name",
+		"h2d_Bps",
+		"d2h_Bps",
+		"latency_s",
+		"capacity_bytes",
+		"h2d_duplex_factor",
+		"d2h_duplex_factor",
 	};
-	js_val f[5];
+	js_val f[7];
 	js_where w = {r->file, "machine.tiers", idx, NULL};
 	const char *name;
 	hoff_status st;
 	if (!cJSON_IsObject(o))
 		return js_fail(r->e, &w, HOFF_EINPUT, "not an object");
-	js_fields(o, names, 5, f);
+	js_fields(o, names, 7, f);
 	if ((st = get_id(r, &w, &f[0], "name", &name)) != HOFF_OK)
 		return st;
 	w.id = name;
@@ -138,7 +155,11 @@ static hoff_status read_tier(reader *r, const cJSON *o, int64_t idx)
 	    (st = js_num(r->e, &w, &f[3], "latency_s", false, false,
 			 &t.has_latency, &t.latency_s)) != HOFF_OK ||
 	    (st = js_int(r->e, &w, &f[4], "capacity_bytes", false, 0, &has_cap,
-			 &t.capacity_bytes)) != HOFF_OK)
+			 &t.capacity_bytes)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[5], names[5], false, false,
+			 &t.has_h2d_duplex, &t.h2d_duplex)) != HOFF_OK ||
+	    (st = js_num(r->e, &w, &f[6], names[6], false, false,
+			 &t.has_d2h_duplex, &t.d2h_duplex)) != HOFF_OK)
 		return st;
 	int32_t k = hoff_graph_add_tier(r->g, name, r->e);
 	if (k == HOFF_NONE)
@@ -149,6 +170,13 @@ static hoff_status read_tier(reader *r, const cJSON *o, int64_t idx)
 	dst->latency_s = t.has_latency ? t.latency_s : 0;
 	dst->has_latency = t.has_latency;
 	dst->capacity_bytes = has_cap ? t.capacity_bytes : HOFF_UNLIMITED;
+	/* (v2) range and F are checked by hoff_graph_finish */
+	dst->has_h2d_duplex = t.has_h2d_duplex;
+	dst->has_d2h_duplex = t.has_d2h_duplex;
+	if (t.has_h2d_duplex)
+		dst->h2d_duplex = t.h2d_duplex;
+	if (t.has_d2h_duplex)
+		dst->d2h_duplex = t.d2h_duplex;
 	return HOFF_OK;
 }
 
@@ -316,6 +344,8 @@ static const char *op_kind(reader *r, const char *kind)
 	return k;
 }
 
+enum { NOPF = 11 }; /* the fields of an op */
+
 /* An op as read, before it joins the graph. */
 typedef struct orec {
 	const char *id, *kind; /* scratch or a chunk's pool; kind may be NULL */
@@ -330,14 +360,16 @@ typedef struct orec {
 static hoff_status op_fields(reader *r, js_where *w, orec *rec, js_val *f)
 {
 	static const char *const names[] = {
-		"id",    "kind",           "inputs",          "updates", "outputs",
-		"time_s", "flops", "bytes_accessed", "workspace_bytes", "layer",
+		"id",	   "kind",	     "inputs",
+		"updates", "outputs",	     "time_s",
+		"flops",   "bytes_accessed", "workspace_bytes",
+		"layer",   "recomputable",
 	};
-	static const bool list[10] = {false, false, true, true, true};
+	static const bool list[NOPF] = {false, false, true, true, true};
 	hoff_op *o = &rec->op;
-	bool has_time, has_flops, has_ba, has_ws, has_layer;
+	bool has_time, has_flops, has_ba, has_ws, has_layer, has_rc, rc = false;
 	memset(o, 0, sizeof *o);
-	hoff_status st = js_object(&r->s, w, names, list, 10, f);
+	hoff_status st = js_object(&r->s, w, names, list, NOPF, f);
 	if (st != HOFF_OK)
 		return st;
 	if ((st = get_id(r, w, &f[0], "id", &rec->id)) != HOFF_OK)
@@ -359,13 +391,17 @@ static hoff_status op_fields(reader *r, js_where *w, orec *rec, js_val *f)
 	    (st = js_int(r->e, w, &f[8], "workspace_bytes", false, 0, &has_ws,
 			 &o->workspace_bytes)) != HOFF_OK ||
 	    (st = js_int(r->e, w, &f[9], "layer", false, 0, &has_layer,
-			 &o->layer)) != HOFF_OK)
+			 &o->layer)) != HOFF_OK ||
+	    (st = js_bool(r->e, w, &f[10], "recomputable", &has_rc, &rc)) !=
+		    HOFF_OK)
 		return st;
 	o->flags = (has_time ? HOFF_O_HAS_TIME : 0) |
 		   (has_flops ? HOFF_O_HAS_FLOPS : 0) |
 		   (has_ba ? HOFF_O_HAS_BYTES_ACCESSED : 0) |
 		   (has_ws ? HOFF_O_HAS_WORKSPACE : 0) |
-		   (has_layer ? HOFF_O_HAS_LAYER : 0);
+		   (has_layer ? HOFF_O_HAS_LAYER : 0) |
+		   (has_rc ? HOFF_O_HAS_RECOMPUTABLE : 0) |
+		   (has_rc && rc ? HOFF_O_RECOMPUTABLE : 0);
 	return HOFF_OK;
 }
 
@@ -394,7 +430,7 @@ static hoff_status op_add(reader *r, const js_where *w, const orec *rec)
 static hoff_status read_op(reader *r)
 {
 	js_where w = {r->file, "ops", r->g->nops, NULL};
-	js_val f[10];
+	js_val f[NOPF];
 	orec rec;
 	hoff_status st;
 	if ((st = op_fields(r, &w, &rec, f)) != HOFF_OK ||
@@ -435,7 +471,11 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 		st = js_format(r->e, &top, &v, "hoffopt.graph");
 		break;
 	case K_VERSION:
-		st = js_version(r->e, &top, &v);
+		st = js_version(r->e, &top, &v, &r->g->version);
+		break;
+	case K_REPEAT:
+		st = js_bool(r->e, &top, &v, "repeat", &r->g->has_repeat,
+			     &r->g->repeat);
 		break;
 	case K_NAME:
 		if ((st = js_str(r->e, &top, &v, "name", false, &s)) ==
@@ -590,7 +630,7 @@ static bool chunk_element(chunk *c, bool tensors)
 		return true;
 	}
 	js_where w = {r->file, "ops", -1, NULL};
-	js_val f[10];
+	js_val f[NOPF];
 	orec *o = &c->o[c->n];
 	if (op_fields(r, &w, o, f) != HOFF_OK || !chunk_keep(c, &o->id) ||
 	    !chunk_keep(c, &o->kind))
@@ -1026,6 +1066,36 @@ static hoff_status read_array(reader *r, int k)
 	return HOFF_OK;
 }
 
+/* A version-1 file holds nothing of version 2: the first v2 field met
+ * (top level, then tiers, then ops) is the message. */
+static hoff_status v1_only(const hoff_graph *g, const char *file, hoff_err *e)
+{
+	static const char why[] =
+		"is a version-2 field (the file is version 1)";
+	if (g->version != 1)
+		return HOFF_OK;
+	if (g->has_repeat)
+		return hoff_seterr(e, HOFF_EINPUT, "%s: repeat %s", file, why);
+	for (int32_t i = 0; i < g->ntiers; i++) {
+		const hoff_tier *t = &g->tier[i];
+		if (t->has_h2d_duplex || t->has_d2h_duplex)
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: machine.tiers[%d] \"%s\": %s %s", file, i,
+				t->name,
+				t->has_h2d_duplex ? "h2d_duplex_factor"
+						  : "d2h_duplex_factor",
+				why);
+	}
+	for (int32_t k = 0; k < g->nops; k++)
+		if (g->op[k].flags & HOFF_O_HAS_RECOMPUTABLE)
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: ops[%d] \"%s\": recomputable %s", file, k,
+				g->op[k].id, why);
+	return HOFF_OK;
+}
+
 hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 			     hoff_graph **out, hoff_err *e)
 {
@@ -1089,6 +1159,8 @@ hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
 	if ((st = advance(&r)) != HOFF_OK) /* a no-op: it ran after each key */
 		goto out;
 	assert(r.ops_ok);
+	if ((st = v1_only(r.g, file, e)) != HOFF_OK)
+		goto out;
 	st = hoff_graph_finish(r.g, file, e);
 	if (st == HOFF_OK)
 		st = hoff_graph_check_tiers(r.g, file, e);
@@ -1258,13 +1330,27 @@ static void put_op(FILE *f, const hoff_graph *g, int32_t k)
 		put_int(f, "workspace_bytes", o->workspace_bytes);
 	if (o->flags & HOFF_O_HAS_LAYER)
 		put_int(f, "layer", o->layer);
+	/* (v2) written when read, or when it differs from its default */
+	bool rc = hoff_op_recomputable(o);
+	if ((o->flags & HOFF_O_HAS_RECOMPUTABLE) ||
+	    rc != (g->upd_off[k] == g->upd_off[k + 1])) {
+		put_key(f, "recomputable");
+		fputs(rc ? "true" : "false", f);
+	}
 	putc('}', f);
 }
 
 void hoff_graph_print(const hoff_graph *g, FILE *f)
 {
 	const hoff_device *d = &g->device;
-	fputs("{\"format\": \"hoffopt.graph\", \"version\": 1", f);
+	bool v2 = g->version >= 2 || hoff_graph_uses_v2(g);
+	fputs(v2 ? "{\"format\": \"hoffopt.graph\", \"version\": 2"
+		 : "{\"format\": \"hoffopt.graph\", \"version\": 1",
+	      f);
+	if (g->repeat || (v2 && g->has_repeat))
+		fputs(g->repeat ? ",\n \"repeat\": true"
+				: ",\n \"repeat\": false",
+		      f);
 	if (g->name) {
 		fputs(",\n \"name\": ", f);
 		hoff_json_string(f, g->name);
@@ -1308,6 +1394,14 @@ void hoff_graph_print(const hoff_graph *g, FILE *f)
 			if (t->capacity_bytes != HOFF_UNLIMITED)
 				fprintf(f, ", \"capacity_bytes\": %lld",
 					(long long)t->capacity_bytes);
+			if (t->has_h2d_duplex || t->h2d_duplex != 1.0) {
+				put_key(f, "h2d_duplex_factor");
+				js_put_num(f, t->h2d_duplex);
+			}
+			if (t->has_d2h_duplex || t->d2h_duplex != 1.0) {
+				put_key(f, "d2h_duplex_factor");
+				js_put_num(f, t->d2h_duplex);
+			}
 			putc('}', f);
 		}
 		fputs("\n  ]", f);

@@ -1074,15 +1074,18 @@ hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
 	return st;
 }
 
-hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v)
+hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
+		       int32_t *out)
 {
 	int64_t ver = 0;
 	hoff_status st = js_int(e, w, v, "version", true, INT64_MIN, NULL,
 				&ver);
-	if (st == HOFF_OK && ver != 1)
+	if (st == HOFF_OK && ver != 1 && ver != 2)
 		st = js_fail(e, w, HOFF_EINPUT,
-			     "version %lld is unknown (expected 1)",
+			     "version %lld is unknown (expected 1 or 2)",
 			     (long long)ver);
+	if (st == HOFF_OK)
+		*out = (int32_t)ver;
 	return st;
 }
 

@@ -159,10 +159,11 @@ hoff_status js_num(hoff_err *e, const js_where *w, const js_val *v,
 hoff_status js_bool(hoff_err *e, const js_where *w, const js_val *v,
 		    const char *name, bool *present, bool *out);
 /* The header of a document: "format" must be the string `want`;
- * "version" the integer 1 (the only one FORMAT.md defines). */
+ * "version" the integer 1 or 2 (FORMAT.md's versions), into *out. */
 hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
 		      const char *want);
-hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v);
+hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
+		       int32_t *out);
 
 /* Prints x as the shortest "%.{15,16,17}g" that reads back exactly, with
  * a '.' whatever the locale; "null" when x is not finite (JSON has no

@@ -30,6 +30,7 @@ typedef struct reader {
 	const char *file;
 	hoff_err *e;
 	bool have[NKEYS];
+	bool has_recompute_s; /* the summary carries recompute_s */
 	ext *buf; /* steps met before format and version */
 	size_t nbuf, buf_cap;
 } reader;
@@ -37,23 +38,25 @@ typedef struct reader {
 /* Reads the step element at the scanner's position. */
 static hoff_status read_step(reader *r)
 {
-	static const char *const names[] = {
-		"op", "prefetch", "store", "detach", "from", "to",
+	enum { NKIND = 6, FROM = 6, TO = 7, NF = 8 };
+	static const char *const names[NF] = {
+		"op",	     "prefetch", "store", "detach",
+		"recompute", "drop",	 "from",  "to",
 	};
-	static const bool list[6] = {false};
-	static const hoff_step_kind kinds[] = {
-		HOFF_STEP_OP, HOFF_STEP_PREFETCH, HOFF_STEP_STORE,
-		HOFF_STEP_DETACH,
+	static const bool list[NF] = {false};
+	static const hoff_step_kind kinds[NKIND] = {
+		HOFF_STEP_OP,	  HOFF_STEP_PREFETCH,  HOFF_STEP_STORE,
+		HOFF_STEP_DETACH, HOFF_STEP_RECOMPUTE, HOFF_STEP_DROP,
 	};
-	js_val f[6];
+	js_val f[NF];
 	js_where w = {r->file, "steps", r->sc->nsteps, NULL};
 	const char *name, *tier_name;
 	int32_t id, tier = HOFF_NONE;
 	int kind = -1;
-	hoff_status st = js_object(&r->s, &w, names, list, 6, f);
+	hoff_status st = js_object(&r->s, &w, names, list, NF, f);
 	if (st != HOFF_OK)
 		return st;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < NKIND; i++) {
 		if (f[i].type == JS_ABSENT)
 			continue;
 		if (kind >= 0)
@@ -65,25 +68,34 @@ static hoff_status read_step(reader *r)
 	}
 	if (kind < 0)
 		return js_fail(r->e, &w, HOFF_EINPUT,
-			       "no step key (op, prefetch, store or detach)");
+			       "no step key (op, prefetch, store, detach, "
+			       "recompute or drop)");
 	if ((st = js_str(r->e, &w, &f[kind], names[kind], true, &name)) !=
 	    HOFF_OK)
 		return st;
 	w.id = name;
+	if ((kinds[kind] == HOFF_STEP_RECOMPUTE ||
+	     kinds[kind] == HOFF_STEP_DROP) &&
+	    r->sc->version < 2)
+		return js_fail(r->e, &w, HOFF_EINPUT,
+			       "%s: a version-2 step (the file is version 1)",
+			       names[kind]);
 	/* from goes with prefetch, to with store, neither with the rest. */
-	int want = kinds[kind] == HOFF_STEP_PREFETCH ? 4
-		   : kinds[kind] == HOFF_STEP_STORE  ? 5
+	int want = kinds[kind] == HOFF_STEP_PREFETCH ? FROM
+		   : kinds[kind] == HOFF_STEP_STORE  ? TO
 						     : -1;
-	for (int i = 4; i < 6; i++)
+	for (int i = FROM; i < NF; i++)
 		if (f[i].type != JS_ABSENT && i != want)
 			return js_fail(r->e, &w, HOFF_EINPUT,
 				       "\"%s\" belongs to %s steps only",
-				       names[i], i == 4 ? "prefetch" : "store");
-	if (kinds[kind] == HOFF_STEP_OP) {
+				       names[i],
+				       i == FROM ? "prefetch" : "store");
+	if (kinds[kind] == HOFF_STEP_OP || kinds[kind] == HOFF_STEP_RECOMPUTE) {
 		id = hoff_graph_find_op(r->g, name);
 		if (id == HOFF_NONE)
 			return js_fail(r->e, &w, HOFF_EINPUT,
-				       "op: unknown op \"%.100s\"", name);
+				       "%s: unknown op \"%.100s\"", names[kind],
+				       name);
 	} else {
 		id = hoff_graph_find_tensor(r->g, name);
 		if (id == HOFF_NONE)
@@ -109,21 +121,27 @@ static hoff_status read_step(reader *r)
 static hoff_status read_summary(reader *r, const cJSON *o)
 {
 	static const char *const names[] = {
-		"peak_bytes", "makespan_s", "compute_s", "stall_s",
-		"h2d_bytes",  "d2h_bytes",
+		"peak_bytes", "makespan_s", "compute_s",   "stall_s",
+		"h2d_bytes",  "d2h_bytes",  "recompute_s",
 	};
-	js_val f[6];
+	js_val f[7];
 	js_where top = {r->file, NULL, -1, NULL};
 	js_where w = {r->file, "summary", -1, NULL};
 	hoff_summary *sm = &r->sc->summary;
-	int64_t *ps[3] = {&sm->makespan_ps, &sm->compute_ps, &sm->stall_ps};
+	int64_t *ps[4] = {&sm->makespan_ps, &sm->compute_ps, &sm->stall_ps,
+			  &sm->recompute_ps};
+	int slot[4] = {1, 2, 3, 6};
 	hoff_status st;
 	if (cJSON_IsNull(o))
 		return HOFF_OK;
 	if (!cJSON_IsObject(o))
 		return js_fail(r->e, &top, HOFF_EINPUT,
 			       "summary must be an object");
-	js_fields(o, names, 6, f);
+	js_fields(o, names, 7, f);
+	/* (v2) recompute_s: its presence is checked against the version
+	 * once both are read (hoff_sched_parse) */
+	r->has_recompute_s = f[6].type != JS_ABSENT && f[6].type != JS_NULL;
+	sm->recompute_ps = 0;
 	if ((st = js_int(r->e, &w, &f[0], names[0], true, 0, NULL,
 			 &sm->peak_bytes)) != HOFF_OK ||
 	    (st = js_int(r->e, &w, &f[4], names[4], true, 0, NULL,
@@ -131,14 +149,17 @@ static hoff_status read_summary(reader *r, const cJSON *o)
 	    (st = js_int(r->e, &w, &f[5], names[5], true, 0, NULL,
 			 &sm->d2h_bytes)) != HOFF_OK)
 		return st;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		double x;
-		if ((st = js_num(r->e, &w, &f[i + 1], names[i + 1], true, false,
-				 NULL, &x)) != HOFF_OK)
+		if (i == 3 && !r->has_recompute_s)
+			break;
+		if ((st = js_num(r->e, &w, &f[slot[i]], names[slot[i]], true,
+				 false, NULL, &x)) != HOFF_OK)
 			return st;
 		if ((*ps[i] = hoff_ps(x)) < 0)
 			return js_fail(r->e, &w, HOFF_EINPUT,
-				       "%s must be below 2^62 ps", names[i + 1]);
+				       "%s must be below 2^62 ps",
+				       names[slot[i]]);
 	}
 	r->sc->has_summary = true;
 	return HOFF_OK;
@@ -162,7 +183,7 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 		st = js_format(r->e, &top, &v, "hoffopt.schedule");
 		break;
 	case K_VERSION:
-		st = js_version(r->e, &top, &v);
+		st = js_version(r->e, &top, &v, &r->sc->version);
 		break;
 	case K_GRAPH:
 	case K_POLICY:
@@ -292,6 +313,16 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 				     top_keys[required[i]]);
 			goto out;
 		}
+	/* (v2) a v2 summary carries recompute_s, a v1 one must not */
+	if (r.sc->has_summary && r.has_recompute_s != (r.sc->version >= 2)) {
+		js_where w = {file, "summary", -1, NULL};
+		st = js_fail(e, &w, HOFF_EINPUT,
+			     r.has_recompute_s
+				     ? "recompute_s is a version-2 field (the "
+				       "file is version 1)"
+				     : "recompute_s is required (version 2)");
+		goto out;
+	}
 	st = hoff_sched_check(r.sc, g, file, e);
 out:
 	free(r.buf);
@@ -326,7 +357,10 @@ hoff_status hoff_sched_read(const char *path, const hoff_graph *g,
 void hoff_sched_print(const hoff_sched *s, const hoff_graph *g, FILE *f)
 {
 	const char *gname = s->graph ? s->graph : g->name;
-	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1", f);
+	const bool v2 = hoff_sched_uses_v2(s);
+	fputs(v2 ? "{\"format\": \"hoffopt.schedule\", \"version\": 2"
+		 : "{\"format\": \"hoffopt.schedule\", \"version\": 1",
+	      f);
 	if (gname) {
 		fputs(",\n \"graph\": ", f);
 		hoff_json_string(f, gname);
@@ -361,10 +395,18 @@ void hoff_sched_print(const hoff_sched *s, const hoff_graph *g, FILE *f)
 			      f);
 			hoff_json_string(f, g->tier[st->tier].name);
 			break;
+		case HOFF_STEP_RECOMPUTE:
+			HOFF_REQUIRE(st->id >= 0 && st->id < g->nops);
+			fputs("{\"recompute\": ", f);
+			hoff_json_string(f, g->op[st->id].id);
+			break;
 		default:
-			HOFF_REQUIRE(st->kind == HOFF_STEP_DETACH);
+			HOFF_REQUIRE(st->kind == HOFF_STEP_DETACH ||
+				     st->kind == HOFF_STEP_DROP);
 			HOFF_REQUIRE(st->id >= 0 && st->id < g->ntensors);
-			fputs("{\"detach\": ", f);
+			fputs(st->kind == HOFF_STEP_DROP ? "{\"drop\": "
+							 : "{\"detach\": ",
+			      f);
 			hoff_json_string(f, g->tensor[st->id].id);
 			break;
 		}
@@ -380,6 +422,10 @@ void hoff_sched_print(const hoff_sched *s, const hoff_graph *g, FILE *f)
 		js_put_num17(f, hoff_s(sm->makespan_ps));
 		fputs(", \"compute_s\": ", f);
 		js_put_num17(f, hoff_s(sm->compute_ps));
+		if (v2) {
+			fputs(", \"recompute_s\": ", f);
+			js_put_num17(f, hoff_s(sm->recompute_ps));
+		}
 		fputs(", \"stall_s\": ", f);
 		js_put_num17(f, hoff_s(sm->stall_ps));
 		fprintf(f, ", \"h2d_bytes\": %lld, \"d2h_bytes\": %lld}",

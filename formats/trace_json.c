@@ -1,6 +1,7 @@
 /* trace_json.c: a timeline as Chrome trace events (Perfetto,
  * chrome://tracing). pid 1; tid 1 is compute (ops, stalls as events of
- * their own naming the tensor awaited, detaches as instants), tier i's
+ * their own naming the tensor awaited, detaches as instants; (v2)
+ * recomputes as events named "recompute OP", drops as instants), tier i's
  * channels are tids 2 + 2i (h2d) and 3 + 2i (d2h), named by "thread_name"
  * metadata when they carry a transfer; device memory is a counter track.
  * Times are written in microseconds as exact decimals of the integer
@@ -50,10 +51,13 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 	const char *name, *cat;
 	int tid;
 	HOFF_REQUIRE(ev->end_ps >= ev->start_ps);
-	if (ev->kind == HOFF_EV_DETACH) {
+	if (ev->kind == HOFF_EV_DETACH || ev->kind == HOFF_EV_DROP) {
 		HOFF_REQUIRE(ev->id >= 0 && ev->id < g->ntensors);
-		fputs(",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
-		      "\"cat\":\"detach\",\"name\":",
+		fputs(ev->kind == HOFF_EV_DROP
+			      ? ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
+				"\"cat\":\"drop\",\"name\":"
+			      : ",\n{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,"
+				"\"cat\":\"detach\",\"name\":",
 		      f);
 		hoff_json_string(f, g->tensor[ev->id].id);
 		fputs(",\"ts\":", f);
@@ -63,6 +67,7 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 			(long long)g->tensor[ev->id].bytes);
 		return;
 	}
+	char *re = NULL; /* "recompute <op>" */
 	switch (ev->kind) {
 	case HOFF_EV_OP:
 	case HOFF_EV_STALL:
@@ -70,6 +75,15 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 		tid = 1;
 		name = ev->kind == HOFF_EV_OP ? g->op[ev->id].id : "stall";
 		cat = ev->kind == HOFF_EV_OP ? "op" : "stall";
+		break;
+	case HOFF_EV_RECOMPUTE:
+		HOFF_REQUIRE(ev->id >= 0 && ev->id < g->nops);
+		tid = 1;
+		name = g->op[ev->id].id;
+		cat = "recompute";
+		re = malloc(strlen(name) + 11);
+		if (re) /* on OOM the bare name will do */
+			sprintf(re, "recompute %s", name);
 		break;
 	default:
 		HOFF_REQUIRE(ev->kind == HOFF_EV_PREFETCH ||
@@ -90,8 +104,9 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 			    : NULL;
 	if (full) /* "stall: <tensor>"; on OOM the bare name will do */
 		sprintf(full, "stall: %s", g->tensor[ev->await].id);
-	hoff_json_string(f, full ? full : name);
+	hoff_json_string(f, full ? full : re ? re : name);
 	free(full);
+	free(re);
 	fputs(",\"ts\":", f);
 	put_us(f, ev->start_ps);
 	fputs(",\"dur\":", f);
@@ -104,7 +119,7 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 			fputs(",\"awaits\":", f);
 			hoff_json_string(f, g->tensor[ev->await].id);
 		}
-	} else if (ev->kind != HOFF_EV_OP) {
+	} else if (ev->kind != HOFF_EV_OP && ev->kind != HOFF_EV_RECOMPUTE) {
 		fprintf(f, ",\"bytes\":%lld",
 			(long long)g->tensor[ev->id].bytes);
 	}

@@ -53,6 +53,7 @@ static void none(hoff_emit *m)
 				hoff_emit_prefetch(m, t);
 		});
 		hoff_emit_op(m, k);
+		hoff_emit_home(m, k); /* (v2) a repeat graph's state */
 	}
 }
 

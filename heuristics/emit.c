@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "candidates.h"
+
 int32_t hoff_best_tier(const hoff_graph *g)
 {
 	int32_t best = HOFF_NONE;
@@ -37,8 +39,9 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
 		bool input = x->producer == HOFF_NONE;
-		m->copy[t] = (int16_t)(input && x->home != HOFF_DEVICE ? x->home
-								       : HOFF_NONE);
+		m->copy[t] = (int16_t)(input && x->home != HOFF_DEVICE
+					       ? x->home
+					       : HOFF_NONE);
 		m->on[t] = input && x->home == HOFF_DEVICE;
 	}
 	return HOFF_OK;
@@ -46,7 +49,8 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 
 static void push(hoff_emit *m, hoff_step_kind kind, int32_t id, int32_t tier)
 {
-	if (m->st == HOFF_OK && hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
+	if (m->st == HOFF_OK &&
+	    hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
 		m->st = HOFF_ENOMEM;
 	hoff_step st = {.id = id, .tier = (int16_t)tier, .kind = (uint8_t)kind};
 	if (hoff_floor_step(&m->floor, m->g, &st) > m->limit_ps)
@@ -81,10 +85,16 @@ bool hoff_emit_evict(hoff_emit *m, int32_t t)
 	const hoff_tensor *x = &m->g->tensor[t];
 	if (!m->on[t] || !hoff_tensor_offload(x))
 		return false;
+	/* (v2) a repeat graph's device-homed state ends resident: never
+	 * evicted after its last use */
+	if (m->g->repeat && x->home == HOFF_DEVICE &&
+	    x->last_use < m->next_op && hoff_repeat_state(m->g, t))
+		return false;
 	if (m->copy[t] != HOFF_NONE) {
 		push(m, HOFF_STEP_DETACH, t, HOFF_NONE);
 	} else {
-		int32_t tier = x->producer == HOFF_NONE && x->home != HOFF_DEVICE
+		int32_t tier = x->producer == HOFF_NONE &&
+					       x->home != HOFF_DEVICE
 				       ? x->home
 				       : m->store_tier;
 		if (tier == HOFF_NONE)
@@ -105,8 +115,45 @@ bool hoff_emit_prefetch(hoff_emit *m, int32_t t)
 	return true;
 }
 
+void hoff_emit_home(hoff_emit *m, int32_t k)
+{
+	const hoff_graph *g = m->g;
+	if (!g->repeat)
+		return;
+	for (int u = 0; u < 3; u++) {
+		const int32_t *lst;
+		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
+			const hoff_tensor *x = &g->tensor[lst[j]];
+			if (x->last_use == k && x->home != HOFF_DEVICE &&
+			    hoff_repeat_state(g, lst[j]))
+				hoff_emit_evict(m, lst[j]);
+		}
+	}
+}
+
+/* (v2) A repeat graph's state that a policy left away from home goes
+ * home after the last op: tier-homed state evicted home, device-homed
+ * state fetched back (rule 9). The planners send it home earlier, where
+ * it can hide; this only makes every schedule end as the next iteration
+ * starts. */
+static void home_at_end(hoff_emit *m)
+{
+	const hoff_graph *g = m->g;
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		if (!hoff_repeat_state(g, t))
+			continue;
+		if (g->tensor[t].home == HOFF_DEVICE)
+			hoff_emit_prefetch(m, t);
+		else
+			hoff_emit_evict(m, t);
+	}
+}
+
 hoff_sched *hoff_emit_finish(hoff_emit *m)
 {
+	if (m->g->repeat && m->st == HOFF_OK && m->next_op == m->g->nops)
+		home_at_end(m);
 	hoff_sched *s = m->st == HOFF_OK ? m->s : NULL;
 	if (s)
 		m->s = NULL;

@@ -33,12 +33,19 @@ hoff_status hoff_emit_init(hoff_emit *m, const hoff_graph *g,
 void hoff_emit_op(hoff_emit *m, int32_t k);
 /* Frees tensor t's device copy: detach when clean, else store. Returns
  * false (and writes nothing) when t is not on the device, may not move,
- * or no tier exists. */
+ * or no tier exists, and (v2) for a repeat graph's device-homed state
+ * after its last use (it ends resident). */
 bool hoff_emit_evict(hoff_emit *m, int32_t t);
 /* Fetches t from the tier with its copy; false when t is on the device or
  * has no copy anywhere. */
 bool hoff_emit_prefetch(hoff_emit *m, int32_t t);
-/* Finishes: returns the schedule (caller frees) or NULL with m->st set. */
+/* (v2) In a repeat graph, after op k: evicts home each tier-homed state
+ * tensor (candidates.h's hoff_repeat_state) op k used last, stored home
+ * when dirty, detached when clean (FORMAT.md rule 9); else nothing. */
+void hoff_emit_home(hoff_emit *m, int32_t k);
+/* Finishes: returns the schedule (caller frees) or NULL with m->st set.
+ * (v2) In a repeat graph, state a policy left away from home goes home
+ * after the last op first. */
 hoff_sched *hoff_emit_finish(hoff_emit *m);
 /* Frees what m owns (after a failure). */
 void hoff_emit_free(hoff_emit *m);

@@ -150,6 +150,9 @@ int32_t greedy_first_at(const plan *pl, int32_t from, int64_t t);
 int32_t greedy_boundary_before(const plan *pl, int64_t t, int32_t hint);
 
 /* greedy_select.c */
+/* Whether the plan emits candidate i: it covers an op after placement,
+ * or must run anyway (a START, a repeat graph's state going home). */
+bool greedy_emits(const plan *pl, size_t i);
 /* Plans for one memory target: selection and placement in *pl;
  * HOFF_ENOMEM on failure. */
 hoff_status greedy_plan_for(plan *pl, int64_t target, bool stall);

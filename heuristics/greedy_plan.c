@@ -261,6 +261,16 @@ out:
 	return st;
 }
 
+/* Whether every plan takes c: a tier-homed input's first fetch, a clean
+ * tail (dropping a clean copy for good is free), and (v2) a repeat
+ * graph's state going home. */
+static bool must_take(const hoff_graph *g, const hoff_cand *c)
+{
+	return c->kind == HOFF_CAND_START ||
+	       (c->b >= g->nops &&
+		(c->kind == HOFF_CAND_CLEAN || hoff_cand_goes_home(g, c)));
+}
+
 /* reach_bytes and the mandatory candidates, once the candidates have
  * their nominal coverage. */
 static hoff_status plan_bounds(plan *pl, hoff_err *e)
@@ -285,22 +295,15 @@ static hoff_status plan_bounds(plan *pl, hoff_err *e)
 		if (pl->M0[j] + run > pl->reach_bytes)
 			pl->reach_bytes = pl->M0[j] + run;
 	}
-	for (size_t i = 0; i < m; i++) {
-		const hoff_cand *c = &pl->cand[i];
-		pl->nmust +=
-			c->kind == HOFF_CAND_START ||
-			(c->b >= pl->g->nops && c->kind == HOFF_CAND_CLEAN);
-	}
+	for (size_t i = 0; i < m; i++)
+		pl->nmust += must_take(pl->g, &pl->cand[i]);
 	pl->must = hoff_alloc(pl->nmust + 1, sizeof *pl->must);
 	if (!pl->must)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	pl->nmust = 0;
-	for (size_t i = 0; i < m; i++) {
-		const hoff_cand *c = &pl->cand[i];
-		if (c->kind == HOFF_CAND_START ||
-		    (c->b >= pl->g->nops && c->kind == HOFF_CAND_CLEAN))
+	for (size_t i = 0; i < m; i++)
+		if (must_take(pl->g, &pl->cand[i]))
 			pl->must[pl->nmust++] = (int32_t)i;
-	}
 	return HOFF_OK;
 }
 

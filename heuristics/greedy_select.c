@@ -315,6 +315,13 @@ int64_t greedy_peak_of(const plan *pl)
 	return m;
 }
 
+bool greedy_emits(const plan *pl, size_t i)
+{
+	const hoff_cand *c = &pl->cand[i];
+	return c->kind == HOFF_CAND_START || pl->pd[i].cs <= pl->pd[i].p ||
+	       (pl->g->repeat && hoff_cand_goes_home(pl->g, c));
+}
+
 static _Thread_local const plan *sort_plan; /* for qsort's comparator */
 
 static int by_issue(const void *x, const void *y)
@@ -346,7 +353,7 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st)
 		if (!pl->selb[i])
 			continue;
 		const hoff_cand *c = &pl->cand[i];
-		if (c->kind != HOFF_CAND_START && pl->pd[i].cs > pl->pd[i].p)
+		if (!greedy_emits(pl, i))
 			continue; /* covers nothing after placement */
 		if (c->kind != HOFF_CAND_START)
 			ev[ne++] = i;
@@ -395,8 +402,7 @@ hoff_status greedy_plan_for(plan *pl, int64_t target, bool stall)
 		for (size_t i = 0; i < pl->ncand; i++) {
 			if (!pl->selb[i])
 				continue;
-			if (pl->cand[i].kind != HOFF_CAND_START &&
-			    pl->pd[i].cs > pl->pd[i].p)
+			if (!greedy_emits(pl, i))
 				pl->selb[i] = 0;
 		}
 	}

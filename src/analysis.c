@@ -38,12 +38,59 @@ int64_t hoff_small_below(const hoff_graph *g, const int64_t *during)
 	return peak >> HOFF_SMALL_SHIFT;
 }
 
-/* FORMAT.md: max(compute, max over tiers and ops k of H_k + C_k). */
+/* (v2) FORMAT.md's repeat term, for a repeat graph: over tiers r and ops
+ * k, P_k + W_k, P_k the compute of ops 0..k and W_k one d2h store of each
+ * persistent graph input homed on r whose last update is by op k or
+ * later. h: scratch (nops). */
+static hoff_status repeat_bound(const hoff_graph *g, hoff_analysis *a,
+				int64_t *h, hoff_err *e)
+{
+	int32_t *last = hoff_alloc((size_t)g->ntensors + 1, sizeof *last);
+	if (!last)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	for (int32_t t = 0; t < g->ntensors; t++)
+		last[t] = HOFF_NONE;
+	for (int32_t k = 0; k < g->nops; k++)
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+			last[g->upd[j]] = k;
+	for (int32_t r = 0; r < g->ntiers; r++) {
+		memset(h, 0, (size_t)g->nops * sizeof *h);
+		for (int32_t t = 0; t < g->ntensors; t++) {
+			const hoff_tensor *x = &g->tensor[t];
+			if (x->producer == HOFF_NONE && x->home == r &&
+			    hoff_tensor_persistent(x) && last[t] != HOFF_NONE)
+				h[last[t]] +=
+					hoff_xfer_ps(g, r, x->bytes, false);
+		}
+		/* k downwards: W_k grows, P_k shrinks; ties keep the
+		 * lowest k */
+		int64_t w = 0, p = a->compute_ps;
+		for (int32_t k = g->nops - 1; k >= 0; k--) {
+			w += h[k];
+			if (w > 0 && (p + w > a->repeat_bound_ps ||
+				      (p + w == a->repeat_bound_ps &&
+				       a->rb_tier == r))) {
+				a->repeat_bound_ps = p + w;
+				a->rb_op = k;
+				a->rb_tier = r;
+			}
+			p -= g->op[k].time_ps;
+		}
+	}
+	free(last);
+	return HOFF_OK;
+}
+
+/* FORMAT.md: max(compute, max over tiers and ops k of H_k + C_k), and in
+ * a repeat graph of the repeat term P_k + W_k. */
 static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
 			       hoff_err *e)
 {
 	a->lower_bound_ps = a->compute_ps;
 	a->lb_op = a->lb_tier = HOFF_NONE;
+	a->lb_store = false;
+	a->repeat_bound_ps = 0;
+	a->rb_op = a->rb_tier = HOFF_NONE;
 	if (g->ntiers == 0 || g->nops == 0)
 		return HOFF_OK;
 	int64_t *h = hoff_alloc((size_t)g->nops, sizeof *h);
@@ -67,6 +114,19 @@ static hoff_status lower_bound(const hoff_graph *g, hoff_analysis *a,
 				a->lb_tier = r;
 			}
 			ck -= g->op[k].time_ps;
+		}
+	}
+	if (g->repeat) {
+		hoff_status st = repeat_bound(g, a, h, e);
+		if (st != HOFF_OK) {
+			free(h);
+			return st;
+		}
+		if (a->repeat_bound_ps > a->lower_bound_ps) {
+			a->lower_bound_ps = a->repeat_bound_ps;
+			a->lb_op = a->rb_op;
+			a->lb_tier = a->rb_tier;
+			a->lb_store = true;
 		}
 	}
 	free(h);

@@ -15,6 +15,12 @@ typedef struct hoff_analysis {
 	int32_t lb_op;          /* op k that sets the bound, HOFF_NONE when it
 				   is the compute time */
 	int32_t lb_tier;        /* and its tier */
+	bool lb_store;		/* (v2) set by the repeat term: compute up to
+				   lb_op, then stores back to lb_tier */
+	/* (v2) In a repeat graph, the largest repeat term P + W of
+	 * FORMAT.md's lower_bound_s (0 otherwise), its op and tier. */
+	int64_t repeat_bound_ps;
+	int32_t rb_op, rb_tier;
 	int64_t bytes_by_kind[HOFF_NKINDS];
 	int32_t count_by_kind[HOFF_NKINDS];
 	int64_t total_bytes;

@@ -18,6 +18,19 @@ static bool updates(const hoff_graph *g, int32_t k, int32_t t)
 	return false;
 }
 
+bool hoff_repeat_state(const hoff_graph *g, int32_t t)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	return g->repeat && hoff_tensor_persistent(x) &&
+	       x->producer == HOFF_NONE;
+}
+
+bool hoff_cand_goes_home(const hoff_graph *g, const hoff_cand *c)
+{
+	return c->b >= g->nops && g->tensor[c->t].home != HOFF_DEVICE &&
+	       hoff_repeat_state(g, c->t);
+}
+
 size_t hoff_cand_room(const hoff_graph *g)
 {
 	int64_t most = 0;
@@ -54,6 +67,9 @@ int32_t hoff_cand_tensor(const hoff_graph *g, const hoff_cand_rule *r,
 	if (!hoff_tensor_movable(g, t))
 		return n;
 	bool small = x->bytes < r->small_below_bytes;
+	/* (v2) a repeat graph's state: device-homed ones end resident,
+	 * tier-homed ones always go home */
+	bool state = hoff_repeat_state(g, t);
 	/* Clean while it holds its home's copy, i.e. until updated; a copy
 	 * made by a store of the plan is the emitter's to notice (it turns
 	 * such a store into a detach). */
@@ -64,13 +80,14 @@ int32_t hoff_cand_tensor(const hoff_graph *g, const hoff_cand_rule *r,
 	int32_t seg = HOFF_NONE; /* the dirty segment's first interval */
 	for (int64_t i = homed ? u0 + 1 : u0; i <= u1; i++) {
 		bool tail = i == u1;
-		if (tail && !hoff_tensor_persistent(x))
+		if (tail && (!hoff_tensor_persistent(x) || (state && !homed)))
 			break;
 		int32_t b = tail ? g->nops : g->use[i];
 		/* Small tensors only take the free move: dropping a clean
 		 * copy for good. */
-		if (b - prev - 1 >= HOFF_CAND_MIN_GAP_OPS &&
-		    (!small || (tail && clean))) {
+		if ((b - prev - 1 >= HOFF_CAND_MIN_GAP_OPS &&
+		     (!small || (tail && clean))) ||
+		    (tail && state)) {
 			hoff_cand c = base;
 			c.a = prev;
 			c.b = b;

@@ -15,7 +15,12 @@
  *    the last touch of a persistent tensor (a result no op reads, a
  *    loss, has its tail only);
  *  - a small tensor (under rule.small_below_bytes) keeps only the free
- *    move: a CLEAN tail, dropping a clean copy for good.
+ *    move: a CLEAN tail, dropping a clean copy for good;
+ *  - (v2) in a repeat graph, state (hoff_repeat_state) ends as it started
+ *    (FORMAT.md rule 9): a device-homed one has no tail (it must end
+ *    resident); a tier-homed one always has its tail, whatever its size
+ *    and however late its last use, and every plan takes it
+ *    (hoff_cand_goes_home): stored home when dirty, detached when clean.
  * An interval is CLEAN while the tensor holds its home's copy (a
  * tier-homed input not updated yet), else DIRTY. Its copy lives on its
  * home tier (tier-homed inputs) or on rule.store_tier.
@@ -62,6 +67,14 @@ typedef struct hoff_cand_rule {
 	int64_t small_below_bytes; /* hoff_small_below(); 0: no tensor is
 				      small (every gap of a movable one) */
 } hoff_cand_rule;
+
+/* (v2) Whether tensor t of g must end as it started because g repeats
+ * (FORMAT.md rule 9): g->repeat, t persistent and made by no op. */
+bool hoff_repeat_state(const hoff_graph *g, int32_t t);
+
+/* (v2) Whether c is a repeat graph's tier-homed state going home after
+ * its last use (its tail): a plan must take it. */
+bool hoff_cand_goes_home(const hoff_graph *g, const hoff_cand *c);
 
 /* Entries hoff_cand_tensor() may write for any one tensor of g: the
  * most touches of a tensor, plus two. */

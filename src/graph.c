@@ -313,17 +313,93 @@ static double op_time_s(const hoff_graph *g, const hoff_op *o)
 	return (c > m ? c : m) + g->device.op_overhead_s;
 }
 
+/* (v2) Rule 3's integer factor F = floor(f * 1e6 + 0.5) of a duplex
+ * factor f in (0, 1] into *ppm; false when f is outside or F is 0. */
+static bool duplex_ppm(double f, int32_t *ppm)
+{
+	if (!(f > 0.0 && f <= 1.0))
+		return false;
+	double x = floor(f * 1e6 + 0.5);
+	*ppm = (int32_t)x;
+	return *ppm > 0;
+}
+
+/* Derives tier i's latency in ps and duplex factors in ppm. */
+static hoff_status tier_finish(hoff_graph *g, int32_t i, const char *file,
+			       hoff_err *e)
+{
+	hoff_tier *t = &g->tier[i];
+	t->latency_ps = hoff_ps(t->latency_s);
+	if (t->latency_ps < 0)
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "%s: machine.tiers[%d] \"%s\": "
+				   "latency_s must be below 2^62 ps",
+				   file, i, t->name);
+	for (int dir = 0; dir < 2; dir++) {
+		double f = dir ? t->d2h_duplex : t->h2d_duplex;
+		int32_t *ppm = dir ? &t->d2h_duplex_ppm : &t->h2d_duplex_ppm;
+		if (!duplex_ppm(f, ppm))
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: machine.tiers[%d] \"%s\": %s: %.9g %s",
+				file, i, t->name,
+				dir ? "d2h_duplex_factor" : "h2d_duplex_factor",
+				f,
+				f > 0.0 && f <= 1.0
+					? "gives F = floor(f * 1e6 + 0.5) = 0"
+					: "must be in (0, 1]");
+	}
+	return HOFF_OK;
+}
+
+/* (v2) Applies recomputable's default (no updates) to op k, and rejects
+ * an explicit true on an op with updates. */
+static hoff_status recomputable_finish(hoff_graph *g, int32_t k,
+				       const char *file, hoff_err *e)
+{
+	hoff_op *o = &g->op[k];
+	bool upd = g->upd_off[k + 1] != g->upd_off[k];
+	if (!(o->flags & HOFF_O_HAS_RECOMPUTABLE)) {
+		if (!upd)
+			o->flags |= HOFF_O_RECOMPUTABLE;
+		else
+			o->flags &= ~(uint32_t)HOFF_O_RECOMPUTABLE;
+	} else if (upd && (o->flags & HOFF_O_RECOMPUTABLE)) {
+		return hoff_seterr(e, HOFF_EINPUT,
+				   "%s: ops[%d] \"%s\": recomputable: true on "
+				   "an op with updates (\"%s\")",
+				   file, k, o->id,
+				   g->tensor[g->upd[g->upd_off[k]]].id);
+	}
+	return HOFF_OK;
+}
+
+bool hoff_graph_uses_v2(const hoff_graph *g)
+{
+	if (g->repeat)
+		return true;
+	for (int32_t i = 0; i < g->ntiers; i++)
+		if (g->tier[i].has_h2d_duplex || g->tier[i].has_d2h_duplex ||
+		    g->tier[i].h2d_duplex != 1.0 ||
+		    g->tier[i].d2h_duplex != 1.0)
+			return true;
+	for (int32_t k = 0; k < g->nops; k++) {
+		const hoff_op *o = &g->op[k];
+		if ((o->flags & HOFF_O_HAS_RECOMPUTABLE) ||
+		    hoff_op_recomputable(o) !=
+			    (g->upd_off[k] == g->upd_off[k + 1]))
+			return true;
+	}
+	return false;
+}
+
 hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 {
 	const hoff_device *d = &g->device;
 	for (int32_t i = 0; i < g->ntiers; i++) {
-		hoff_tier *t = &g->tier[i];
-		t->latency_ps = hoff_ps(t->latency_s);
-		if (t->latency_ps < 0)
-			return hoff_seterr(e, HOFF_EINPUT,
-					   "%s: machine.tiers[%d] \"%s\": "
-					   "latency_s must be below 2^62 ps",
-					   file, i, t->name);
+		hoff_status st = tier_finish(g, i, file, e);
+		if (st != HOFF_OK)
+			return st;
 	}
 	/* Producers; outputs may not also be updates of one op (upd_by[t]:
 	 * 1 + the op being checked when t is among its updates). */
@@ -391,13 +467,9 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 		}
 		if (!(o->flags & HOFF_O_HAS_TIME))
 			need_roofline = true;
-		/* (v2) recomputable defaults to "has no updates" */
-		if (!(o->flags & HOFF_O_HAS_RECOMPUTABLE)) {
-			if (g->upd_off[k + 1] == g->upd_off[k])
-				o->flags |= HOFF_O_RECOMPUTABLE;
-			else
-				o->flags &= ~(uint32_t)HOFF_O_RECOMPUTABLE;
-		}
+		hoff_status st = recomputable_finish(g, k, file, e);
+		if (st != HOFF_OK)
+			return st;
 	}
 	for (int32_t t = 0; t < g->ntensors; t++)
 		g->use_off[t + 1] += g->use_off[t];
@@ -497,7 +569,7 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 		total += g->op[k].time_ps;
 	for (int32_t r = 0; r < g->ntiers; r++) {
 		const hoff_tier *tr = &g->tier[r];
-		int64_t homed = 0, fetch_ps = total;
+		int64_t homed = 0, fetch_ps = total, store_ps = total;
 		for (int32_t i = 0; i < g->ntensors; i++) {
 			const hoff_tensor *t = &g->tensor[i];
 			if (t->producer != HOFF_NONE || t->home != r)
@@ -505,6 +577,29 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 			homed += t->bytes;
 			if (t->first_use == HOFF_NONE)
 				continue;
+			if (g->repeat && hoff_tensor_persistent(t) &&
+			    !hoff_tensor_offload(t))
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: tensors[%d] \"%s\": offload: false "
+					"on a persistent tensor homed on tier "
+					"\"%s\" that op \"%s\" uses: in a repeat "
+					"graph it could never go home (rule 9)",
+					file, i, t->id, tr->name,
+					g->op[t->first_use].id);
+			/* (v2) the repeat term of lower_bound_s */
+			int64_t y = hoff_xfer_ps(g, r, t->bytes, false);
+			if (g->repeat && hoff_tensor_persistent(t) &&
+			    y >= HOFF_PS_LIMIT - store_ps)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: machine.tiers[%d] \"%s\": d2h_Bps: "
+					"one store of each persistent tensor "
+					"homed there plus the compute reaches "
+					"2^62 ps (at tensors[%d] \"%s\")",
+					file, r, tr->name, i, t->id);
+			if (g->repeat && hoff_tensor_persistent(t))
+				store_ps += y;
 			int64_t x = hoff_xfer_ps(g, r, t->bytes, true);
 			if (x >= HOFF_PS_LIMIT - fetch_ps)
 				return hoff_seterr(

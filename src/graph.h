@@ -105,6 +105,7 @@ typedef struct hoff_op {
 typedef struct hoff_graph {
 	int32_t version; /* FORMAT version as read or to write: 1 or 2 */
 	bool repeat;	 /* (v2) one iteration of a loop: rule 9's end state */
+	bool has_repeat; /* (v2) `repeat` was written in the file */
 	char *name;	 /* NULL when absent */
 	char *meta; /* the meta object as compact JSON text; NULL when absent */
 	hoff_device device;
@@ -216,6 +217,11 @@ static inline bool hoff_tensor_offload(const hoff_tensor *t)
 {
 	return (t->flags & HOFF_T_OFFLOAD) != 0;
 }
+/* (v2) Whether g uses anything of FORMAT version 2 (repeat, a duplex
+ * factor, an op's recomputable other than its default): writers then
+ * write version 2, as they do for a graph read as version 2. */
+bool hoff_graph_uses_v2(const hoff_graph *g);
+
 /* (v2) Whether op o may be re-run by a recompute step (rule 10). */
 static inline bool hoff_op_recomputable(const hoff_op *o)
 {

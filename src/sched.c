@@ -46,6 +46,15 @@ bool hoff_sched_same_steps(const hoff_sched *a, const hoff_sched *b)
 	return true;
 }
 
+bool hoff_sched_uses_v2(const hoff_sched *s)
+{
+	for (int64_t i = 0; i < s->nsteps; i++)
+		if (s->step[i].kind == HOFF_STEP_RECOMPUTE ||
+		    s->step[i].kind == HOFF_STEP_DROP)
+			return true;
+	return false;
+}
+
 hoff_status hoff_sched_set_policy(hoff_sched *s, const char *policy)
 {
 	char *p = hoff_strdup(policy);
@@ -95,11 +104,25 @@ hoff_status hoff_sched_check(const hoff_sched *s, const hoff_graph *g,
 					(long long)i);
 			/* fall through */
 		case HOFF_STEP_DETACH:
+		case HOFF_STEP_DROP:
 			if (st->id < 0 || st->id >= g->ntensors)
 				return hoff_seterr(
 					e, HOFF_EINPUT,
 					"%s: steps[%lld]: unknown tensor", file,
 					(long long)i);
+			break;
+		case HOFF_STEP_RECOMPUTE:
+			if (st->id < 0 || st->id >= g->nops)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: steps[%lld]: unknown op", file,
+					(long long)i);
+			if (st->id >= next)
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: steps[%lld] \"%s\": recompute "
+					"before the op's own step",
+					file, (long long)i, g->op[st->id].id);
 			break;
 		default:
 			return hoff_seterr(e, HOFF_EINPUT,

@@ -1,7 +1,8 @@
 /* sched.h: a schedule — the graph's ops in order with cache steps
  * (prefetch, store, detach) between them — and the summary of FORMAT.md.
  * Invariant after hoff_sched_check(): every op appears exactly once, in
- * graph order, and every id and tier in a step is known to the graph. */
+ * graph order, every id and tier in a step is known to the graph, and
+ * every recompute step stands after its op's own step. */
 #ifndef HOFF_SCHED_H
 #define HOFF_SCHED_H
 
@@ -55,6 +56,9 @@ hoff_status hoff_sched_push(hoff_sched *s, hoff_step_kind kind, int32_t id,
 /* True when a and b hold the same steps (field by field: a step's padding
  * is never compared). */
 bool hoff_sched_same_steps(const hoff_sched *a, const hoff_sched *b);
+/* (v2) Whether s has a recompute or drop step: writers then write
+ * version 2, with recompute_s in the summary. */
+bool hoff_sched_uses_v2(const hoff_sched *s);
 /* Sets policy (copied); HOFF_ENOMEM on failure. */
 hoff_status hoff_sched_set_policy(hoff_sched *s, const char *policy);
 

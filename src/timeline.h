@@ -8,12 +8,15 @@
 #include "hoff.h"
 
 typedef enum hoff_ev_kind {
-	HOFF_EV_OP = 0,   /* compute: op `id` ran [start, end) */
-	HOFF_EV_STALL,    /* compute waited [start, end) before op `id` */
-	HOFF_EV_PREFETCH, /* tensor `id` moved on channel (tier, h2d) */
-	HOFF_EV_STORE,    /* tensor `id` moved on channel (tier, d2h) */
-	HOFF_EV_DETACH,   /* tensor `id` dropped its clean device copy at
-			   * start (an instant: end == start) */
+	HOFF_EV_OP = 0,	   /* compute: op `id` ran [start, end) */
+	HOFF_EV_STALL,	   /* compute waited [start, end) before op `id` */
+	HOFF_EV_PREFETCH,  /* tensor `id` moved on channel (tier, h2d) */
+	HOFF_EV_STORE,	   /* tensor `id` moved on channel (tier, d2h) */
+	HOFF_EV_DETACH,	   /* tensor `id` dropped its clean device copy at
+			    * start (an instant: end == start) */
+	HOFF_EV_RECOMPUTE, /* (v2) compute: op `id` ran again [start, end) */
+	HOFF_EV_DROP,	   /* (v2) tensor `id` freed by a drop step at start
+			    * (an instant: end == start) */
 } hoff_ev_kind;
 
 typedef struct hoff_event {

@@ -350,6 +350,91 @@ static size_t check_graph(const hoff_graph *g, const hoff_cand_rule *r)
 	return n;
 }
 
+/* (v2) The hand graph as one iteration of a loop (set on the graph; the
+ * reader's own checks aside: e, pinned on the host, would be refused
+ * there). State ends as it started: c, small and tier-homed, dirty from
+ * u1, now has its tail too (4, 8), stored home (1 KB to host: 1 us +
+ * 2 us), though small; w's dirty tail was there already; k, on the
+ * device, has none (r7 is the last op anyway). Exactly three tails go
+ * home: w's and c's, stored, and n's, clean, detached. */
+static const want rest_repeat[] = {
+	{"c", S, -1, 1, 0, 1000, SMALL_IN, 0, 8},
+	{"c", D, 4, 8, 0, 1000, 0, 3 * US, 9},
+	{"a", D, 0, 2, 0, 4000000, A_IN, A_OUT, 10},
+	{"a", D, 2, 7, 0, 4000000, A_IN, A_OUT, 10},
+	{"n", S, -1, 2, 0, 1000, SMALL_IN, 0, 12},
+	{"n", C, 6, 8, 0, 1000, 0, 0, 13},
+	{"e", S, -1, 5, 0, 1000000, K_IN, 0, 14},
+	{"loss", D, 6, 8, 0, 2000000, 0, LOSS_OUT, 15},
+};
+
+static void test_hand_repeat(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(g_hand);
+	g->version = 2;
+	g->repeat = true;
+	hoff_cand_rule r = {.store_tier = 0, .small_below_bytes = 10000};
+	check_list(g, &r,
+		   (part[]){PART(rows_w), PART(rows_k), PART(rest_repeat)}, 3);
+	hoff_cand *c = NULL;
+	size_t n = 0;
+	hoff_err e;
+	assert_int_equal(hoff_cand_list(g, &r, &c, &n, &e), HOFF_OK);
+	int home = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!hoff_cand_goes_home(g, &c[i]))
+			continue;
+		home++;
+		const char *id = g->tensor[c[i].t].id;
+		assert_int_equal(c[i].b, g->nops);
+		assert_int_equal(c[i].kind, strcmp(id, "n") ? D : C);
+		assert_true(!strcmp(id, "w") || !strcmp(id, "c") ||
+			    !strcmp(id, "n"));
+	}
+	assert_int_equal(home, 3);
+	assert_true(hoff_repeat_state(g, hoff_graph_find_tensor(g, "k")));
+	assert_false(hoff_repeat_state(g, hoff_graph_find_tensor(g, "loss")));
+	g->repeat = false;
+	for (size_t i = 0; i < n; i++)
+		assert_false(hoff_cand_goes_home(g, &c[i]));
+	free(c);
+	hoff_graph_free(g);
+}
+
+/* (v2) A device-homed weight u read by op0 only has a dirty tail (0, 2)
+ * (no home copy: stored to the store tier); in a repeat graph none, since
+ * it must end resident. */
+static void test_device_state_no_tail(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": "
+		"\"u\", \"machine\": {\"device\": {\"memory_bytes\": 100000000},"
+		" \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, "
+		"\"d2h_Bps\": 1e9}]}, \"tensors\": ["
+		"{\"id\": \"x\", \"bytes\": 1000, \"kind\": \"input\"},"
+		"{\"id\": \"u\", \"bytes\": 1000000, \"kind\": \"weight\"},"
+		"{\"id\": \"y\", \"bytes\": 1000, \"kind\": \"activation\"},"
+		"{\"id\": \"z\", \"bytes\": 1000, \"kind\": \"activation\"}],"
+		" \"ops\": [{\"id\": \"op0\", \"inputs\": [\"x\", \"u\"], "
+		"\"outputs\": [\"y\"], \"time_s\": 0.001},"
+		"{\"id\": \"op1\", \"inputs\": [\"y\"], \"outputs\": [\"z\"],"
+		" \"time_s\": 0.001}]}");
+	hoff_cand_rule r = {.store_tier = 0, .small_below_bytes = 0};
+	hoff_cand c[8];
+	int32_t u = hoff_graph_find_tensor(g, "u");
+	assert_true(hoff_cand_room(g) <= 8);
+	assert_int_equal(hoff_cand_tensor(g, &r, u, c), 1);
+	assert_int_equal(c[0].kind, D);
+	assert_int_equal(c[0].a, 0);
+	assert_int_equal(c[0].b, 2);
+	g->version = 2;
+	g->repeat = true;
+	assert_int_equal(hoff_cand_tensor(g, &r, u, c), 0);
+	hoff_graph_free(g);
+}
+
 /* Every graph of data/, with its small tensors and with none. */
 static void test_data_invariants(void **state)
 {
@@ -395,6 +480,8 @@ int main(void)
 		cmocka_unit_test(test_hand_no_store_tier),
 		cmocka_unit_test(test_hand_store_tier),
 		cmocka_unit_test(test_hand_per_tensor),
+		cmocka_unit_test(test_hand_repeat),
+		cmocka_unit_test(test_device_state_no_tail),
 		cmocka_unit_test(test_data_invariants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

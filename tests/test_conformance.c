@@ -1,7 +1,8 @@
-/* test_conformance.c: every vector of ../shared/conformance, judged by an
- * independent implementation of FORMAT.md, must come out the same here:
- * validity, the broken rules, the summary to the byte and picosecond,
- * overhead and lower_bound_s. */
+/* test_conformance.c: every vector of ../shared/conformance (FORMAT v1)
+ * and ../shared/conformance/v2 (repeat graphs, recompute and drop steps,
+ * duplex factors), judged by an independent implementation of FORMAT.md,
+ * must come out the same here: validity, the broken rules, the summary to
+ * the byte and picosecond (recompute_s too), overhead and lower_bound_s. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,10 @@ static int check_vector(const char *name, const cJSON *v, void *arg)
 			{"compute_s", r.summary.compute_ps,
 			 ps_of(sum, "compute_s")},
 			{"stall_s", r.summary.stall_ps, ps_of(sum, "stall_s")},
+			{"recompute_s", r.summary.recompute_ps,
+			 cJSON_GetObjectItem(sum, "recompute_s")
+				 ? ps_of(sum, "recompute_s")
+				 : 0},
 		};
 		for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
 			if (f[i].got != f[i].want) {
@@ -131,10 +136,22 @@ static void test_all_vectors(void **state)
 	assert_int_equal(failed, 0);
 }
 
+static void test_all_v2_vectors(void **state)
+{
+	(void)state;
+	int n = 0;
+	int failed = tu_vectors_in("conformance/v2", ".json", check_vector,
+				   NULL, &n);
+	print_message("%d v2 conformance vectors, %d differ\n", n, failed);
+	assert_true(n >= 1);
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_vectors),
+		cmocka_unit_test(test_all_v2_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,7 +148,8 @@ static void test_example(void **state)
 		assert_true(o->time_s == 0.004);
 		assert_int_equal(o->time_ps, 4000000000LL);
 		assert_int_equal(o->layer, k);
-		assert_int_equal(o->flags, HOFF_O_HAS_TIME | HOFF_O_HAS_LAYER);
+		assert_int_equal(o->flags, HOFF_O_HAS_TIME | HOFF_O_HAS_LAYER |
+						   HOFF_O_RECOMPUTABLE);
 		assert_int_equal(o->workspace_bytes, 0);
 		assert_int_equal(g->in_off[k + 1] - g->in_off[k], 2);
 		assert_int_equal(g->out_off[k + 1] - g->out_off[k], 1);
@@ -178,6 +179,9 @@ static void str_eq(const char *a, const char *b)
 /* Every field, flag and derived array of a and b agree exactly. */
 static void graph_eq(const hoff_graph *a, const hoff_graph *b)
 {
+	assert_int_equal(a->version, b->version);
+	assert_int_equal(a->repeat, b->repeat);
+	assert_int_equal(a->has_repeat, b->has_repeat);
 	str_eq(a->name, b->name);
 	str_eq(a->meta, b->meta);
 	str_eq(a->device.name, b->device.name);
@@ -198,6 +202,12 @@ static void graph_eq(const hoff_graph *a, const hoff_graph *b)
 		assert_int_equal(x->capacity_bytes, y->capacity_bytes);
 		assert_int_equal(x->has_latency, y->has_latency);
 		assert_int_equal(x->latency_ps, y->latency_ps);
+		assert_true(x->h2d_duplex == y->h2d_duplex);
+		assert_true(x->d2h_duplex == y->d2h_duplex);
+		assert_int_equal(x->has_h2d_duplex, y->has_h2d_duplex);
+		assert_int_equal(x->has_d2h_duplex, y->has_d2h_duplex);
+		assert_int_equal(x->h2d_duplex_ppm, y->h2d_duplex_ppm);
+		assert_int_equal(x->d2h_duplex_ppm, y->d2h_duplex_ppm);
 	}
 	assert_int_equal(a->ntensors, b->ntensors);
 	for (int32_t i = 0; i < a->ntensors; i++) {
@@ -358,7 +368,7 @@ static void test_round_trip_rich(void **state)
 					   HOFF_O_HAS_LAYER);
 	/* max(1e9 / 1.5e14, 3e6 / 2e12) + 3e-6 s */
 	assert_int_equal(f->time_ps, hoff_ps(1e9 / 1.5e14 + 3e-6));
-	assert_int_equal(g->op[1].flags, HOFF_O_HAS_TIME);
+	assert_int_equal(g->op[1].flags, HOFF_O_HAS_TIME | HOFF_O_RECOMPUTABLE);
 	assert_int_equal(g->op[1].time_ps, 1000000000);
 	assert_null(g->op[1].kind);
 	assert_int_equal(g->op[2].time_ps, 0);
@@ -633,8 +643,8 @@ REJECT(rej_mistyped_kind, G(TX, OP("\"kind\": 3")), "kind must be a string")
 REJECT(rej_format, "{\"format\": \"hoffopt.grap\", \"version\": 1}",
        "format \"hoffopt.grap\" is unknown")
 REJECT(rej_format_type, "{\"format\": 1}", "format must be a string")
-REJECT(rej_version, "{\"format\": \"hoffopt.graph\", \"version\": 2}",
-       "version 2 is unknown")
+REJECT(rej_version, "{\"format\": \"hoffopt.graph\", \"version\": 3}",
+       "version 3 is unknown (expected 1 or 2)")
 REJECT(rej_version_type, "{\"version\": \"1\"}", "version must be an integer")
 REJECT(rej_kind, G("{\"id\": \"x\", \"bytes\": 8, \"kind\": \"weights\"}", ""),
        "tensors[0] \"x\": kind \"weights\" is unknown")
@@ -968,7 +978,7 @@ static void test_nulls_and_defaults(void **state)
 	assert_false(hoff_tensor_persistent(&g->tensor[2]));
 	assert_true(g->tensor[2].flags & HOFF_T_OUTPUT);
 	assert_null(g->op[0].kind);
-	assert_int_equal(g->op[0].flags, HOFF_O_HAS_TIME);
+	assert_int_equal(g->op[0].flags, HOFF_O_HAS_TIME | HOFF_O_RECOMPUTABLE);
 	round_trip(g);
 	hoff_graph_free(g);
 	/* Integral numbers in any spelling. */
@@ -980,6 +990,121 @@ static void test_nulls_and_defaults(void **state)
 	assert_int_equal(g->op[0].workspace_bytes, 9007199254740992LL);
 	hoff_graph_free(g);
 }
+
+/* ---- FORMAT v2: repeat, duplex factors, recomputable ---- */
+
+#define HDR2 "\"format\": \"hoffopt.graph\", \"version\": 2"
+#define GT2(top, tiers, tensors, ops)                            \
+	"{" HDR2 top ", " MACH(tiers) ", \"tensors\": [" tensors \
+				      "], \"ops\": [" ops "]}"
+#define HOSTD(fields) \
+	"{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9" fields "}"
+#define TW                                                        \
+	"{\"id\": \"w\", \"bytes\": 8, \"kind\": \"optimizer\", " \
+	"\"home\": \"host\""
+
+static void test_v2_fields(void **state)
+{
+	(void)state;
+	/* 0.6666667 gives F = floor(666666.7 + 0.5) = 666667; a missing
+	 * factor is 1 (F = 10^6). */
+	hoff_graph *g = tu_graph(GT2(
+		", \"repeat\": true",
+		HOSTD(", \"h2d_duplex_factor\": 0.6666667"), TX ", " TW "}",
+		OP("\"inputs\": [\"x\"], \"updates\": [\"w\"], \"time_s\": 1, "
+		   "\"recomputable\": false") ", {\"id\": \"j\", \"inputs\": "
+					      "[\"x\"], \"recomputable\": false, \"time_s\": 1}, {\"id\": "
+					      "\"m\", \"inputs\": [\"x\"], \"time_s\": 1}"));
+	assert_int_equal(g->version, 2);
+	assert_true(g->repeat);
+	assert_int_equal(g->tier[0].h2d_duplex_ppm, 666667);
+	assert_int_equal(g->tier[0].d2h_duplex_ppm, 1000000);
+	assert_true(g->tier[0].has_h2d_duplex);
+	assert_false(g->tier[0].has_d2h_duplex);
+	assert_false(hoff_op_recomputable(&g->op[0]));
+	assert_false(hoff_op_recomputable(&g->op[1]));
+	assert_true(hoff_op_recomputable(&g->op[2]));
+	assert_int_equal(g->op[1].flags & HOFF_O_HAS_RECOMPUTABLE,
+			 HOFF_O_HAS_RECOMPUTABLE);
+	assert_int_equal(g->op[2].flags & HOFF_O_HAS_RECOMPUTABLE, 0);
+	round_trip(g);
+	/* Without its v2 fields the graph is written as version 1 unless
+	 * it was read as version 2. */
+	assert_true(hoff_graph_uses_v2(g));
+	hoff_graph_free(g);
+	g = tu_graph(GT2("", HOST, TX, OP("\"inputs\": [\"x\"]")));
+	assert_false(hoff_graph_uses_v2(g));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	hoff_graph_print(g, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"version\": 2"));
+	free(buf);
+	g->version = 1;
+	f = open_memstream(&buf, &len);
+	hoff_graph_print(g, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"version\": 1"));
+	free(buf);
+	/* A v1 graph made repeat (a generator) is written as version 2. */
+	g->repeat = true;
+	f = open_memstream(&buf, &len);
+	hoff_graph_print(g, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"version\": 2,\n \"repeat\": true"));
+	free(buf);
+	hoff_graph_free(g);
+}
+
+static void test_v2_duplex_one_and_tiny(void **state)
+{
+	(void)state;
+	/* 1 is allowed (as version 1); 5e-7 rounds up to F = 1. */
+	hoff_graph *g = tu_graph(GT2("",
+				     HOSTD(", \"h2d_duplex_factor\": 1, "
+					   "\"d2h_duplex_factor\": 5e-7"),
+				     TX, ""));
+	assert_int_equal(g->tier[0].h2d_duplex_ppm, 1000000);
+	assert_int_equal(g->tier[0].d2h_duplex_ppm, 1);
+	hoff_graph_free(g);
+}
+
+REJECT(rej_v1_repeat,
+       "{" HDR
+       ", \"repeat\": false, " MACH(HOST) ", \"tensors\": [], \"ops\": []}",
+       "t.json: repeat is a version-2 field (the file is version 1)")
+REJECT(rej_v1_duplex, GT(HOSTD(", \"d2h_duplex_factor\": 0.5"), TX, ""),
+       "t.json: machine.tiers[0] \"host\": d2h_duplex_factor is a "
+       "version-2 field")
+REJECT(rej_v1_recomputable,
+       G(TX, OP("\"inputs\": [\"x\"], \"recomputable\": true")),
+       "t.json: ops[0] \"k\": recomputable is a version-2 field")
+REJECT(rej_recomputable_updates,
+       GT2("", HOST, TX ", " TW "}",
+	   OP("\"updates\": [\"w\"], \"recomputable\": true")),
+       "t.json: ops[0] \"k\": recomputable: true on an op with updates "
+       "(\"w\")")
+REJECT(rej_duplex_zero, GT2("", HOSTD(", \"h2d_duplex_factor\": 0"), TX, ""),
+       "t.json: machine.tiers[0] \"host\": h2d_duplex_factor: 0 must be "
+       "in (0, 1]")
+REJECT(rej_duplex_over,
+       GT2("", HOSTD(", \"d2h_duplex_factor\": 1.0001"), TX, ""),
+       "t.json: machine.tiers[0] \"host\": d2h_duplex_factor: 1.0001 must "
+       "be in (0, 1]")
+REJECT(rej_duplex_f0, GT2("", HOSTD(", \"h2d_duplex_factor\": 4.9e-7"), TX, ""),
+       "t.json: machine.tiers[0] \"host\": h2d_duplex_factor: 4.9e-07 gives "
+       "F = floor(f * 1e6 + 0.5) = 0")
+REJECT(rej_duplex_negative,
+       GT2("", HOSTD(", \"h2d_duplex_factor\": -0.5"), TX, ""),
+       "h2d_duplex_factor must be")
+REJECT(rej_repeat_type, GT2(", \"repeat\": 1", HOST, TX, ""),
+       "t.json: repeat must be true or false")
+REJECT(rej_repeat_pinned,
+       GT2(", \"repeat\": true", HOST, TX ", " TW ", \"offload\": false}",
+	   OP("\"inputs\": [\"x\", \"w\"]")),
+       "t.json: tensors[1] \"w\": offload: false on a persistent tensor "
+       "homed on tier \"host\" that op \"k\" uses")
 
 int main(void)
 {
@@ -1084,6 +1209,18 @@ int main(void)
 		cmocka_unit_test(test_tier_capacity_exact),
 		cmocka_unit_test(test_many_inputs_linear),
 		cmocka_unit_test(test_input_limit),
+		cmocka_unit_test(test_v2_fields),
+		cmocka_unit_test(test_v2_duplex_one_and_tiny),
+		cmocka_unit_test(rej_v1_repeat),
+		cmocka_unit_test(rej_v1_duplex),
+		cmocka_unit_test(rej_v1_recomputable),
+		cmocka_unit_test(rej_recomputable_updates),
+		cmocka_unit_test(rej_duplex_zero),
+		cmocka_unit_test(rej_duplex_over),
+		cmocka_unit_test(rej_duplex_f0),
+		cmocka_unit_test(rej_duplex_negative),
+		cmocka_unit_test(rej_repeat_type),
+		cmocka_unit_test(rej_repeat_pinned),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -324,7 +324,8 @@ REJECT(rej_two_keys, S("{\"op\": \"op0\", \"prefetch\": \"w0\"}, "
 		       "{\"op\": \"op1\"}"),
        "steps[0]: more than one step key (\"op\" and \"prefetch\")")
 REJECT(rej_no_key, S("{\"from\": \"host\"}, " OPS),
-       "steps[0]: no step key (op, prefetch, store or detach)")
+       "steps[0]: no step key (op, prefetch, store, detach, recompute or "
+       "drop)")
 REJECT(rej_prefetch_no_from, S("{\"prefetch\": \"w0\"}, " OPS),
        "steps[0] \"w0\": from is required")
 REJECT(rej_prefetch_to, S("{\"prefetch\": \"w0\", \"to\": \"host\"}, " OPS),
@@ -478,12 +479,99 @@ static void test_trace(void **state)
 	hoff_timeline_free(&t2);
 }
 
+/* ---- FORMAT v2: recompute and drop steps, recompute_s ---- */
+
+#define HDR2	  "\"format\": \"hoffopt.schedule\", \"version\": 2"
+#define S2(steps) "{" HDR2 ", \"steps\": [" steps "]}"
+#define SUM(extra)                                                    \
+	", \"summary\": {\"peak_bytes\": 1, \"makespan_s\": 0.5, "    \
+	"\"compute_s\": 0.25, \"stall_s\": 0.125, \"h2d_bytes\": 0, " \
+	"\"d2h_bytes\": 0" extra "}"
+
+static void test_v2_steps(void **state)
+{
+	(void)state;
+	/* Steps before the header: the version is known when they are
+	 * converted. */
+	hoff_sched *s =
+		parse_ok("{\"steps\": [{\"op\": \"op0\"}, {\"drop\": \"a\"}, "
+			 "{\"recompute\": \"op0\"}, {\"op\": \"op1\"}], "
+			 "\"version\": 2, \"format\": \"hoffopt.schedule\"" SUM(
+				 ", \"recompute_s\": 0.0625") "}");
+	assert_int_equal(s->version, 2);
+	step_is(s, 1, HOFF_STEP_DROP, "a", HOFF_NONE);
+	assert_int_equal(s->step[2].kind, HOFF_STEP_RECOMPUTE);
+	assert_int_equal(s->step[2].id, 0);
+	assert_int_equal(s->summary.recompute_ps, 62500000000LL);
+	assert_true(hoff_sched_uses_v2(s));
+	hoff_sched *t;
+	char *text = write_read(s, &t);
+	assert_non_null(strstr(text, "\"version\": 2"));
+	assert_non_null(strstr(text, "{\"drop\": \"a\"},\n  {\"recompute\": "
+				     "\"op0\"}"));
+	assert_non_null(strstr(text, "\"compute_s\": 0.25, \"recompute_s\": "
+				     "0.0625, \"stall_s\""));
+	assert_true(hoff_sched_same_steps(s, t));
+	assert_memory_equal(&t->summary, &s->summary, sizeof s->summary);
+	free(text);
+	hoff_sched_free(t);
+	hoff_sched_free(s);
+	/* A v2 file with neither step is written as version 1, without
+	 * recompute_s. */
+	s = parse_ok("{" HDR2 ", \"steps\": [" OPS
+		     "]" SUM(", \"recompute_s\": 0") "}");
+	assert_false(hoff_sched_uses_v2(s));
+	text = write_read(s, &t);
+	assert_non_null(strstr(text, "\"version\": 1"));
+	assert_null(strstr(text, "recompute_s"));
+	free(text);
+	hoff_sched_free(t);
+	hoff_sched_free(s);
+}
+
+REJECT(rej_v1_recompute,
+       S("{\"op\": \"op0\"}, {\"recompute\": \"op0\"}, "
+	 "{\"op\": \"op1\"}"),
+       "s.json: steps[1] \"op0\": recompute: a version-2 step (the file is "
+       "version 1)")
+REJECT(rej_v1_drop,
+       S("{\"op\": \"op0\"}, {\"drop\": \"a\"}, {\"op\": \"op1\"}"),
+       "s.json: steps[1] \"a\": drop: a version-2 step (the file is version "
+       "1)")
+REJECT(rej_v1_recompute_s,
+       "{" HDR ", \"steps\": [" OPS "]" SUM(", \"recompute_s\": 0") "}",
+       "s.json: summary: recompute_s is a version-2 field (the file is "
+       "version 1)")
+REJECT(rej_v2_no_recompute_s, "{" HDR2 ", \"steps\": [" OPS "]" SUM("") "}",
+       "s.json: summary: recompute_s is required (version 2)")
+REJECT(rej_recompute_before_op,
+       S2("{\"op\": \"op0\"}, {\"recompute\": \"op1\"}, {\"op\": \"op1\"}"),
+       "s.json: steps[1] \"op1\": recompute before the op's own step")
+REJECT(rej_recompute_first, S2("{\"recompute\": \"op0\"}, " OPS),
+       "s.json: steps[0] \"op0\": recompute before the op's own step")
+REJECT(rej_recompute_unknown, S2(OPS ", {\"recompute\": \"zz\"}"),
+       "s.json: steps[2] \"zz\": recompute: unknown op \"zz\"")
+REJECT(rej_drop_unknown, S2(OPS ", {\"drop\": \"zz\"}"),
+       "s.json: steps[2] \"zz\": drop: unknown tensor \"zz\"")
+REJECT(rej_drop_from, S2(OPS ", {\"drop\": \"a\", \"from\": \"host\"}"),
+       "steps[2] \"a\": \"from\" belongs to prefetch steps only")
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_step_forms),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_v2_steps),
+		cmocka_unit_test(rej_v1_recompute),
+		cmocka_unit_test(rej_v1_drop),
+		cmocka_unit_test(rej_v1_recompute_s),
+		cmocka_unit_test(rej_v2_no_recompute_s),
+		cmocka_unit_test(rej_recompute_before_op),
+		cmocka_unit_test(rej_recompute_first),
+		cmocka_unit_test(rej_recompute_unknown),
+		cmocka_unit_test(rej_drop_unknown),
+		cmocka_unit_test(rej_drop_from),
 		cmocka_unit_test(test_writer_defaults),
 		cmocka_unit_test(test_conformance_schedules),
 		cmocka_unit_test(test_truncated),

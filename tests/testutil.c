@@ -194,9 +194,15 @@ static int by_name(const void *a, const void *b)
 
 int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n)
 {
+	return tu_vectors_in("conformance", suffix, fn, arg, n);
+}
+
+int tu_vectors_in(const char *sub, const char *suffix, tu_vector_fn fn,
+		  void *arg, int *n)
+{
 	const char *shared = tu_shared_dir();
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/conformance", shared ? shared : ".");
+	snprintf(dir, sizeof dir, "%s/%s", shared ? shared : ".", sub);
 	DIR *d = shared ? opendir(dir) : NULL;
 	if (!d)
 		skip();

@@ -56,5 +56,8 @@ int64_t tu_noffload_peak(const hoff_graph *g);
  * the directory is missing; fails it when no vector matches. */
 typedef int (*tu_vector_fn)(const char *name, const cJSON *v, void *arg);
 int tu_vectors(const char *suffix, tu_vector_fn fn, void *arg, int *n);
+/* As tu_vectors, on the vectors of ../shared/SUB (e.g. "conformance/v2"). */
+int tu_vectors_in(const char *sub, const char *suffix, tu_vector_fn fn,
+		  void *arg, int *n);
 
 #endif

@@ -221,11 +221,20 @@ void hoff_json_time(FILE *f, const char *key, int64_t ps)
 
 void hoff_json_summary(FILE *f, const hoff_summary *s)
 {
+	hoff_json_summary_v2(f, s, false);
+}
+
+void hoff_json_summary_v2(FILE *f, const hoff_summary *s, bool v2)
+{
 	fprintf(f, "\"peak_bytes\": %" PRId64 ", ", s->peak_bytes);
 	hoff_json_time(f, "makespan_s", s->makespan_ps);
 	fputs(", ", f);
 	hoff_json_time(f, "compute_s", s->compute_ps);
 	fputs(", ", f);
+	if (v2 || s->recompute_ps) {
+		hoff_json_time(f, "recompute_s", s->recompute_ps);
+		fputs(", ", f);
+	}
 	hoff_json_time(f, "stall_s", s->stall_ps);
 	fprintf(f, ", \"h2d_bytes\": %" PRId64 ", \"d2h_bytes\": %" PRId64,
 		s->h2d_bytes, s->d2h_bytes);

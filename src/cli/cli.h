@@ -155,6 +155,10 @@ void hoff_json_time(FILE *f, const char *key, int64_t ps);
 /* The summary's members, without braces: peak_bytes, makespan_s,
  * compute_s, stall_s, h2d_bytes, d2h_bytes. */
 void hoff_json_summary(FILE *f, const hoff_summary *s);
+/* (v2) As hoff_json_summary, with recompute_s after compute_s when v2
+ * (a version-2 graph or schedule) or when s has recompute time, so that
+ * version-1 reports keep their bytes. */
+void hoff_json_summary_v2(FILE *f, const hoff_summary *s, bool v2);
 
 /* b as "N B", with the GiB/MiB/KiB figure beside from 1 KiB on. */
 void hoff_cli_bytes(FILE *f, int64_t b);

@@ -271,7 +271,9 @@ report:;
 				"\"budget_bytes\": %lld, \"max_overhead\": "
 				"null, ",
 				(long long)p.budget_bytes);
-		hoff_json_summary(f, &r->summary);
+		hoff_json_summary_v2(f, &r->summary,
+				     g->version >= 2 ||
+					     (p.s && hoff_sched_uses_v2(p.s)));
 		fputs(", ", f);
 		hoff_json_overhead(f, &r->summary);
 		fputs(", ", f);

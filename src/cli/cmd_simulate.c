@@ -96,6 +96,7 @@ int hoff_cmd_simulate(int argc, char **argv)
 		    w->d2h_bytes != m->d2h_bytes ||
 		    fabs((double)(w->makespan_ps - m->makespan_ps)) > tol ||
 		    fabs((double)(w->compute_ps - m->compute_ps)) > tol ||
+		    fabs((double)(w->recompute_ps - m->recompute_ps)) > tol ||
 		    fabs((double)(w->stall_ps - m->stall_ps)) > tol)
 			fprintf(stderr,
 				"hoffopt: warning: %s: its summary differs "
@@ -128,7 +129,8 @@ int hoff_cmd_simulate(int argc, char **argv)
 			fputc('}', f);
 		}
 		fprintf(f, "], \"errors_total\": %" PRId64 ", ", r.nviol);
-		hoff_json_summary(f, &r.summary);
+		hoff_json_summary_v2(f, &r.summary,
+				     g->version >= 2 || s->version >= 2);
 		fputs(", ", f);
 		hoff_json_overhead(f, &r.summary);
 		fputs(", ", f);
@@ -152,9 +154,12 @@ int hoff_cmd_simulate(int argc, char **argv)
 	hoff_cli_bytes(f, r.budget_bytes);
 	fputs(")\npeak          ", f);
 	hoff_cli_bytes(f, r.summary.peak_bytes);
-	fprintf(f, "\nmakespan      %.9g s  (compute %.9g s, stall %.9g s",
-		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.compute_ps),
-		hoff_s(r.summary.stall_ps));
+	fprintf(f, "\nmakespan      %.9g s  (compute %.9g s, ",
+		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.compute_ps));
+	if (r.summary.recompute_ps)
+		fprintf(f, "recompute %.9g s, ",
+			hoff_s(r.summary.recompute_ps));
+	fprintf(f, "stall %.9g s", hoff_s(r.summary.stall_ps));
 	if (r.summary.compute_ps)
 		fprintf(f, "; %.2f%% over compute",
 			100.0 * hoff_cli_over(r.summary.makespan_ps,
