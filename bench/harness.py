@@ -16,6 +16,11 @@ writes DIR/<job>.json, `merge DIR -o results.json` collects them. `all`
 does everything on this machine. Pure standard library; the plots are
 drawn by bench/plot.py under Debian's /usr/bin/python3 (matplotlib).
 
+`policy-table`, `exact-table` and `exec-table` print the README's tables
+(greedy against the baselines, against exact, the CPU executor against
+the simulator) one graph after another: policy-table and exec-table run
+what the plan and exec-cpu jobs run, exact-table runs `hoffopt compare`.
+
 Invariants: every external command runs under a timeout; a job that fails
 is recorded as an entry with status "error" and never stops the run; every
 file is written to a temporary name and renamed into place.
@@ -23,8 +28,10 @@ file is written to a temporary name and renamed into place.
 import argparse
 import concurrent.futures
 import datetime
+import decimal
 import hashlib
 import json
+import math
 import os
 import platform
 import re
@@ -461,6 +468,26 @@ def job_exact(ctx, e, path):
         e["status"], e["error"] = "error", c.why()
 
 
+def exec_scale(info, plan, mem_cap, target, min_op):
+    """(time_k, size_k) of an executor run of a plan (its --json summary)
+    of a graph (its analyze --json): sizes so that the host copies (at
+    most the graph's bytes) and the arena (about the peak) fit in mem_cap;
+    times so that the predicted makespan is about target seconds, never
+    shorter than at real size, and ops last min_op seconds on average at
+    least (the CPU emulator keeps time only while commands outlast its
+    threads' wake-ups)."""
+    total = sum(int(v) for v in (info.get("bytes_by_kind") or {}).values())
+    peak = plan.get("peak_bytes") or 0
+    size_k = min(1.0, mem_cap / (total + peak)) if total + peak > 0 else 1.0
+    ms = plan.get("makespan_s") or 0
+    time_k = max(1.0, target / ms) if ms > 0 else 1.0
+    nops = info.get("ops") or 0
+    mean_op = (info.get("compute_s") or 0) / nops if nops else 0
+    if mean_op > 0 and time_k * mean_op < min_op:
+        time_k = min_op / mean_op
+    return time_k, size_k
+
+
 def job_exec(ctx, e, path, policy, backend, info, tmp):
     if not ctx.caps()["run"]:
         e["status"] = "skipped"
@@ -482,23 +509,11 @@ def job_exec(ctx, e, path, policy, backend, info, tmp):
     if st != "ok" or not os.path.exists(sched):
         e["status"], e["error"] = "error", "plan: " + (why or c.why())
         return
-    # Scale the run to this machine (as bench/exec_table.sh does): sizes so
-    # that the host copies (at most the graph's bytes) and the arena (about
-    # the peak) fit in mem_cap; times so that the predicted makespan is
-    # about target_s, never shorter than at real size, and ops last
-    # min_op_s on average at least (the CPU emulator keeps time only while
-    # commands outlast its threads' wake-ups).
-    total = sum(int(v) for v in (info.get("bytes_by_kind") or {}).values())
+    # Scale the run to this machine (exec_scale; `exec-table` does the
+    # same with three significant digits).
     mem_cap = ctx.a.exec_cpu_bytes if backend == "cpu" else ctx.a.exec_cuda_bytes
-    target, min_op = ctx.a.exec_target_s, ctx.a.exec_min_op_s
-    peak = d.get("peak_bytes") or 0
-    size_k = min(1.0, mem_cap / (total + peak)) if total + peak > 0 else 1.0
-    ms = d.get("makespan_s") or 0
-    time_k = max(1.0, target / ms) if ms > 0 else 1.0
-    nops = info.get("ops") or 0
-    mean_op = (info.get("compute_s") or 0) / nops if nops else 0
-    if mean_op > 0 and time_k * mean_op < min_op:
-        time_k = min_op / mean_op
+    time_k, size_k = exec_scale(info, d, mem_cap, ctx.a.exec_target_s,
+                                ctx.a.exec_min_op_s)
     time_k, size_k = float("%.6g" % time_k), float("%.6g" % size_k)
     base = [ctx.hoff, "run", path, sched, "--backend", backend,
             "--time-scale", repr(time_k), "--size-scale", repr(size_k), "--json"]
@@ -609,22 +624,31 @@ def status_line(e):
 
 # -- merge ------------------------------------------------------------------
 
-def merge(dirpath, ctx_info=None):
-    entries, bad = {}, []
+def json_objects(dirpath, need, skip=lambda f: False):
+    """(name, object, None) for each DIR/*.json (by name, dot files and
+    skip(name) left out) that holds a JSON object with the keys need;
+    (name, None, why) for the others."""
     for f in sorted(os.listdir(dirpath)):
-        if not f.endswith(".json") or f.startswith("."):
+        if not f.endswith(".json") or f.startswith(".") or skip(f):
             continue
         try:
             with open(os.path.join(dirpath, f)) as fh:
-                e = json.load(fh)
-            if not isinstance(e, dict) or "id" not in e:
-                raise ValueError("no id")
+                o = json.load(fh)
+            if not isinstance(o, dict) or not all(k in o for k in need):
+                raise ValueError("no " + ", ".join(need))
         except (ValueError, OSError) as x:
-            bad.append("%s: %s" % (f, x))
+            yield f, None, x
             continue
-        entries[e["id"]] = e
-    for b in bad:
-        log("merge: skipped %s" % b)
+        yield f, o, None
+
+
+def merge(dirpath, ctx_info=None):
+    entries = {}
+    for f, e, why in json_objects(dirpath, ["id"]):
+        if e is None:
+            log("merge: skipped %s: %s" % (f, why))
+        else:
+            entries[e["id"]] = e
     hosts = sorted({e.get("host") for e in entries.values() if e.get("host")})
     doc = {"format": RESULTS_FORMAT, "version": RESULTS_VERSION,
            "created": now_iso(), "commit": git_commit(), "hosts": hosts,
@@ -1027,6 +1051,310 @@ def report(doc, outdir, plots=True, memory_graphs=None):
     return 0
 
 
+# -- tables: the README's policy, exact and executor tables -----------------
+# `policy-table`, `exact-table` and `exec-table` print the markdown tables
+# that bench/policy_table.sh, exact_table.sh and exec_table.sh printed,
+# byte for byte with the same hoffopt and settings (the timings aside),
+# one graph after another, with the harness's timeouts: policy-table and
+# exec-table run what the plan and exec-cpu jobs run (exec_scale, to three
+# digits), exact-table runs `hoffopt compare` (the exact job's --exact and
+# greedy, side by side).
+
+def data_graphs(max_ops=None):
+    """The hoffopt graphs of data/ (sorted by name), those with at most
+    max_ops ops when max_ops is given."""
+    d = os.path.join(ROOT, "data")
+    return [os.path.join(d, f) for f, g, _ in json_objects(
+        d, ["format"], lambda f: f.endswith(".schedule.json"))
+        if g is not None and g["format"] == "hoffopt.graph" and
+        (max_ops is None or 0 < len(g.get("ops") or []) <= max_ops)]
+
+
+def split_args(args, max_ops=None):
+    """(graphs, extra): the .json arguments, else data_graphs(max_ops); and
+    the rest, the hoffopt options (given after "--")."""
+    graphs = [a for a in args if a.endswith(".json")]
+    extra = [a for a in args if not a.endswith(".json")]
+    return graphs or data_graphs(max_ops), extra
+
+
+def jq_num(x):
+    """A number as jq 1.6 prints it (shortest digits; an exponent below
+    1e-4 or past 17 digits): the tables were jq's and stay byte-identical."""
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    x = float(x)
+    if x != x:
+        return "null"
+    if x == 0:
+        return "-0" if str(x).startswith("-") else "0"
+    if x in (float("inf"), float("-inf")):
+        return ("-" if x < 0 else "") + "1.7976931348623157e+308"
+    t = decimal.Decimal(repr(abs(x))).normalize().as_tuple()
+    s = "".join(map(str, t.digits))
+    pt = len(s) + t.exponent  # the decimal point's place in s
+    sign = "-" if x < 0 else ""
+    if pt <= -4 or pt > len(s) + 15:
+        return "%s%s%se%+03d" % (sign, s[0], "." + s[1:] if s[1:] else "",
+                                 pt - 1)
+    if pt <= 0:
+        return sign + "0." + "0" * -pt + s
+    if pt >= len(s):
+        return sign + s + "0" * (pt - len(s))
+    return sign + s[:pt] + "." + s[pt:]
+
+
+def jq_round(x, k):
+    """jq's `x * k | round / k` (C's round: halves away from zero)."""
+    v = abs(x * k)
+    r = math.floor(v)
+    r += 1 if v - r >= 0.5 else 0
+    return math.copysign(r, x) / k
+
+
+def jq_compact(obj):
+    """jq -c's rendering of a flat object of strings, numbers and bools."""
+    return "{" + ",".join("%s:%s" % (json.dumps(k), json.dumps(v, ensure_ascii=False)
+                                     if isinstance(v, str) else jq_num(v))
+                          for k, v in obj.items()) + "}"
+
+
+def last_line(text):
+    """`tail -1` of a command's stderr."""
+    lines = text.splitlines()
+    return lines[-1] if lines else ""
+
+
+def cmd_policy_table(ctx):
+    """greedy against the runtime baselines (none, reactive, lookahead:1)
+    on every graph of data/ or the graphs given: peak, reduction against
+    none, makespan, overhead, whether it fits the device, then greedy again
+    at reactive's and lookahead:1's own makespan, where its peak must be no
+    higher. Exit 1 if greedy is ever worse or a plan is invalid."""
+    graphs, _ = split_args(ctx.a.args)
+    res = {}
+    for g in graphs:
+        for p in ("none", "reactive", "lookahead:1", "greedy"):
+            res[g, p] = call([ctx.hoff, "--policy", p, g, "--json"],
+                             ctx.timeout).json()
+        for p in ("reactive", "lookahead:1"):
+            d = res[g, p]
+            if d is None:
+                res[g, "greedy@" + p] = None
+                continue
+            x = repr(d["makespan_s"] / d["lower_bound_s"] - 1 + 1e-12)
+            res[g, "greedy@" + p] = call(
+                [ctx.hoff, "--greedy", g, "--max-overhead", x, "--json"],
+                ctx.timeout).json()
+    bad = 0
+    print("| graph | policy | peak GiB | reduction vs none | makespan s "
+          "| overhead | fits device | plan from |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    for g in graphs:
+        name = os.path.basename(g)[:-5]
+        none = res[g, "none"]
+        for p in ["none", "reactive", "lookahead:1", "greedy",
+                  "greedy@reactive", "greedy@lookahead:1"]:
+            d = res[g, p]
+            if d is None or none is None:
+                print("| %s | %s | (failed) | | | | | |" % (name, p))
+                bad = 1
+                continue
+            red = 1 - d["peak_bytes"] / none["peak_bytes"]
+            ov = d["overhead"] if d["overhead"] is not None else 0
+            fits = d["valid"] and d["peak_bytes"] <= d["device_memory_bytes"]
+            print("| %s | %s | %s | %.1f%% | %.4f | %.1f%% | %s | %s |" % (
+                name, p, gib(d["peak_bytes"]), 100 * red, d["makespan_s"],
+                100 * ov, "yes" if fits else "no", d["source"]))
+            if not d["valid"]:
+                bad = 1
+            if p.startswith("greedy@"):
+                base = res[g, p.split("@")[1]]
+                if (d["makespan_s"] <= base["makespan_s"] * (1 + 1e-9)
+                        and d["peak_bytes"] > base["peak_bytes"]):
+                    log("greedy worse than %s on %s" % (p, name))
+                    bad = 1
+    return bad
+
+
+def cmd_exact_table(ctx):
+    """`hoffopt compare` (greedy against exact) on data/'s graphs of at most
+    MAXOPS ops (default 150) or the graphs given: status, greedy's and
+    exact's simulated objectives, the bound, each one's gap, solve time.
+    Exit 1 if exact is ever worse than greedy."""
+    graphs, extra = split_args(ctx.a.args,
+                               int(os.environ.get("MAXOPS", SMALL_OPS)))
+    limit = "%g" % ctx.a.exact_time_limit
+    tl = ctx.a.exact_time_limit
+    print("Objective: %s; time limit %s s.\n" % (
+        " ".join(extra) or "least peak within 1% of the lower bound", limit))
+    print("| graph | ops | candidates | status | greedy | exact | bound "
+          "| greedy gap | exact gap | solve s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    def f(v, kind):
+        if v is None:
+            return "-"
+        return "%.6g s" % v if kind == "stall_s" else "%.6g B" % v
+
+    def gap(v):
+        return "-" if v is None else "%.3f%%" % (100 * v)
+
+    bad = 0
+    for g in graphs:
+        name = os.path.basename(g)
+        c = call([ctx.hoff, "compare", g, "--time-limit", limit, "--quiet",
+                  "--json"] + extra, tl + max(120, tl))
+        d = c.json()
+        if d is None:
+            err = c.err.strip().splitlines()
+            print("| %s | - | - | error: %s | | | | | | |" % (
+                name, err[-1] if err else "?"))
+            bad = 1
+            continue
+        k, gr, ex = d["objective_kind"], d["greedy"], d["exact"]
+        worse = gr["feasible"] and (
+            not ex["feasible"]
+            or ex["simulated_objective"] > gr["objective"] * (1 + 1e-12))
+        bad |= worse
+        print("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.1f |" % (
+            name, ex["model"]["ops"], ex["model"]["candidates"], ex["status"],
+            f(gr["objective"], k), f(ex["simulated_objective"], k),
+            f(d["bound"], k), gap(gr["gap"]), gap(ex["gap"]), ex["solve_s"])
+            + (" **worse than greedy**" if worse else ""), flush=True)
+    return 1 if bad else 0
+
+
+def exec_table_graphs(ctx, tmp):
+    """exec-table's graphs: those given, else data/'s, else (none there)
+    two-layer model graphs generated into tmp."""
+    graphs, _ = split_args(ctx.a.args)
+    if graphs:
+        return graphs
+    for spec in ("llama3-8b decode host", "llama3-8b prefill host",
+                 "mixtral-8x7b decode host", "llama3-8b train auto"):
+        m, phase, w = spec.split()
+        g = os.path.join(tmp, "%s-%s.json" % (m, phase))
+        c = call([ctx.hoff, "gen", m, "--phase", phase, "--layers", "2",
+                  "--seq", "1024", "--weights", w, "-o", g], ctx.timeout)
+        if c.rc != 0:
+            sys.exit("exec_table: gen failed: " + c.why())
+        graphs.append(g)
+    return graphs
+
+
+def exec_table_row(ctx, g, name, p, info, tmp):
+    """One exec-table row (a dict, jq's field order), or None when the
+    plan failed (skipped) or a timed run failed (the table fails)."""
+    s = os.path.join(tmp, "s.json")
+    c = call([ctx.hoff, "--policy", p, g, "-o", s, "--json"], ctx.timeout)
+    d = c.json()
+    if c.rc != 0 or d is None:
+        log("exec_table: %s %s: planning failed: %s" % (name, p, last_line(c.err)))
+        return "skip"
+    tk, sk = exec_scale(info, d, ctx.a.exec_cpu_bytes, ctx.a.exec_target_s,
+                        ctx.a.exec_min_op_s)
+    base = [ctx.hoff, "run", g, s, "--backend", "cpu", "--json",
+            "--time-scale", "%.3g" % tk, "--size-scale", "%.3g" % sk]
+    runs = []
+    for _ in range(ctx.a.exec_repeat):
+        c = call(base, ctx.timeout)
+        if c.rc != 0 or c.json() is None:
+            log("exec_table: %s %s: run failed: %s" % (name, p, last_line(c.err)))
+            return None
+        runs.append(c.json())
+    c = call(base + ["--verify"], ctx.timeout)
+    verified = False
+    if c.rc == 0 and c.json() is not None:
+        verified = c.json().get("verified")
+    else:
+        log("exec_table: %s %s: --verify: %s" % (name, p, last_line(c.err)))
+    r = sorted(runs, key=lambda q: q["measured"]["makespan_s"])[len(runs) // 2]
+    return {"graph": name, "policy": p, "time_scale": r.get("time_scale"),
+            "size_scale": r.get("size_scale"), "runs": ctx.a.exec_repeat,
+            "verified": verified,
+            "predicted_makespan_s": r["predicted"]["makespan_s"],
+            "measured_makespan_s": r["measured"]["makespan_s"],
+            "error_pct": r.get("error_pct"),
+            "predicted_peak_bytes": r["predicted"]["peak_bytes"],
+            "measured_peak_bytes": r["measured"]["peak_bytes"],
+            "planned_peak_bytes": r.get("planned_peak_bytes"),
+            "arena_bytes": r.get("arena_bytes"),
+            "lag_max_s": r.get("lag_max_s"), "overruns": r.get("overruns")}
+
+
+def cmd_exec_table(ctx):
+    """The CPU executor against the simulator: every graph (data/'s or
+    those given) under each policy, scaled to this machine (exec_scale,
+    three digits), the median of --exec-repeat timed runs, then one run
+    with --verify. Prints a markdown table and the totals, writes the rows
+    to bench/results/exec-UTCSTAMP.json; exit 1 when a run fails, does not
+    verify, or misses the target (every error within 10%)."""
+    tmp = tempfile.mkdtemp(prefix="hoff-exec.")
+    try:
+        graphs = exec_table_graphs(ctx, tmp)
+        rows, failed = [], 0
+        print("| graph | policy | time x | size x | predicted makespan s "
+              "| measured s | error % | predicted peak B | measured peak B "
+              "| arena B | verified |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for g in graphs:
+            with open(g) as fh:
+                name = json.load(fh).get("name") or os.path.basename(g)[:-5]
+            c = call([ctx.hoff, "analyze", g, "--json"], ctx.timeout)
+            info = c.json()
+            if info is None:
+                sys.exit("exec_table: %s: analyze failed: %s" % (name, c.why()))
+            for p in ctx.a.policies.split():
+                row = exec_table_row(ctx, g, name, p, info, tmp)
+                if row == "skip":
+                    continue
+                if row is None:
+                    failed = 1
+                    continue
+                rows.append(row)
+                print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    row["graph"], row["policy"], jq_num(row["time_scale"]),
+                    jq_num(row["size_scale"]),
+                    jq_num(jq_round(row["predicted_makespan_s"], 1e6)),
+                    jq_num(jq_round(row["measured_makespan_s"], 1e6)),
+                    jq_num(jq_round(row["error_pct"], 100)),
+                    jq_num(row["predicted_peak_bytes"]),
+                    jq_num(row["measured_peak_bytes"]),
+                    jq_num(row["arena_bytes"]), jq_num(row["verified"])),
+                    flush=True)
+                if row["verified"] is not True:
+                    failed = 1
+        n = len(rows)
+        close = sum(1 for r in rows if abs(r["error_pct"]) <= 10)
+        peak = sum(1 for r in rows
+                   if r["measured_peak_bytes"] == r["planned_peak_bytes"])
+        ver = sum(1 for r in rows if r["verified"] is True)
+        if close != n:
+            failed = 1
+        print()
+        print("within 10%% of the prediction: %d of %d; verified: %d of %d; "
+              "measured peak = planned peak: %d of %d" % (close, n, ver, n,
+                                                          peak, n))
+        print("target (every run within 10%% and verified): %s" % (
+            "PASS" if failed == 0 else "FAIL"))
+        c = call(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], 30)
+        out = "bench/results/exec-%s.json" % time.strftime(
+            "%Y%m%dT%H%M%SZ", time.gmtime())
+        write_atomic(os.path.join(ROOT, out), (
+            '{"bench":"exec","backend":"cpu","commit":"%s","host":"%s",'
+            '"cpus":%d,"rows":[%s]}\n' % (
+                c.out.strip() if c.rc == 0 else "none", platform.node(),
+                len(os.sched_getaffinity(0)),
+                ",".join(jq_compact(r) for r in rows))))
+        print("wrote %s" % out)
+        return failed
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # -- commands ---------------------------------------------------------------
 
 def cmd_list(ctx):
@@ -1136,11 +1464,38 @@ def cmd_all(ctx):
 
 
 def main(argv=None):
-    common = argparse.ArgumentParser(add_help=False)
-    g = common.add_argument_group("suite and tools")
-    g.add_argument("--hoffopt", metavar="PATH",
+    # tools: the options of every command that runs hoffopt; common adds
+    # the suite's (the job commands list, run and all).
+    tools = argparse.ArgumentParser(add_help=False)
+    t = tools.add_argument_group("tools")
+    t.add_argument("--hoffopt", metavar="PATH",
                    help="the hoffopt binary (default: $HOFFOPT, "
                         "build-bench/hoffopt, build/hoffopt)")
+    t.add_argument("--timeout", type=float, default=600, metavar="S",
+                   help="time limit of each hoffopt command (default 600)")
+    t.add_argument("--exact-time-limit", type=float, default=60, metavar="S",
+                   help="--time-limit given to hoffopt --exact and compare "
+                        "(default 60)")
+    t.add_argument("--exec-target-s", type=float, default=0.25, metavar="S",
+                   help="executor runs are time-scaled to about S seconds "
+                        "of predicted makespan, never below real time "
+                        "(default 0.25)")
+    t.add_argument("--exec-min-op-s", type=float, default=2e-4, metavar="S",
+                   help="...and scaled so ops last S seconds on average at "
+                        "least (default 0.0002)")
+    t.add_argument("--exec-repeat", type=int, default=3, metavar="N",
+                   help="timed executor runs per job, the median kept "
+                        "(default 3), plus one with --verify")
+    t.add_argument("--exec-cpu-bytes", type=float, default=256 * 2**20,
+                   metavar="B", help="size-scale so a graph's bytes plus "
+                   "its peak fit in B bytes on the cpu backend (default "
+                   "256 MiB)")
+    t.add_argument("--exec-cuda-bytes", type=float, default=8 * 2**30,
+                   metavar="B", help="the same for the cuda backend "
+                   "(default 8 GiB)")
+
+    common = argparse.ArgumentParser(add_help=False, parents=[tools])
+    g = common.add_argument_group("suite")
     g.add_argument("--suite", choices=["full", "data", "tiny", "none"],
                    default="full",
                    help="full: data/ plus generated graphs (default); data: "
@@ -1154,28 +1509,6 @@ def main(argv=None):
                    help="cache of generated graphs (default: $HOFF_BENCH_WORK, "
                         "else $TMPDIR/hoffopt-bench-UID; `all` uses a fresh "
                         "temporary folder)")
-    g.add_argument("--timeout", type=float, default=600, metavar="S",
-                   help="time limit of each hoffopt command (default 600)")
-    g.add_argument("--exact-time-limit", type=float, default=60, metavar="S",
-                   help="--time-limit given to hoffopt --exact (default 60)")
-    g.add_argument("--exec-target-s", type=float, default=0.25, metavar="S",
-                   help="executor runs are time-scaled to about S seconds "
-                        "of predicted makespan, never below real time "
-                        "(default 0.25)")
-    g.add_argument("--exec-min-op-s", type=float, default=2e-4, metavar="S",
-                   help="...and scaled so ops last S seconds on average at "
-                        "least (default 0.0002)")
-    g.add_argument("--exec-repeat", type=int, default=3, metavar="N",
-                   help="timed executor runs per job, the median kept "
-                        "(default 3), plus one with --verify")
-    g.add_argument("--exec-cpu-bytes", type=float, default=256 * 2**20,
-                   metavar="B", help="size-scale so a graph's bytes plus "
-                   "its peak fit in B bytes on the cpu backend (default "
-                   "256 MiB)")
-    g.add_argument("--exec-cuda-bytes", type=float, default=8 * 2**30,
-                   metavar="B", help="the same for the cuda backend "
-                   "(default 8 GiB)")
-
     p = argparse.ArgumentParser(
         prog="harness.py",
         description="hoffopt's benchmark harness: every policy on every graph "
@@ -1203,16 +1536,18 @@ def main(argv=None):
                         "results JSON (schema: bench/README.md).")
     sp.add_argument("dir", metavar="DIR")
     sp.add_argument("-o", "--output", required=True, metavar="RESULTS.json")
-    sp = sub.add_parser("report", help="table, headline and plots from results",
+    # report and all draw the plots
+    plots = argparse.ArgumentParser(add_help=False)
+    plots.add_argument("--no-plots", action="store_true", help="tables only")
+    plots.add_argument("--memory-graph", action="append", metavar="GRAPH",
+                       help="graph(s) of the memory-over-time plot")
+    sp = sub.add_parser("report", parents=[plots],
+                        help="table, headline and plots from results",
                         description="Writes OUTDIR/table.md, OUTDIR/headline.md "
                         "and the PNG plots (memory-*.png, pareto.png).")
     sp.add_argument("results", metavar="RESULTS.json")
     sp.add_argument("--outdir", default=os.path.join(ROOT, "bench", "results"),
                     help="default bench/results")
-    sp.add_argument("--no-plots", action="store_true",
-                    help="tables only")
-    sp.add_argument("--memory-graph", action="append", metavar="GRAPH",
-                    help="graph(s) of the memory-over-time plot")
     sp = sub.add_parser("compare", help="regressions from OLD to NEW results",
                         description="Prints every regression from OLD to NEW: "
                         "peak or makespan worse by more than --threshold on "
@@ -1230,7 +1565,8 @@ def main(argv=None):
     sp.add_argument("--solve-min", type=float, default=0.5, metavar="S",
                     help="...only when the new solve time is above S "
                          "seconds (default 0.5)")
-    sp = sub.add_parser("all", parents=[common], help="run everything here, merge, report",
+    sp = sub.add_parser("all", parents=[common, plots],
+                        help="run everything here, merge, report",
                         description="Runs every job on this machine (a small "
                         "pool; executor and exact jobs alone afterwards), merges them "
                         "into OUT/results.json and writes the table, headline "
@@ -1242,9 +1578,27 @@ def main(argv=None):
     sp.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="parallel jobs (default: min(2, cores))")
     sp.add_argument("--no-report", action="store_true")
-    sp.add_argument("--no-plots", action="store_true")
-    sp.add_argument("--memory-graph", action="append", metavar="GRAPH",
-                    help="graph(s) of the memory-over-time plot")
+    tables = {
+        "policy-table": ("greedy against the baselines (the README's policy "
+                         "table)",
+                         cmd_policy_table.__doc__),
+        "exact-table": ("greedy against exact, `hoffopt compare` (the "
+                        "README's exact tables)",
+                        cmd_exact_table.__doc__),
+        "exec-table": ("the CPU executor against the simulator (the "
+                       "README's executor table)",
+                       cmd_exec_table.__doc__),
+    }
+    for name, (short, doc) in tables.items():
+        sp = sub.add_parser(name, parents=[tools], help=short,
+                            description=" ".join(doc.split()))
+        sp.set_defaults(suite="none", graph=None, only=None, work=None)
+        sp.add_argument("args", nargs="*", metavar="GRAPH.json | -- OPTION",
+                        help="graphs (default: data/'s); exact-table passes "
+                        "what follows -- to hoffopt compare")
+        if name == "exec-table":
+            sp.add_argument("--policies", default="greedy reactive lookahead:1",
+                            metavar="'P ...'", help="default: %(default)s")
     a = p.parse_args(argv)
     if a.cmd == "merge":
         return cmd_merge(a)
@@ -1253,7 +1607,9 @@ def main(argv=None):
     if a.cmd == "compare":
         return cmd_compare(a)
     ctx = Ctx(a)
-    return {"list": cmd_list, "run": cmd_run, "all": cmd_all}[a.cmd](ctx)
+    return {"list": cmd_list, "run": cmd_run, "all": cmd_all,
+            "policy-table": cmd_policy_table, "exact-table": cmd_exact_table,
+            "exec-table": cmd_exec_table}[a.cmd](ctx)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,14 @@
 # longer meets its budget; the executor's verification failing; solve time
 # more than --solve-factor times the baseline's and above --solve-min s.
 #
+# Solve times are compared only on an idle machine: --timing auto (the
+# default) compares them when the 1-minute load average is under a quarter
+# of the cores, and says so when it does not (peaks and makespans, which
+# the simulator computes, are always compared).
+#
 # Usage: bench/nightly.sh [--baseline PREV.json] [--threshold 0.05]
 #                         [--solve-factor 2] [--solve-min 0.5]
+#                         [--timing auto|on|off]
 #                         [--out DIR] [--jobs N] [--hoffopt PATH]
 #                         [--update-baseline] [--results NEW.json]
 #   --baseline F       results to compare with (default
@@ -20,6 +26,8 @@
 #   --threshold X      relative slack on peak and makespan (default 0.05)
 #   --solve-factor F   solve time regression factor (default 2)
 #   --solve-min S      ...and only above S seconds (default 0.5)
+#   --timing W         compare solve times: on, off, or auto (default:
+#                      when the load average is under cores / 4)
 #   --out DIR          where the run's results, table and plots go
 #                      (default bench/results/nightly/run-UTCSTAMP)
 #   --jobs N           parallel jobs (default: harness's, min(2, cores))
@@ -35,6 +43,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 here=$root/bench
 py=${PYTHON:-python3}
 baseline= threshold=0.05 sfactor=2 smin=0.5 out= jobs= hoff= update=0 results=
+timing=auto
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 need() { [ $# -ge 2 ] || { echo "nightly.sh: $1 needs a value" >&2; exit 2; }; }
@@ -45,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--threshold) need "$@"; threshold=$2; shift 2 ;;
 	--solve-factor) need "$@"; sfactor=$2; shift 2 ;;
 	--solve-min) need "$@"; smin=$2; shift 2 ;;
+	--timing) need "$@"; timing=$2; shift 2 ;;
 	--out) need "$@"; out=$2; shift 2 ;;
 	--jobs | -j) need "$@"; jobs=$2; shift 2 ;;
 	--hoffopt) need "$@"; hoff=$2; shift 2 ;;
@@ -54,10 +64,36 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+case $timing in
+auto | on | off) ;;
+*) echo "nightly.sh: --timing: '$timing' is not auto, on or off" >&2; exit 2 ;;
+esac
+
+# timing_on: whether solve times are compared now (--timing, or for auto
+# an idle machine: the 1-minute load average under a quarter of the
+# cores); says why not when they are not.
+timing_on() {
+	[ "$timing" != on ] || return 0
+	if [ "$timing" = off ]; then
+		echo "nightly: solve times not compared (--timing off)"
+		return 1
+	fi
+	local load cores
+	load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo 0)
+	cores=$(nproc 2>/dev/null || echo 1)
+	if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l < c / 4) }'; then
+		return 0
+	fi
+	echo "nightly: solve times not compared: load average $load on" \
+		"$cores cores (idle: under $cores / 4)"
+	return 1
+}
+
 compare() { # compare OLD NEW: prints regressions; returns 0, 1 or 2
-	local rc=0
+	local rc=0 min=$smin
+	timing_on || min=1e18 # no solve time is that long
 	"$py" "$here/harness.py" compare "$1" "$2" --threshold "$threshold" \
-		--solve-factor "$sfactor" --solve-min "$smin" || rc=$?
+		--solve-factor "$sfactor" --solve-min "$min" || rc=$?
 	return "$rc"
 }
 

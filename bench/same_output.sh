@@ -30,9 +30,9 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 limit=${TIME_LIMIT:-20}
 small=${SMALL:-60000}
-# every graph of data/ when none is given (bench/small_graphs.sh, no op cap)
-# shellcheck source=small_graphs.sh
-MAXOPS=${MAXOPS:-2000000000} . "$root/bench/small_graphs.sh"
+# every graph of data/ when none is given (bench/lib/small_graphs.sh, no op cap)
+# shellcheck source=lib/small_graphs.sh
+MAXOPS=${MAXOPS:-2000000000} . "$root/bench/lib/small_graphs.sh"
 split_args "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "jscan.h"
-#include "outfile.h"
 
 enum { K_FORMAT, K_VERSION, K_GRAPH, K_POLICY, K_BUDGET, K_STEPS, K_SUMMARY,
        NKEYS };
@@ -327,6 +327,14 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 out:
 	free(r.buf);
 	js_free(&r.s);
+	if (st == HOFF_EINPUT && r.sc && r.sc->graph && g->name &&
+	    strcmp(r.sc->graph, g->name) != 0) { /* what explains the rest */
+		size_t n = strlen(e->msg);
+		snprintf(
+			e->msg + n, sizeof e->msg - n,
+			" (the schedule is for graph \"%.60s\", not \"%.60s\")",
+			r.sc->graph, g->name);
+	}
 	if (st != HOFF_OK) {
 		js_oneline(e);
 		hoff_sched_free(r.sc);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outfile.h"
+#include "fileio.h"
 
 /* ps as microseconds, exactly: integer part, then up to 6 decimals. */
 static void put_us(FILE *f, int64_t ps)
@@ -126,14 +126,8 @@ static void put_event(FILE *f, const hoff_graph *g, const hoff_event *ev)
 	fputs("}}", f);
 }
 
-hoff_status hoff_trace_write(const hoff_graph *g, const hoff_timeline *tl,
-			     const char *path, hoff_err *e)
+void hoff_trace_print(const hoff_graph *g, const hoff_timeline *tl, FILE *f)
 {
-	hoff_outfile o;
-	hoff_status st = hoff_outfile_open(&o, path, e);
-	if (st != HOFF_OK)
-		return st;
-	FILE *f = o.f;
 	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
 	      "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\","
 	      "\"args\":{\"name\":",
@@ -166,5 +160,15 @@ hoff_status hoff_trace_write(const hoff_graph *g, const hoff_timeline *tl,
 			(long long)tl->mem[i].bytes);
 	}
 	fputs("\n]}\n", f);
+}
+
+hoff_status hoff_trace_write(const hoff_graph *g, const hoff_timeline *tl,
+			     const char *path, hoff_err *e)
+{
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_trace_print(g, tl, o.f);
 	return hoff_outfile_commit(&o, e);
 }

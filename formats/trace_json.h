@@ -4,8 +4,13 @@
 #ifndef HOFF_TRACE_JSON_H
 #define HOFF_TRACE_JSON_H
 
+#include <stdio.h>
+
 #include "graph.h"
 #include "timeline.h"
+
+/* Prints tl as a trace to f (the caller checks f for write errors). */
+void hoff_trace_print(const hoff_graph *g, const hoff_timeline *tl, FILE *f);
 
 /* Writes tl to path through a temporary file renamed into place.
  * HOFF_EIO on failure. */

@@ -16,6 +16,7 @@
 #include "emit.h"
 #include "judged.h"
 #include "sim.h"
+#include "sort.h"
 
 #define OFF	     (-2) /* a pick: the interval is not taken */
 #define REPAIR_MOVES 32	  /* stall moves a repair may keep */
@@ -52,10 +53,9 @@ typedef struct ctx {
 	hoff_err *e;
 } ctx;
 
-static _Thread_local const ctx *sort_ctx;
-
-static int by_pick(const void *x, const void *y)
+static int by_pick(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
 	const hoff_cand *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
 	int32_t pa = sort_ctx->key[i], pb = sort_ctx->key[j];
@@ -77,9 +77,8 @@ static hoff_sched *emit(ctx *c, const int32_t *pick)
 	for (int32_t i = 0; i < c->niv; i++)
 		if (pick[i] != OFF && c->iv[i].b < g->nops)
 			c->pf[np++] = i;
-	sort_ctx = c;
 	c->key = pick;
-	qsort(c->pf, (size_t)np, sizeof *c->pf, by_pick);
+	hoff_sort_ctx(c->pf, (size_t)np, sizeof *c->pf, by_pick, c);
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
@@ -134,10 +133,9 @@ static bool better(const ctx *c, const hoff_judged *a, const hoff_judged *b)
 static int try_at(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
 		  int32_t i, int32_t at_op, const int32_t *at, int nat);
 
-static _Thread_local const int64_t *sort_wait;
-
-static int by_wait(const void *x, const void *y)
+static int by_wait(const void *x, const void *y, void *cx)
 {
+	const int64_t *sort_wait = cx;
 	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
 	if (sort_wait[a] != sort_wait[b])
 		return sort_wait[a] > sort_wait[b] ? -1 : 1;
@@ -160,8 +158,8 @@ static int stalls_earlier(ctx *c, int32_t *pick, int32_t *trial,
 		if (c->wait[k] > 0)
 			c->stalled[m++] = k;
 	}
-	sort_wait = c->wait;
-	qsort(c->stalled, (size_t)m, sizeof *c->stalled, by_wait);
+	hoff_sort_ctx(c->stalled, (size_t)m, sizeof *c->stalled, by_wait,
+		      c->wait);
 	for (int32_t x = 0; x < m; x++) {
 		int32_t k = c->stalled[x];
 		for (int32_t u = c->b_off[k]; u < c->b_off[k + 1]; u++) {
@@ -406,8 +404,9 @@ static int32_t boundary_by(const ctx *c, int64_t x, int32_t from, int64_t shift,
 	return lo;
 }
 
-static int by_b_t(const void *x, const void *y)
+static int by_b_t(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
 	const hoff_cand *a = &sort_ctx->iv[i], *b = &sort_ctx->iv[j];
 	if (a->b != b->b)
@@ -568,8 +567,9 @@ static int stall_moves(ctx *c, int32_t *pick, int32_t *trial, hoff_judged *cur,
 	return 0;
 }
 
-static int by_bytes(const void *x, const void *y)
+static int by_bytes(const void *x, const void *y, void *cx)
 {
+	const ctx *sort_ctx = cx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
 	int64_t a = sort_ctx->iv[i].bytes, b = sort_ctx->iv[j].bytes;
 	if (a != b)
@@ -629,15 +629,14 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
 		by_size[i] = i;
 		c.failed[i] = -1;
 	}
-	sort_ctx = &c;
-	qsort(by_size, (size_t)niv, sizeof *by_size, by_bytes);
+	hoff_sort_ctx(by_size, (size_t)niv, sizeof *by_size, by_bytes, &c);
 	c.nom[0] = 0;
 	for (int32_t k = 0; k < g->nops; k++)
 		c.nom[k + 1] = c.nom[k] + g->op[k].time_ps;
 	for (int32_t i = 0; i < niv; i++)
 		if (iv[i].b < g->nops)
 			c.edf[c.nedf++] = i;
-	qsort(c.edf, (size_t)c.nedf, sizeof *c.edf, by_b_t);
+	hoff_sort_ctx(c.edf, (size_t)c.nedf, sizeof *c.edf, by_b_t, &c);
 	c.t_off = t_off;
 	c.by_t = by_t;
 	picks_of(&c, start, t_off, by_t, pick);

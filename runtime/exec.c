@@ -242,22 +242,28 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 			break;
 		hoff_event ev = {.start_ps = prev_end,
 				 .end_ps = r->op_start_ps[k],
-				 .step = p->op[k].step, .id = k,
-				 .tier = HOFF_NONE, .kind = HOFF_EV_STALL,
+				 .step = p->op[k].step,
+				 .id = p->op[k].op,
+				 .tier = HOFF_NONE,
+				 .kind = HOFF_EV_STALL,
 				 .await = HOFF_NONE};
 		if (ev.end_ps > ev.start_ps &&
 		    hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		ev.kind = HOFF_EV_OP;
+		ev.kind = p->op[k].recompute ? HOFF_EV_RECOMPUTE : HOFF_EV_OP;
+		ev.id = p->op[k].op;
 		ev.start_ps = r->op_start_ps[k];
 		ev.end_ps = prev_end = r->op_end_ps[k];
 		if (hoff_timeline_event(&r->tl, ev) != HOFF_OK)
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		m->compute_ps += ev.end_ps - ev.start_ps;
+		if (p->op[k].recompute)
+			m->recompute_ps += ev.end_ps - ev.start_ps;
+		else
+			m->compute_ps += ev.end_ps - ev.start_ps;
 		if (ev.end_ps > m->makespan_ps)
 			m->makespan_ps = ev.end_ps;
 	}
-	m->stall_ps = m->makespan_ps - m->compute_ps;
+	m->stall_ps = m->makespan_ps - m->compute_ps - m->recompute_ps;
 	for (int32_t i = 0; i < g->ntiers; i++) {
 		r->chan[1 + 2 * i].nominal_Bps = g->tier[i].h2d_Bps;
 		r->chan[2 + 2 * i].nominal_Bps = g->tier[i].d2h_Bps;
@@ -284,17 +290,26 @@ static hoff_exec_fault decode_bad(const hoff_xplan *p, int64_t ev,
 		f.at = phase ? HOFF_FAULT_XFER_DST : HOFF_FAULT_XFER_SRC;
 		return f;
 	}
-	int64_t j = g->in_off[ev] + item;
+	const hoff_xop *o = &p->op[ev];
+	int32_t k = o->op;
+	int64_t nin = hoff_op_count(g, k, HOFF_USE_IN),
+		nupd = hoff_op_count(g, k, HOFF_USE_UPD);
 	f.tier = HOFF_DEVICE;
 	f.at = phase ? HOFF_FAULT_OP_END : HOFF_FAULT_OP_START;
-	if (j < g->in_off[ev + 1]) {
-		f.tensor = g->in[j];
-		f.version = p->in_ver[j];
-	} else {
-		j = g->upd_off[ev] + (j - g->in_off[ev + 1]);
-		HOFF_REQUIRE(j < g->upd_off[ev + 1]);
+	if (item < nin) {
+		f.tensor = g->in[g->in_off[k] + item];
+		f.version = p->in_ver[o->in_at + item];
+	} else if (item < nin + nupd) {
+		int64_t j = g->upd_off[k] + (item - nin);
 		f.tensor = g->upd[j];
-		f.version = p->upd_ver[j] - 1;
+		f.version = p->upd_ver[o->upd_at + (item - nin)] - 1;
+	} else { /* (v2) a recompute's check of what it re-made */
+		int64_t j = item - nin - nupd;
+		HOFF_REQUIRE(o->recompute &&
+			     j < hoff_op_count(g, k, HOFF_USE_OUT));
+		f.tensor = g->out[g->out_off[k] + j];
+		f.version = 0;
+		f.at = HOFF_FAULT_REMADE;
 	}
 	return f;
 }
@@ -324,13 +339,15 @@ static hoff_status verify(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 		if (st != HOFF_OK)
 			return st;
 		if (bad >= 0)
-			add_fault(r, (hoff_exec_fault){.step = HOFF_NONE,
-						       .cmd = HOFF_NONE,
-						       .tensor = g->tensor,
-						       .tier = g->tier,
-						       .at = HOFF_FAULT_END,
-						       .version = g->version,
-						       .byte = bad});
+			add_fault(r, (hoff_exec_fault){
+					     .step = HOFF_NONE,
+					     .cmd = HOFF_NONE,
+					     .tensor = g->tensor,
+					     .tier = g->tier,
+					     .at = g->home ? HOFF_FAULT_HOME
+							   : HOFF_FAULT_END,
+					     .version = g->version,
+					     .byte = bad});
 	}
 	return HOFF_OK;
 }
@@ -394,26 +411,38 @@ void hoff_exec_fault_format(const hoff_xplan *p, const hoff_exec_fault *f,
 	const hoff_graph *g = p->g;
 	const char *t = g->tensor[f->tensor].id;
 	if (f->step == HOFF_NONE) {
+		const char *home = f->at == HOFF_FAULT_HOME ? " (its home: the "
+							      "state the next "
+							      "iteration reads)"
+							    : "";
 		if (f->tier == HOFF_DEVICE)
 			snprintf(buf, len,
-				 "end: \"%s\" on the device: byte %lld differs "
-				 "from version %u of its pattern",
-				 t, (long long)f->byte, f->version);
+				 "end: \"%s\" on the device%s: byte %lld "
+				 "differs from version %u of its pattern",
+				 t, home, (long long)f->byte, f->version);
 		else
-			snprintf(
-				buf, len,
-				"end: \"%s\" on tier \"%s\": byte %lld differs "
-				"from version %u of its pattern",
-				t, g->tier[f->tier].name, (long long)f->byte,
-				f->version);
+			snprintf(buf, len,
+				 "end: \"%s\" on tier \"%s\"%s: byte %lld "
+				 "differs from version %u of its pattern",
+				 t, g->tier[f->tier].name, home,
+				 (long long)f->byte, f->version);
 		return;
 	}
-	if (f->at == HOFF_FAULT_OP_START || f->at == HOFF_FAULT_OP_END) {
+	if (f->at == HOFF_FAULT_OP_START || f->at == HOFF_FAULT_OP_END ||
+	    f->at == HOFF_FAULT_REMADE) {
+		const hoff_xop *o = &p->op[f->cmd];
+		const char *kind = o->recompute ? "recompute" : "op";
+		char at[64];
+		if (f->at == HOFF_FAULT_REMADE)
+			snprintf(at, sizeof at, "re-made");
+		else
+			snprintf(at, sizeof at, "at the %s's %s", kind,
+				 f->at == HOFF_FAULT_OP_START ? "start"
+							      : "end");
 		snprintf(buf, len,
-			 "steps[%lld] op \"%s\": \"%s\" at the op's %s: byte "
-			 "%lld differs from version %u of its pattern",
-			 (long long)f->step, g->op[f->cmd].id, t,
-			 f->at == HOFF_FAULT_OP_START ? "start" : "end",
+			 "steps[%lld] %s \"%s\": \"%s\" %s: byte %lld differs "
+			 "from version %u of its pattern",
+			 (long long)f->step, kind, g->op[o->op].id, t, at,
 			 (long long)f->byte, f->version);
 		return;
 	}
@@ -432,7 +461,7 @@ void hoff_exec_fault_format(const hoff_xplan *p, const hoff_exec_fault *f,
 static int64_t scale_bytes(int64_t x, double k)
 {
 	double v = ceil((double)x * k);
-	if (!(v >= 0 && v < 4611686018427387904.0))
+	if (!(v >= 0 && v < (double)HOFF_PS_LIMIT))
 		return -1;
 	return (int64_t)v;
 }
@@ -512,4 +541,25 @@ hoff_status hoff_exec_scale(hoff_graph *g, double time_k, double size_k,
 		total += o->time_ps;
 	}
 	return HOFF_OK;
+}
+
+/* both / alone in (0, 1], 1 when either is missing. */
+static double duplex_of(double both, double alone)
+{
+	if (!(both > 0) || !(alone > 0) || !isfinite(both) || !isfinite(alone))
+		return 1;
+	double f = both / alone;
+	return f < 1 ? f : 1;
+}
+
+void hoff_calib_duplex(hoff_calib *c, double h2d_alone_Bps,
+		       double d2h_alone_Bps)
+{
+	c->h2d_duplex = duplex_of(c->h2d_both_Bps, h2d_alone_Bps);
+	c->d2h_duplex = duplex_of(c->d2h_both_Bps, d2h_alone_Bps);
+	/* FORMAT.md rule 3 rejects a factor whose F rounds to 0 */
+	if (c->h2d_duplex < 1e-6)
+		c->h2d_duplex = 1e-6;
+	if (c->d2h_duplex < 1e-6)
+		c->d2h_duplex = 1e-6;
 }

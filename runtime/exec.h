@@ -19,7 +19,10 @@
 typedef struct hoff_exec_opts {
 	bool verify;          /* fill and check tensor contents */
 	int64_t corrupt_step; /* test hook: flip one byte of this transfer's
-				 destination after the copy; HOFF_NONE */
+				 destination after the copy, or (v2) with
+				 verify, of this recompute's first output
+				 (if it re-makes it) once written;
+				 HOFF_NONE */
 	int32_t device;       /* CUDA device ordinal */
 	bool cuda_graph;      /* CUDA: capture the whole plan into one CUDA
 				 graph and launch it (no host enqueue lag) */
@@ -43,20 +46,26 @@ hoff_exec_opts hoff_exec_defaults(void);
 /* Where a failed check ran. With --verify every command checks what it
  * reads: an op its inputs and updates at its start and its inputs again
  * at its end (it writes junk to its outputs and updates at its start and
- * their patterns at its end); a transfer its source at its start and its
- * destination at its end. */
+ * their patterns at its end); (v2) a recompute as an op, writing only the
+ * outputs it re-makes, which it checks once written; a transfer its
+ * source at its start and its destination at its end. */
 typedef enum hoff_fault_at {
 	HOFF_FAULT_END = 0,  /* the check of the final state */
 	HOFF_FAULT_XFER_SRC, /* a transfer's source, at its start */
 	HOFF_FAULT_XFER_DST, /* a transfer's destination, at its end */
 	HOFF_FAULT_OP_START, /* an op's input or update, at its start */
 	HOFF_FAULT_OP_END,   /* an op's input, at its end */
+	HOFF_FAULT_REMADE,   /* (v2) a recompute's output, re-made: the
+				original's bytes (its op's pattern) */
+	HOFF_FAULT_HOME,     /* (v2) the end check of a repeat graph's state
+				at its home (xplan.h's final regions) */
 } hoff_fault_at;
 
 /* A verification failure: the first differing byte of a region. */
 typedef struct hoff_exec_fault {
 	int64_t step; /* the command's step, HOFF_NONE for the end check */
-	int64_t cmd;  /* op k, or transfer x as nops + x; HOFF_NONE */
+	int64_t cmd;  /* compute command k, or transfer x as nops + x;
+			 HOFF_NONE */
 	int32_t tensor;
 	int16_t tier; /* HOFF_DEVICE, or the tier of the copy checked (a
 			 transfer's: its tier) */
@@ -224,7 +233,8 @@ typedef struct hoff_race {
  * and waits (a wait orders only after a record already issued, as in
  * CUDA), and looks for two commands that touch a common byte, one
  * writing, with neither ordered before the other. Accesses: an op reads
- * its inputs and updates and writes its updates, outputs and workspace;
+ * its inputs and updates and writes its updates, outputs and workspace
+ * ((v2) a recompute the same, but only the outputs it re-makes);
  * a transfer reads its source and writes its destination (a `same` store
  * rewrites identical bytes and counts as a read there). *r: the first
  * race found, or kind HOFF_RACE_NONE. O(accesses * (segments + streams)).
@@ -274,15 +284,26 @@ typedef struct hoff_calib {
 				   (%globaltimer: 1e9) */
 	/* pinned h2d and d2h copies running at once (0: not measured) */
 	double h2d_both_Bps, d2h_both_Bps;
+	/* (v2) FORMAT.md's duplex factors: each direction's rate with both
+	 * running over its rate alone, measured the same way, in (0, 1]; 1
+	 * when not measured */
+	double h2d_duplex, d2h_duplex;
 } hoff_calib;
 
-/* Measures the CPU backend's machine (memcpy rates, thread hand-off
- * latency, a multiply-add loop). HOFF_ENOMEM. */
+/* Sets c's duplex factors from the rates both at once over those alone
+ * (h2d_alone_Bps, d2h_alone_Bps: measured as the both-at-once ones are),
+ * capped at 1; 1 where a rate is missing. */
+void hoff_calib_duplex(hoff_calib *c, double h2d_alone_Bps,
+		       double d2h_alone_Bps);
+
+/* Measures the CPU backend's machine (memcpy rates, alone and (v2) two
+ * threads' at once for the duplex factors of its emulated links, thread
+ * hand-off latency, a multiply-add loop). HOFF_ENOMEM. */
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e);
 /* Measures device `device`: cudaMemcpy rates pinned and pageable, alone
- * and h2d with d2h at once, the latency of a small copy, an FMA kernel, a
- * device-to-device copy and the spin kernel's fixed cost. HOFF_EIO with
- * the CUDA error. */
+ * and h2d with d2h at once (the duplex factors), the latency of a small
+ * copy, an FMA kernel, a device-to-device copy and the spin kernel's
+ * fixed cost. HOFF_EIO with the CUDA error. */
 hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c, hoff_err *e);
 /* Copy sweep on device `device`: for sizes 4 KiB .. max_bytes (x4), the
  * best of a few pinned h2d copies alone, d2h alone, and both at once, one

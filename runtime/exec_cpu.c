@@ -32,7 +32,18 @@
  * that deadline. Threads pace themselves to those deadlines in real time,
  * so the emulated clock never runs ahead of the host's; what the host's
  * scheduler costs below a command's duration is absorbed, what exceeds it
- * shows as an overrun, counted, with the largest lag reported. */
+ * shows as an overrun, counted, with the largest lag reported.
+ *
+ * (v2) Duplex. On a tier with a duplex factor below 1, a transfer's end
+ * follows FORMAT.md rule 3 (duplex.h) on the emulated clock: the tier's
+ * two channel threads share its state under the tier's lock; a start or
+ * a completion brings the other channel's remaining work up to that
+ * instant and sets both speeds, and signals the other thread, which
+ * sleeps on the tier's condition variable until its transfer (or its
+ * next chunk) is due at the speed in force, and re-reads it when woken.
+ * Events of a tier are taken in the order the threads reach them, each
+ * at its emulated instant or the tier's latest, whichever is later.
+ * Tiers with both factors 1 run as before, untouched. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -47,6 +58,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "duplex.h"
 #include "exec.h"
 #include "pattern.h"
 
@@ -65,6 +77,15 @@ typedef struct cmd {
 } cmd;
 
 typedef struct cpu cpu;
+
+/* (v2) A tier whose channels slow each other (a factor below 1). */
+typedef struct ctier {
+	bool on; /* some factor below 1: transfers follow d */
+	hoff_duplex d;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* on CLOCK_MONOTONIC; broadcast at every event */
+	bool init;
+} ctier;
 
 typedef struct cstream {
 	cmd *c;
@@ -95,6 +116,7 @@ struct cpu {
 			 code, or -1 */
 	int64_t *lag_ns, *overruns; /* (nstreams) */
 	double copy_ns_per_B;	    /* memcpy's cost, measured at creation */
+	ctier *tier;		    /* (ntiers) duplex state */
 };
 
 static int64_t now_ns(void)
@@ -220,39 +242,63 @@ static void check_into(int64_t *bad, const uint8_t *d, int64_t n, int32_t t,
 		*bad = code;
 }
 
-/* An op's checks of its inputs (both phases; at the end not those it
- * also updates) and updates (phase 0). */
+/* Compute command k's checks of its op's inputs (both phases; at the
+ * end not those it also updates) and updates (phase 0). */
 static void op_checks(cpu *c, int32_t k, uint32_t phase)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
 	int64_t item = 0;
-	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++, item++)
-		if (phase == 0 || !hoff_op_updates(g, k, g->in[j]))
-			check_into(&c->bad[k], c->dev + p->in_dev[j],
+	for (int64_t j = g->in_off[op]; j < g->in_off[op + 1]; j++, item++) {
+		int64_t q = o->in_at + item;
+		if (phase == 0 || !hoff_op_updates(g, op, g->in[j]))
+			check_into(&c->bad[k], c->dev + p->in_dev[q],
 				   g->tensor[g->in[j]].bytes, g->in[j],
-				   p->in_ver[j],
+				   p->in_ver[q],
 				   hoff_bad_tag(phase, (uint64_t)item));
-	for (int64_t j = g->upd_off[k]; phase == 0 && j < g->upd_off[k + 1];
-	     j++, item++)
-		check_into(&c->bad[k], c->dev + p->upd_dev[j],
+	}
+	for (int64_t j = g->upd_off[op]; phase == 0 && j < g->upd_off[op + 1];
+	     j++, item++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		check_into(&c->bad[k], c->dev + p->upd_dev[q],
 			   g->tensor[g->upd[j]].bytes, g->upd[j],
-			   p->upd_ver[j] - 1, hoff_bad_tag(0, (uint64_t)item));
+			   p->upd_ver[q] - 1, hoff_bad_tag(0, (uint64_t)item));
+	}
 }
 
-/* Writes op k's updates and outputs: junk (inv 0xff) or their patterns. */
-static void op_writes(cpu *c, int32_t k, uint8_t inv)
+/* Writes compute command k's updates and outputs (a recompute's: those
+ * it re-makes): junk (inv 0xff) or their patterns; with check, then
+ * checks the outputs (phase 1, items after the inputs and updates). */
+static void op_writes(cpu *c, int32_t k, uint8_t inv, bool check)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
-	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
-		hoff_pattern_fill_x(c->dev + p->out_dev[j],
-				    g->tensor[g->out[j]].bytes, g->out[j], 0,
-				    inv);
-	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		hoff_pattern_fill_x(c->dev + p->upd_dev[j],
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
+	int64_t item = hoff_op_count(g, op, HOFF_USE_IN) +
+		       hoff_op_count(g, op, HOFF_USE_UPD);
+	for (int64_t j = g->out_off[op]; j < g->out_off[op + 1]; j++, item++) {
+		int64_t off = p->out_dev[o->out_at + (j - g->out_off[op])];
+		if (off == HOFF_NONE)
+			continue; /* resident: a recompute leaves it */
+		uint8_t *d = c->dev + off;
+		int64_t n = g->tensor[g->out[j]].bytes;
+		hoff_pattern_fill_x(d, n, g->out[j], 0, inv);
+		if (!check)
+			continue;
+		if (c->o.corrupt_step == o->step && j == g->out_off[op])
+			d[n / 2] ^= 0x5a; /* test hook: a spoilt re-run */
+		check_into(&c->bad[k], d, n, g->out[j], 0,
+			   hoff_bad_tag(1, (uint64_t)item));
+	}
+	for (int64_t j = g->upd_off[op]; j < g->upd_off[op + 1]; j++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		hoff_pattern_fill_x(c->dev + p->upd_dev[q],
 				    g->tensor[g->upd[j]].bytes, g->upd[j],
-				    p->upd_ver[j], inv);
+				    p->upd_ver[q], inv);
+	}
 }
 
 static void run_op(cstream *s, int32_t k)
@@ -262,15 +308,93 @@ static void run_op(cstream *s, int32_t k)
 	int64_t deadline, start = begin(s, &deadline, p->op[k].dur_ps);
 	if (c->o.verify) {
 		op_checks(c, k, 0);
-		op_writes(c, k, 0xff);
+		op_writes(c, k, 0xff, false);
 	}
 	pace_until(deadline);
 	if (c->o.verify) {
 		op_checks(c, k, 1);
-		op_writes(c, k, 0);
+		op_writes(c, k, 0, p->op[k].recompute);
 	}
 	c->op_t0[k] = start - c->t0_ns;
 	c->op_t1[k] = finish(s, deadline) - c->t0_ns;
+}
+
+/* Chunks of a transfer of span ns and bytes. */
+static int64_t nchunks(int64_t span, int64_t bytes)
+{
+	int64_t n = span / CHUNK_MIN_NS;
+	n = n < 1 ? 1 : n > CHUNKS_MAX ? CHUNKS_MAX : n;
+	if (n > bytes)
+		n = bytes > 0 ? bytes : 1;
+	return n;
+}
+
+/* How early chunk bytes [done, upto) are copied before their share ends:
+ * 1.5 times the copy's own time and 0.3 ms for a late wake-up. */
+static int64_t chunk_cost(const cpu *c, int64_t done, int64_t upto)
+{
+	return (int64_t)(1.5 * (double)(upto - done) * c->copy_ns_per_B) +
+	       3 * SPIN_PACE_NS;
+}
+
+/* Sleeps on tier t's condition variable until `until` or the tier's next
+ * event; t->mu held. */
+static void tier_wait(ctier *t, int64_t until)
+{
+	struct timespec ts = {(time_t)(until / 1000000000),
+			      (long)(until % 1000000000)};
+	pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+}
+
+/* (v2) The bytes of transfer xf on a duplex tier: it starts at *start
+ * (set to the instant the tier took), each chunk is copied as the work
+ * left passes its share (at the speed in force, re-read at every event
+ * of the tier), and it ends when rule 3 says; returns that instant. */
+static int64_t duplex_copy(cpu *c, const hoff_xfer *xf, int64_t *start,
+			   int64_t dur_ns, uint8_t *dst, const uint8_t *src)
+{
+	ctier *t = &c->tier[xf->tier];
+	int ch = xf->store;
+	const hoff_duplex_chan *dc = &t->d.c[ch];
+	pthread_mutex_lock(&t->mu);
+	*start = hoff_duplex_start(&t->d, ch, *start, dur_ns);
+	pthread_cond_broadcast(&t->cv);
+	int64_t n = nchunks(dur_ns, xf->bytes), work = dc->r;
+	for (int64_t i = 0, done = 0; i < n; i++) {
+		int64_t upto = xf->bytes * (i + 1) / n;
+		int64_t cost = chunk_cost(c, done, upto);
+		int64_t left = work / n * (n - i - 1); /* work after chunk i */
+		for (;;) {
+			int64_t at = dc->r <= left
+					     ? 0
+					     : dc->t0 + (dc->r - left + dc->v -
+							 1) / dc->v;
+			if (now_ns() >= at - cost)
+				break;
+			tier_wait(t, at - cost);
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (!xf->same)
+			memcpy(dst + done, src + done, (size_t)(upto - done));
+		done = upto;
+		pthread_mutex_lock(&t->mu);
+	}
+	for (;;) {
+		int64_t due = hoff_duplex_due(&t->d, ch), now = now_ns();
+		if (now >= due) {
+			hoff_duplex_finish(&t->d, ch, due);
+			pthread_cond_broadcast(&t->cv);
+			pthread_mutex_unlock(&t->mu);
+			return due;
+		}
+		if (due - now > 2 * SPIN_PACE_NS) {
+			tier_wait(t, due - SPIN_PACE_NS);
+		} else { /* on time to the microsecond, then re-read */
+			pthread_mutex_unlock(&t->mu);
+			pace_until(due);
+			pthread_mutex_lock(&t->mu);
+		}
+	}
 }
 
 static void run_copy(cstream *s, int64_t x)
@@ -289,23 +413,24 @@ static void run_copy(cstream *s, int64_t x)
 	if (c->o.verify)
 		check_into(&c->bad[ev], src, xf->bytes, xf->tensor, xf->version,
 			   hoff_bad_tag(0, 0));
-	/* The bytes move in chunks across the interval, each copied at the
-	 * end of its share of it (less 1.5 times the copy's own time and
-	 * 0.3 ms for a late wake-up): until then a reader sees the old bytes,
-	 * and a writer of the source spoils the copy. */
-	int64_t span = deadline - start, n = span / CHUNK_MIN_NS;
-	n = n < 1 ? 1 : n > CHUNKS_MAX ? CHUNKS_MAX : n;
-	if (n > xf->bytes)
-		n = xf->bytes > 0 ? xf->bytes : 1;
-	for (int64_t i = 0, done = 0; i < n; i++) {
-		int64_t upto = xf->bytes * (i + 1) / n;
-		int64_t cost = (int64_t)(1.5 * (double)(upto - done) *
-					 c->copy_ns_per_B) +
-			       3 * SPIN_PACE_NS;
-		sleep_until(start + span * (i + 1) / n - cost);
-		if (!xf->same) /* a `same` store's bytes are there already */
-			memcpy(dst + done, src + done, (size_t)(upto - done));
-		done = upto;
+	if (c->tier[xf->tier].on) {
+		deadline =
+			duplex_copy(c, xf, &start, deadline - start, dst, src);
+	} else {
+		/* The bytes move in chunks across the interval, each copied
+		 * at the end of its share of it (less chunk_cost): until
+		 * then a reader sees the old bytes, and a writer of the
+		 * source spoils the copy. */
+		int64_t span = deadline - start, n = nchunks(span, xf->bytes);
+		for (int64_t i = 0, done = 0; i < n; i++) {
+			int64_t upto = xf->bytes * (i + 1) / n;
+			sleep_until(start + span * (i + 1) / n -
+				    chunk_cost(c, done, upto));
+			if (!xf->same) /* a `same` store's bytes are there */
+				memcpy(dst + done, src + done,
+				       (size_t)(upto - done));
+			done = upto;
+		}
 	}
 	if (c->o.corrupt_step == xf->step)
 		dst[xf->bytes / 2] ^= 0x5a; /* test hook: a flipped byte */
@@ -500,6 +625,12 @@ static void cpu_free(hoff_backend *b)
 		free(c->x_t0);
 		free(c->x_t1);
 		free(c->bad);
+		for (int32_t i = 0; c->tier && i < c->p->g->ntiers; i++)
+			if (c->tier[i].init) {
+				pthread_mutex_destroy(&c->tier[i].mu);
+				pthread_cond_destroy(&c->tier[i].cv);
+			}
+		free(c->tier);
 		if (c->sync_init) {
 			pthread_mutex_destroy(&c->mu);
 			pthread_cond_destroy(&c->cv);
@@ -507,6 +638,40 @@ static void cpu_free(hoff_backend *b)
 		free(c);
 	}
 	free(b);
+}
+
+/* (v2) Each tier's duplex state; a lock and a condition variable on
+ * CLOCK_MONOTONIC where a factor is below 1. HOFF_ENOMEM. */
+static hoff_status tiers_init(cpu *c)
+{
+	const hoff_graph *g = c->p->g;
+	c->tier = hoff_zalloc((size_t)g->ntiers + 1, sizeof *c->tier);
+	if (!c->tier)
+		return HOFF_ENOMEM;
+	for (int32_t i = 0; i < g->ntiers; i++) {
+		ctier *t = &c->tier[i];
+		const hoff_tier *gt = &g->tier[i];
+		hoff_duplex_init(&t->d, gt->h2d_duplex_ppm, gt->d2h_duplex_ppm);
+		t->on = gt->h2d_duplex_ppm < HOFF_DUPLEX_PPM ||
+			gt->d2h_duplex_ppm < HOFF_DUPLEX_PPM;
+		if (!t->on)
+			continue;
+		pthread_condattr_t ca;
+		if (pthread_condattr_init(&ca) != 0)
+			return HOFF_ENOMEM;
+		bool ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) ==
+				  0 &&
+			  pthread_cond_init(&t->cv, &ca) == 0;
+		pthread_condattr_destroy(&ca);
+		if (!ok)
+			return HOFF_ENOMEM;
+		if (pthread_mutex_init(&t->mu, NULL) != 0) {
+			pthread_cond_destroy(&t->cv);
+			return HOFF_ENOMEM;
+		}
+		t->init = true;
+	}
+	return HOFF_OK;
 }
 
 static const hoff_backend_i cpu_iface = {
@@ -567,6 +732,10 @@ hoff_status hoff_backend_cpu_new(const hoff_xplan *p, const hoff_exec_opts *o,
 		return hoff_seterr(e, HOFF_ENOMEM, "cpu: cannot create a lock");
 	}
 	c->sync_init = true;
+	if (tiers_init(c) != HOFF_OK) {
+		cpu_free(b);
+		return hoff_seterr(e, HOFF_ENOMEM, "cpu: cannot create a lock");
+	}
 	for (size_t i = 0; i < nev; i++)
 		atomic_init(&c->done[i], 0);
 	atomic_init(&c->sleepers, 0);
@@ -723,6 +892,57 @@ static double fma_rate(void)
 	return dt > 0 ? 16.0 * (double)n * 1e9 / (double)dt : 0;
 }
 
+/* A thread of the duplex measurement: reps copies of n bytes, started
+ * with its partner, their mean rate in B/s. */
+typedef struct copier {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t n;
+	int reps;
+	atomic_int *go;
+	double rate;
+} copier;
+
+static void *copier_main(void *arg)
+{
+	copier *q = arg;
+	while (!atomic_load(q->go))
+		relax();
+	int64_t t = now_ns();
+	for (int i = 0; i < q->reps; i++)
+		cal_memcpy(q->dst, q->src, q->n);
+	int64_t d = now_ns() - t;
+	q->rate = d > 0 ? (double)q->n * q->reps * 1e9 / (double)d : 0;
+	return NULL;
+}
+
+/* The emulated links' duplex: the mean rate of reps copies a->b (h2d)
+ * alone, of c->d (d2h) alone, then of both at once in two threads; the
+ * factors into cal. False when a thread cannot start. */
+static bool duplex_rates(hoff_calib *cal, uint8_t *a, uint8_t *b, uint8_t *c,
+			 uint8_t *d, size_t n, int reps)
+{
+	atomic_int go;
+	atomic_init(&go, 1);
+	copier q[2] = {{b, a, n, reps, &go, 0}, {d, c, n, reps, &go, 0}};
+	double alone[2];
+	for (int i = 0; i < 2; i++) {
+		copier_main(&q[i]);
+		alone[i] = q[i].rate;
+	}
+	atomic_store(&go, 0);
+	pthread_t th;
+	if (pthread_create(&th, NULL, copier_main, &q[1]) != 0)
+		return false;
+	atomic_store(&go, 1);
+	copier_main(&q[0]);
+	pthread_join(th, NULL);
+	cal->h2d_both_Bps = q[0].rate;
+	cal->d2h_both_Bps = q[1].rate;
+	hoff_calib_duplex(cal, alone[0], alone[1]);
+	return true;
+}
+
 hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e)
 {
 	memset(c, 0, sizeof *c);
@@ -745,8 +965,21 @@ hoff_status hoff_calibrate_cpu(hoff_calib *c, hoff_err *e)
 	c->d2h_pageable_Bps = pageable_rate(b, CAL_BYTES, 3);
 	c->mem_bandwidth_Bps = 2 * (c->h2d_Bps > c->d2h_Bps ? c->h2d_Bps
 							    : c->d2h_Bps);
+	uint8_t *a2 = malloc(CAL_BYTES), *b2 = malloc(CAL_BYTES);
+	bool ok = a2 && b2;
+	if (ok) {
+		memset(a2, 3, CAL_BYTES);
+		memset(b2, 4, CAL_BYTES);
+		ok = duplex_rates(c, a, b, b2, a2, CAL_BYTES, 5);
+	}
 	free(a);
 	free(b);
+	free(a2);
+	free(b2);
+	if (!ok)
+		return hoff_seterr(e, HOFF_ENOMEM,
+				   "calibrate: cannot measure both directions "
+				   "at once (out of memory or threads)");
 	c->latency_s = handoff_s();
 	c->flops_per_s = fma_rate();
 	/* An op is a busy wait: its fixed cost is one clock read. */

@@ -28,10 +28,12 @@
  * With --verify, kernels check and write pattern.h's bytes inside each
  * command, as the CPU backend does (exec.h): an op checks its inputs and
  * updates, writes junk, spins, checks its inputs again and writes its
- * patterns; a transfer checks its source, copies, checks its destination
- * (host bytes through the pinned arena's device mapping). The first
- * failure per command is kept by atomicMin in a device array read once at
- * the end. Those kernels run inside the timed intervals: time without
+ * patterns ((v2) a recompute the same for the outputs it re-makes, then
+ * checks them: the original's bytes); a transfer checks its source, copies,
+ * checks its destination (host bytes through the pinned arena's device
+ * mapping). The first failure per command is kept by atomicMin in a device
+ * array read once at the end. Those kernels run inside the timed intervals:
+ * time without
  * --verify. Every CUDA call goes through HOFF_CUDA_TRY, which returns
  * HOFF_EIO with the call and CUDA's message. */
 #include <cuda_runtime.h>
@@ -296,54 +298,81 @@ static hoff_status fill_on(cudaStream_t s, uint8_t *d, int64_t n, uint64_t seed,
 	return HOFF_OK;
 }
 
-/* An op's checks: inputs (both phases; at the end not those it also
- * updates), updates (phase 0). */
+/* Compute command k's checks: its op's inputs (both phases; at the end
+ * not those it also updates), updates (phase 0); as the CPU backend. */
 static hoff_status op_checks(cuda_ctx *c, int32_t k, uint32_t phase,
 			     hoff_err *e)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
 	cudaStream_t s = c->s[0];
 	hoff_status st;
 	uint64_t item = 0;
-	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++, item++)
-		if ((phase == 0 || !hoff_op_updates(g, k, g->in[j])) &&
-		    (st = check_on(c, s, c->dev + p->in_dev[j],
+	for (int64_t j = g->in_off[op]; j < g->in_off[op + 1]; j++, item++) {
+		int64_t q = o->in_at + (int64_t)item;
+		if ((phase == 0 || !hoff_op_updates(g, op, g->in[j])) &&
+		    (st = check_on(c, s, c->dev + p->in_dev[q],
 				   g->tensor[g->in[j]].bytes,
-				   hoff_pattern_seed(g->in[j], p->in_ver[j]), k,
+				   hoff_pattern_seed(g->in[j], p->in_ver[q]), k,
 				   hoff_bad_tag(phase, item), e)) != HOFF_OK)
 			return st;
-	for (int64_t j = g->upd_off[k]; phase == 0 && j < g->upd_off[k + 1];
-	     j++, item++)
-		if ((st = check_on(c, s, c->dev + p->upd_dev[j],
+	}
+	for (int64_t j = g->upd_off[op]; phase == 0 && j < g->upd_off[op + 1];
+	     j++, item++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		if ((st = check_on(c, s, c->dev + p->upd_dev[q],
 				   g->tensor[g->upd[j]].bytes,
 				   hoff_pattern_seed(g->upd[j],
-						     p->upd_ver[j] - 1),
+						     p->upd_ver[q] - 1),
 				   k, hoff_bad_tag(0, item), e)) != HOFF_OK)
 			return st;
+	}
 	return HOFF_OK;
 }
 
-/* An op's writes: junk (inv ~0) or the patterns of its outputs and
- * updates. */
-static hoff_status op_writes(cuda_ctx *c, int32_t k, uint64_t inv, hoff_err *e)
+/* Compute command k's writes: junk (inv ~0) or the patterns of its
+ * outputs (a recompute's: those it re-makes) and updates; with check, the
+ * outputs are then checked (phase 1, items after the inputs and updates),
+ * the corrupt hook flipping a byte of a recompute's first one before. */
+static hoff_status op_writes(cuda_ctx *c, int32_t k, uint64_t inv, bool check,
+			     hoff_err *e)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
+	const hoff_xop *o = &p->op[k];
+	int32_t op = o->op;
 	cudaStream_t s = c->s[0];
 	hoff_status st;
-	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
-		if ((st = fill_on(s, c->dev + p->out_dev[j],
-				  g->tensor[g->out[j]].bytes,
-				  hoff_pattern_seed(g->out[j], 0), inv, e)) !=
-		    HOFF_OK)
+	uint64_t item = (uint64_t)(hoff_op_count(g, op, HOFF_USE_IN) +
+				   hoff_op_count(g, op, HOFF_USE_UPD));
+	for (int64_t j = g->out_off[op]; j < g->out_off[op + 1]; j++, item++) {
+		int64_t off = p->out_dev[o->out_at + (j - g->out_off[op])];
+		if (off == HOFF_NONE)
+			continue; /* resident: a recompute leaves it */
+		int64_t n = g->tensor[g->out[j]].bytes;
+		uint64_t seed = hoff_pattern_seed(g->out[j], 0);
+		if ((st = fill_on(s, c->dev + off, n, seed, inv, e)) != HOFF_OK)
 			return st;
-	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		if ((st = fill_on(s, c->dev + p->upd_dev[j],
+		if (!check)
+			continue;
+		if (c->o.corrupt_step == o->step && j == g->out_off[op]) {
+			flip_kernel<<<1, 1, 0, s>>>(c->dev + off + n / 2);
+			HOFF_CUDA_TRY(cudaGetLastError());
+		}
+		if ((st = check_on(c, s, c->dev + off, n, seed, k,
+				   hoff_bad_tag(1, item), e)) != HOFF_OK)
+			return st;
+	}
+	for (int64_t j = g->upd_off[op]; j < g->upd_off[op + 1]; j++) {
+		int64_t q = o->upd_at + (j - g->upd_off[op]);
+		if ((st = fill_on(s, c->dev + p->upd_dev[q],
 				  g->tensor[g->upd[j]].bytes,
-				  hoff_pattern_seed(g->upd[j], p->upd_ver[j]),
+				  hoff_pattern_seed(g->upd[j], p->upd_ver[q]),
 				  inv, e)) != HOFF_OK)
 			return st;
+	}
 	return HOFF_OK;
 }
 
@@ -355,15 +384,16 @@ static hoff_status c_run_op(hoff_backend *b, int32_t k, hoff_err *e)
 	hoff_status st;
 	HOFF_CUDA_TRY(time_record(c, c->t_beg[k], s));
 	if (c->o.verify && ((st = op_checks(c, k, 0, e)) != HOFF_OK ||
-			    (st = op_writes(c, k, ~0ULL, e)) != HOFF_OK))
+			    (st = op_writes(c, k, ~0ULL, false, e)) != HOFF_OK))
 		return st;
 	double ns = (hoff_s(p->op[k].dur_ps) - c->launch_s) * 1e9;
 	if (ns >= 1) {
 		spin_kernel<<<1, 1, 0, s>>>((long long)ns);
 		HOFF_CUDA_TRY(cudaGetLastError());
 	}
-	if (c->o.verify && ((st = op_checks(c, k, 1, e)) != HOFF_OK ||
-			    (st = op_writes(c, k, 0, e)) != HOFF_OK))
+	if (c->o.verify &&
+	    ((st = op_checks(c, k, 1, e)) != HOFF_OK ||
+	     (st = op_writes(c, k, 0, p->op[k].recompute, e)) != HOFF_OK))
 		return st;
 	HOFF_CUDA_TRY(time_record(c, c->t_end[k], s));
 	return HOFF_OK;
@@ -877,6 +907,12 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 		return st;
 	c->h2d_both_Bps = th > 0 ? (double)n / th : 0;
 	c->d2h_both_Bps = td > 0 ? (double)n / td : 0;
+	/* The factors against the same measurement one direction at a time
+	 * (the best of 3 rounds each, as for both at once). */
+	if ((st = both_ways(m, n, 3, false, &th, &td, e)) != HOFF_OK)
+		return st;
+	hoff_calib_duplex(c, th > 0 ? (double)n / th : 0,
+			  td > 0 ? (double)n / td : 0);
 	/* Latency: the median of small pinned copies. */
 	enum { N = 101 };
 	float ms[N];

@@ -207,22 +207,27 @@ static bool task_accesses(checker *c, int64_t t)
 			      xf->store ? xf->host_off : xf->dev_off, xf->bytes,
 			      xf->store ? host_write : true);
 	}
-	int32_t k = (int32_t)t;
+	const hoff_xop *o = &p->op[t];
+	int32_t k = o->op;
 	for (int64_t j = g->in_off[k]; j < g->in_off[k + 1]; j++)
-		if (!access(c, t, g->in[j], false, p->in_dev[j],
+		if (!access(c, t, g->in[j], false,
+			    p->in_dev[o->in_at + (j - g->in_off[k])],
 			    g->tensor[g->in[j]].bytes, false))
 			return false;
 	for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
-		if (!access(c, t, g->upd[j], false, p->upd_dev[j],
+		if (!access(c, t, g->upd[j], false,
+			    p->upd_dev[o->upd_at + (j - g->upd_off[k])],
 			    g->tensor[g->upd[j]].bytes, true))
 			return false;
-	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++)
-		if (!access(c, t, g->out[j], false, p->out_dev[j],
+	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++) {
+		int64_t off = p->out_dev[o->out_at + (j - g->out_off[k])];
+		if (off != HOFF_NONE && /* a recompute's resident output */
+		    !access(c, t, g->out[j], false, off,
 			    g->tensor[g->out[j]].bytes, true))
 			return false;
-	if (p->op[k].ws_off != HOFF_NONE &&
-	    !access(c, t, HOFF_NONE, false, p->op[k].ws_off,
-		    g->op[k].workspace_bytes, true))
+	}
+	if (o->ws_off != HOFF_NONE && !access(c, t, HOFF_NONE, false, o->ws_off,
+					      g->op[k].workspace_bytes, true))
 		return false;
 	return true;
 }
@@ -323,8 +328,10 @@ hoff_status hoff_exec_check(const hoff_xplan *p, const hoff_exec_opts *o,
 static int cmd_name(const hoff_xplan *p, int64_t ev, char *buf, size_t len)
 {
 	if (ev < p->nops)
-		return snprintf(buf, len, "steps[%lld] op \"%s\"",
-				(long long)p->op[ev].step, p->g->op[ev].id);
+		return snprintf(buf, len, "steps[%lld] %s \"%s\"",
+				(long long)p->op[ev].step,
+				p->op[ev].recompute ? "recompute" : "op",
+				p->g->op[p->op[ev].op].id);
 	const hoff_xfer *xf = &p->xfer[ev - p->nops];
 	return snprintf(buf, len, "steps[%lld] %s \"%s\"", (long long)xf->step,
 			xf->store ? "store" : "prefetch",

@@ -1,8 +1,12 @@
 /* xplan.c: lowering a schedule for the executors (see xplan.h).
  *
- * Three passes. (1) A walk of the steps in order, mirroring the machine
- * model's state (each tensor's current device block, content version, and
- * tier copies), creates the blocks with the moments and predicted instants
+ * Compute commands first: the schedule's op and (v2) recompute steps in
+ * step order, with their predicted instants (an op's from the simulation's
+ * op times, a recompute's from its timeline event) and each tensor's last
+ * compute command (rule 6 frees by it: a later recompute reads its op's
+ * inputs). Then three passes. (1) A walk of the steps in order, mirroring the
+ * machine model's state (each tensor's current device block, content version,
+ * and tier copies), creates the blocks with the moments and predicted instants
  * of their allocation and free, and records the data dependencies. (2) The
  * blocks' allocations and frees, sorted by predicted instant, go through
  * the arena (arena.h); at one instant a free comes before an allocation of
@@ -50,6 +54,8 @@ typedef struct builder {
 	uint32_t *ver;  /* (ntensors) content version */
 	int64_t *ws_blk; /* (nops) */
 	int64_t *x_blk;  /* (nxfers) */
+	int32_t *lastc;	 /* (ntensors) last compute command reading or
+			    updating it, -1 when none */
 } builder;
 
 static hoff_status oom(builder *b)
@@ -199,6 +205,84 @@ static hoff_status make_xfers(builder *b)
 	return HOFF_OK;
 }
 
+/* Instant at which recompute step i starts in r's timeline: its event
+ * (the step's only one that is not a stall), HOFF_NONE when absent. */
+static int64_t recompute_start(const hoff_sim_result *r, int64_t i)
+{
+	for (size_t j = 0; j < r->tl.nev; j++)
+		if (r->tl.ev[j].step == i && r->tl.ev[j].kind != HOFF_EV_STALL)
+			return r->tl.ev[j].start_ps;
+	return HOFF_NONE;
+}
+
+/* The compute commands (p->op) with their list indices, durations and
+ * predicted instants; the sizes of the offset arrays in *nin, *nout; and
+ * each tensor's last compute command. */
+static hoff_status make_comps(builder *b, size_t *nin, size_t *nout)
+{
+	const hoff_graph *g = b->g;
+	const hoff_sched *s = b->s;
+	hoff_xplan *p = b->p;
+	int64_t n = 0;
+	for (int64_t i = 0; i < s->nsteps; i++)
+		n += s->step[i].kind == HOFF_STEP_OP ||
+		     s->step[i].kind == HOFF_STEP_RECOMPUTE;
+	if (n > INT32_MAX)
+		return hoff_seterr(b->e, HOFF_EINVALID,
+				   "more than 2^31 compute steps");
+	p->nops = (int32_t)n;
+	p->op = hoff_zalloc((size_t)n + 1, sizeof *p->op);
+	b->ws_blk = hoff_alloc((size_t)n + 1, sizeof *b->ws_blk);
+	b->lastc = hoff_alloc((size_t)g->ntensors + 1, sizeof *b->lastc);
+	if (!p->op || !b->ws_blk || !b->lastc)
+		return oom(b);
+	for (int32_t t = 0; t < g->ntensors; t++)
+		b->lastc[t] = -1;
+	*nin = (size_t)g->in_off[g->nops];
+	*nout = (size_t)g->out_off[g->nops];
+	int32_t c = 0;
+	for (int64_t i = 0; i < s->nsteps; i++) {
+		const hoff_step *st = &s->step[i];
+		if (st->kind != HOFF_STEP_OP && st->kind != HOFF_STEP_RECOMPUTE)
+			continue;
+		hoff_xop *o = &p->op[c];
+		int32_t k = st->id;
+		o->step = i;
+		o->op = k;
+		o->dur_ps = g->op[k].time_ps;
+		o->upd_at = g->upd_off[k];
+		if (st->kind == HOFF_STEP_OP) {
+			o->in_at = g->in_off[k];
+			o->out_at = g->out_off[k];
+			o->pred_start_ps = b->r->op_start_ps[k];
+		} else {
+			o->recompute = 1;
+			p->nrecompute++;
+			o->in_at = (int64_t)*nin;
+			o->out_at = (int64_t)*nout;
+			*nin += (size_t)hoff_op_count(g, k, HOFF_USE_IN);
+			*nout += (size_t)hoff_op_count(g, k, HOFF_USE_OUT);
+			o->pred_start_ps = recompute_start(b->r, i);
+			if (o->pred_start_ps == HOFF_NONE)
+				return hoff_seterr(
+					b->e, HOFF_EINVALID,
+					"steps[%lld]: the simulation "
+					"has no recompute event (was "
+					"it run with a timeline?)",
+					(long long)i);
+		}
+		o->pred_end_ps = o->pred_start_ps + o->dur_ps;
+		for (int u = 0; u < 2; u++) {
+			const int32_t *lst;
+			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+			for (int64_t j = 0; j < nl; j++)
+				b->lastc[lst[j]] = c;
+		}
+		c++;
+	}
+	return HOFF_OK;
+}
+
 static hoff_status need_block(builder *b, int64_t step, int32_t t)
 {
 	if (b->cur[t] != HOFF_NONE)
@@ -209,66 +293,77 @@ static hoff_status need_block(builder *b, int64_t step, int32_t t)
 			   (long long)step, b->g->tensor[t].id);
 }
 
-static hoff_status walk_op(builder *b, int64_t i, int32_t k)
+/* Compute command c at step i: its inputs and updates where they are,
+ * its outputs (a recompute's: those not resident) and workspace in new
+ * blocks, and rule 6's frees at its end. */
+static hoff_status walk_op(builder *b, int64_t i, int32_t c)
 {
 	const hoff_graph *g = b->g;
 	hoff_xplan *p = b->p;
-	hoff_xop *o = &p->op[k];
-	o->step = i;
-	o->dur_ps = g->op[k].time_ps;
-	o->pred_start_ps = b->r->op_start_ps[k];
-	o->pred_end_ps = o->pred_start_ps + o->dur_ps;
+	hoff_xop *o = &p->op[c];
+	int32_t k = o->op;
 	hoff_status st;
 	for (int pass = 0; pass < 2; pass++) {
 		const int64_t *off = pass ? g->upd_off : g->in_off;
 		const int32_t *lst = pass ? g->upd : g->in;
 		int64_t *blk = pass ? p->upd_dev : p->in_dev;
+		int64_t at = pass ? o->upd_at : o->in_at;
 		for (int64_t j = off[k]; j < off[k + 1]; j++) {
 			int32_t t = lst[j];
+			int64_t q = at + (j - off[k]);
 			if ((st = need_block(b, i, t)) != HOFF_OK)
 				return st;
 			hoff_xblock *bl = &p->block[b->cur[t]];
-			blk[j] = b->cur[t];
-			bl->last_op = k;
+			blk[q] = b->cur[t];
+			bl->last_op = c;
 			if (!pass)
-				p->in_ver[j] = b->ver[t];
-			if (!add_dep(b, k, bl->fill_x))
+				p->in_ver[q] = b->ver[t];
+			if (!add_dep(b, c, bl->fill_x))
 				return oom(b);
 			if (pass)
-				p->upd_ver[j] = ++b->ver[t];
+				p->upd_ver[q] = ++b->ver[t];
 		}
 	}
-	hoff_moment start = {k, HOFF_AT_OP_START}, end = {k, HOFF_AT_OP_END};
+	hoff_moment start = {c, HOFF_AT_OP_START}, end = {c, HOFF_AT_OP_END};
 	for (int64_t j = g->out_off[k]; j < g->out_off[k + 1]; j++) {
 		int32_t t = g->out[j];
+		int64_t q = o->out_at + (j - g->out_off[k]);
+		if (o->recompute && b->cur[t] != HOFF_NONE) {
+			/* resident: it keeps its block and bytes (rule 10) */
+			p->out_dev[q] = HOFF_NONE;
+			p->block[b->cur[t]].last_op = c;
+			continue;
+		}
 		int64_t nb = new_block(b, t, HOFF_NONE, g->tensor[t].bytes,
-				       start, o->pred_start_ps, k);
+				       start, o->pred_start_ps, c);
 		if (nb == HOFF_NONE)
 			return oom(b);
-		p->block[nb].last_op = k;
-		p->out_dev[j] = nb;
+		p->block[nb].last_op = c;
+		p->out_dev[q] = nb;
 		b->cur[t] = nb;
-		b->ver[t] = 0;
+		if (!o->recompute)
+			b->ver[t] = 0; /* a recompute re-makes the version held
+					*/
 	}
-	b->ws_blk[k] = HOFF_NONE;
+	b->ws_blk[c] = HOFF_NONE;
 	if (g->op[k].workspace_bytes > 0) {
 		int64_t nb = new_block(b, HOFF_NONE, k,
 				       g->op[k].workspace_bytes, start,
-				       o->pred_start_ps, k);
+				       o->pred_start_ps, c);
 		if (nb == HOFF_NONE)
 			return oom(b);
-		p->block[nb].last_op = k;
+		p->block[nb].last_op = c;
 		free_block(b, nb, end, o->pred_end_ps);
-		b->ws_blk[k] = nb;
+		b->ws_blk[c] = nb;
 	}
-	/* Rule 6: dead non-persistent tensors go when the op finishes. */
+	/* Rule 6: dead non-persistent tensors go when the command finishes. */
 	for (int u = 0; u < 3; u++) {
 		const int32_t *lst;
 		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
 		for (int64_t j = 0; j < nl; j++) {
 			int32_t t = lst[j];
 			const hoff_tensor *tt = &g->tensor[t];
-			if (!hoff_tensor_persistent(tt) && tt->last_use <= k &&
+			if (!hoff_tensor_persistent(tt) && b->lastc[t] <= c &&
 			    b->cur[t] != HOFF_NONE) {
 				free_block(b, b->cur[t], end, o->pred_end_ps);
 				b->cur[t] = HOFF_NONE;
@@ -301,7 +396,9 @@ static hoff_status walk(builder *b)
 			sl->written = true;
 		}
 	}
-	int32_t prev = HOFF_NONE; /* the last op before the current step */
+	int32_t prev = HOFF_NONE; /* the last compute command before the
+				     current step */
+	int32_t c = 0;		  /* the next compute command */
 	int64_t x = 0;
 	for (int64_t i = 0; i < s->nsteps; i++) {
 		const hoff_step *sp = &s->step[i];
@@ -310,13 +407,15 @@ static hoff_status walk(builder *b)
 					    : (hoff_moment){prev, HOFF_AT_OP_END};
 		int64_t issue_ps = prev == HOFF_NONE ? 0 : p->op[prev].pred_end_ps;
 		int32_t t = sp->id;
-		if (sp->kind == HOFF_STEP_OP) {
-			if ((st = walk_op(b, i, sp->id)) != HOFF_OK)
+		if (sp->kind == HOFF_STEP_OP ||
+		    sp->kind == HOFF_STEP_RECOMPUTE) {
+			if ((st = walk_op(b, i, c)) != HOFF_OK)
 				return st;
-			prev = sp->id;
+			prev = c++;
 			continue;
 		}
-		if (sp->kind == HOFF_STEP_DETACH) {
+		if (sp->kind == HOFF_STEP_DETACH ||
+		    sp->kind == HOFF_STEP_DROP) { /* freed at issue */
 			if ((st = need_block(b, i, t)) != HOFF_OK)
 				return st;
 			free_block(b, b->cur[t], issue, issue_ps);
@@ -558,20 +657,70 @@ static void resolve(builder *b)
 {
 	const hoff_graph *g = b->g;
 	hoff_xplan *p = b->p;
-	int64_t nin = g->in_off[g->nops], nupd = g->upd_off[g->nops],
-		nout = g->out_off[g->nops];
-	for (int64_t j = 0; j < nin; j++)
+	int64_t nupd = g->upd_off[g->nops];
+	for (int64_t j = 0; j < p->nin; j++)
 		p->in_dev[j] = p->block[p->in_dev[j]].off;
 	for (int64_t j = 0; j < nupd; j++)
 		p->upd_dev[j] = p->block[p->upd_dev[j]].off;
-	for (int64_t j = 0; j < nout; j++)
-		p->out_dev[j] = p->block[p->out_dev[j]].off;
-	for (int32_t k = 0; k < g->nops; k++)
+	for (int64_t j = 0; j < p->nout; j++)
+		if (p->out_dev[j] != HOFF_NONE) /* a recompute's resident one */
+			p->out_dev[j] = p->block[p->out_dev[j]].off;
+	for (int32_t k = 0; k < p->nops; k++)
 		p->op[k].ws_off = b->ws_blk[k] == HOFF_NONE
 					  ? HOFF_NONE
 					  : p->block[b->ws_blk[k]].off;
 	for (int64_t x = 0; x < p->nxfers; x++)
 		p->xfer[x].dev_off = p->block[b->x_blk[x]].off;
+}
+
+static hoff_xregion region(int32_t t, int32_t tier, uint32_t v, int64_t off,
+			   int64_t bytes)
+{
+	return (hoff_xregion){.tensor = t,
+			      .tier = (int16_t)tier,
+			      .version = v,
+			      .off = off,
+			      .bytes = bytes};
+}
+
+/* (v2) Rule 9 on a repeat graph: every persistent graph input ends home,
+ * a device-homed one resident, a tier-homed one off the device with a
+ * valid copy on its home tier; marks those final regions as its home.
+ * HOFF_EINVALID naming the first that does not. */
+static hoff_status homes(builder *b)
+{
+	const hoff_graph *g = b->g;
+	hoff_xplan *p = b->p;
+	for (int64_t i = 0; i < p->nfinal; i++) {
+		hoff_xregion *f = &p->final[i];
+		const hoff_tensor *tt = &g->tensor[f->tensor];
+		if (tt->producer == HOFF_NONE && hoff_tensor_persistent(tt) &&
+		    f->tier == tt->home)
+			f->home = 1;
+	}
+	for (int32_t t = 0; t < g->ntensors; t++) {
+		const hoff_tensor *tt = &g->tensor[t];
+		if (tt->producer != HOFF_NONE || !hoff_tensor_persistent(tt))
+			continue;
+		bool home;
+		if (tt->home == HOFF_DEVICE) {
+			home = b->cur[t] != HOFF_NONE;
+		} else {
+			const slot *sl = slot_find(b, t, tt->home);
+			home = b->cur[t] == HOFF_NONE && sl->written &&
+			       sl->ver == b->ver[t];
+		}
+		if (!home)
+			return hoff_seterr(b->e, HOFF_EINVALID,
+					   "end: \"%s\" does not end home on "
+					   "\"%s\" (rule 9: the schedule is "
+					   "not valid for a repeat graph)",
+					   tt->id,
+					   tt->home == HOFF_DEVICE
+						   ? "device"
+						   : g->tier[tt->home].name);
+	}
+	return HOFF_OK;
 }
 
 /* Regions filled before the run and checked after it. */
@@ -588,30 +737,31 @@ static hoff_status regions(builder *b)
 		const hoff_xblock *bl = &p->block[i];
 		if (bl->alloc_ev != HOFF_NONE)
 			break; /* the blocks held at time 0 come first */
-		p->init[p->ninit++] = (hoff_xregion){
-			bl->tensor, HOFF_DEVICE, 0, bl->off, bl->bytes};
+		p->init[p->ninit++] =
+			region(bl->tensor, HOFF_DEVICE, 0, bl->off, bl->bytes);
 	}
 	for (int64_t i = 0; i < b->nslots; i++) {
 		int32_t t = (int32_t)(b->slot[i].key / HOFF_MAX_TIERS);
-		int16_t tier = (int16_t)(b->slot[i].key % HOFF_MAX_TIERS);
+		int32_t tier = (int32_t)(b->slot[i].key % HOFF_MAX_TIERS);
 		if (g->tensor[t].producer == HOFF_NONE &&
 		    g->tensor[t].home == tier)
-			p->init[p->ninit++] = (hoff_xregion){
-				t, tier, 0, b->slot[i].off, g->tensor[t].bytes};
+			p->init[p->ninit++] = region(t, tier, 0, b->slot[i].off,
+						     g->tensor[t].bytes);
 	}
 	for (int32_t t = 0; t < g->ntensors; t++)
 		if (b->cur[t] != HOFF_NONE)
-			p->final[p->nfinal++] = (hoff_xregion){
-				t, HOFF_DEVICE, b->ver[t],
-				p->block[b->cur[t]].off, g->tensor[t].bytes};
+			p->final[p->nfinal++] = region(t, HOFF_DEVICE,
+						       b->ver[t],
+						       p->block[b->cur[t]].off,
+						       g->tensor[t].bytes);
 	for (int64_t i = 0; i < b->nslots; i++) {
 		int32_t t = (int32_t)(b->slot[i].key / HOFF_MAX_TIERS);
 		if (b->slot[i].written && b->slot[i].ver == b->ver[t])
-			p->final[p->nfinal++] = (hoff_xregion){
-				t, (int16_t)(b->slot[i].key % HOFF_MAX_TIERS),
-				b->ver[t], b->slot[i].off, g->tensor[t].bytes};
+			p->final[p->nfinal++] = region(
+				t, (int32_t)(b->slot[i].key % HOFF_MAX_TIERS),
+				b->ver[t], b->slot[i].off, g->tensor[t].bytes);
 	}
-	return HOFF_OK;
+	return g->repeat ? homes(b) : HOFF_OK;
 }
 
 hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
@@ -625,26 +775,25 @@ hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 				   "the schedule's simulation is not valid "
 				   "or has no op times");
 	p->g = g;
-	p->nops = g->nops;
 	p->nstreams = 1 + 2 * g->ntiers;
 	p->align_bytes = align_bytes;
 	builder b = {.g = g, .s = s, .r = r, .p = p, .e = e};
-	size_t nin = (size_t)g->in_off[g->nops],
-	       nupd = (size_t)g->upd_off[g->nops],
-	       nout = (size_t)g->out_off[g->nops];
-	p->op = hoff_zalloc((size_t)g->nops + 1, sizeof *p->op);
-	p->in_dev = hoff_alloc(nin + 1, sizeof *p->in_dev);
-	p->upd_dev = hoff_alloc(nupd + 1, sizeof *p->upd_dev);
-	p->upd_ver = hoff_alloc(nupd + 1, sizeof *p->upd_ver);
-	p->in_ver = hoff_alloc(nin + 1, sizeof *p->in_ver);
-	p->out_dev = hoff_alloc(nout + 1, sizeof *p->out_dev);
-	b.cur = hoff_alloc((size_t)g->ntensors + 1, sizeof *b.cur);
-	b.ver = hoff_zalloc((size_t)g->ntensors + 1, sizeof *b.ver);
-	b.ws_blk = hoff_alloc((size_t)g->nops + 1, sizeof *b.ws_blk);
-	hoff_status st = HOFF_OK;
-	if (!p->op || !p->in_dev || !p->upd_dev || !p->upd_ver || !p->in_ver ||
-	    !p->out_dev || !b.cur || !b.ver || !b.ws_blk)
-		st = oom(&b);
+	size_t nin = 0, nupd = (size_t)g->upd_off[g->nops], nout = 0;
+	hoff_status st = make_comps(&b, &nin, &nout);
+	if (st == HOFF_OK) {
+		p->in_dev = hoff_alloc(nin + 1, sizeof *p->in_dev);
+		p->upd_dev = hoff_alloc(nupd + 1, sizeof *p->upd_dev);
+		p->upd_ver = hoff_alloc(nupd + 1, sizeof *p->upd_ver);
+		p->in_ver = hoff_alloc(nin + 1, sizeof *p->in_ver);
+		p->out_dev = hoff_alloc(nout + 1, sizeof *p->out_dev);
+		b.cur = hoff_alloc((size_t)g->ntensors + 1, sizeof *b.cur);
+		b.ver = hoff_zalloc((size_t)g->ntensors + 1, sizeof *b.ver);
+		if (!p->in_dev || !p->upd_dev || !p->upd_ver || !p->in_ver ||
+		    !p->out_dev || !b.cur || !b.ver)
+			st = oom(&b);
+	}
+	p->nin = (int64_t)nin;
+	p->nout = (int64_t)nout;
 	for (int32_t t = 0; st == HOFF_OK && t < g->ntensors; t++)
 		b.cur[t] = HOFF_NONE;
 	if (st == HOFF_OK)
@@ -667,6 +816,7 @@ hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 	free(b.ver);
 	free(b.ws_blk);
 	free(b.x_blk);
+	free(b.lastc);
 	if (st != HOFF_OK)
 		hoff_xplan_free(p);
 	return st;

@@ -2,8 +2,16 @@
  * the events each waits for, device offsets for every block, host offsets
  * for every tier copy, and the content version each transfer moves.
  *
+ * Compute commands are the schedule's compute steps in step order: its
+ * ops and (v2) its recomputes, each running one graph op; without
+ * recomputes command k is op k. A recompute reads its op's inputs where
+ * they are then, and writes those of its outputs that are not resident
+ * into new blocks (the others keep their bytes: rule 10); a drop frees its
+ * tensor's block at issue, as a detach does.
+ *
  * Streams: 0 is compute; tier i's h2d channel is 1 + 2i, its d2h 2 + 2i.
- * Events: op k's completion is event k, transfer x's is nops + x. Each
+ * Events: compute command k's completion is event k, transfer x's is
+ * nops + x. Each
  * command waits only on commands of earlier steps (ops on the compute
  * stream and transfers on one channel are implicitly in order), so any
  * backend that honours the waits runs without deadlock:
@@ -58,8 +66,15 @@ typedef struct hoff_xblock {
 	int32_t last_op;  /* last op that used it, or HOFF_NONE */
 } hoff_xblock;
 
+/* A compute command: an op step or (v2) a recompute step. */
 typedef struct hoff_xop {
 	int64_t step;
+	int32_t op;	   /* the graph op it runs */
+	uint8_t recompute; /* (v2) a recompute step */
+	/* Its lists' device offsets (and input versions) start at these
+	 * indices of in_dev/in_ver, upd_dev/upd_ver and out_dev; an op
+	 * step's are g->in_off[op] and so on. */
+	int64_t in_at, upd_at, out_at;
 	int64_t dur_ps;
 	int64_t ws_off;   /* workspace offset, HOFF_NONE without one */
 	int64_t wait_off; /* waits on transfers wait[wait_off .. +nwait) */
@@ -89,23 +104,29 @@ typedef struct hoff_xfer {
 typedef struct hoff_xregion {
 	int32_t tensor;
 	int16_t tier; /* HOFF_DEVICE: the device arena, else a tier's copy */
+	uint8_t home; /* (v2) final, repeat graph: where the state must end
+			 (rule 9), checked as such */
 	uint32_t version;
 	int64_t off, bytes;
 } hoff_xregion;
 
 typedef struct hoff_xplan {
 	const hoff_graph *g;
-	int32_t nops;
+	int32_t nops; /* compute commands: g->nops plus the recomputes */
+	int32_t nrecompute;
 	hoff_xop *op; /* (nops) in compute order */
 	int64_t nxfers;
 	hoff_xfer *xfer; /* (nxfers) in step order */
 	int64_t *wait;   /* transfer ids, CSR per command */
 	int64_t nwaits;
-	/* Device offsets at each op, parallel to g->in, g->upd, g->out; the
-	 * version each input has, parallel to g->in, and the version each
-	 * update writes (it reads the one before), parallel to g->upd. */
+	/* Device offsets at each op, parallel to g->in, g->upd, g->out,
+	 * then (v2) each recompute's, from its in_at and out_at on (an
+	 * output it does not re-make: HOFF_NONE); the version each input
+	 * has, parallel to in_dev, and the version each update writes (it
+	 * reads the one before), parallel to g->upd. */
 	int64_t *in_dev, *upd_dev, *out_dev;
 	uint32_t *in_ver, *upd_ver;
+	int64_t nin, nout; /* lengths of in_dev (and in_ver), out_dev */
 	int64_t nblocks;
 	hoff_xblock *block; /* (nblocks) */
 	int32_t nstreams;   /* 1 + 2 * ntiers */
@@ -116,19 +137,29 @@ typedef struct hoff_xplan {
 	hoff_xregion *init;  /* (ninit) tensors present at time 0 */
 	int64_t ninit;
 	hoff_xregion *final; /* (nfinal) resident blocks and valid copies at
-				the end */
+				the end; (v2) on a repeat graph, every
+				persistent input's home among them */
 	int64_t nfinal;
 } hoff_xplan;
 
 /* Lowers s on g into *p (caller frees with hoff_xplan_free). r is s's
  * simulation on g, valid, with opts.timeline and opts.op_times set;
  * device blocks are rounded up to align_bytes (1: exact). HOFF_ENOMEM, or
- * HOFF_EINVALID when r is not a valid run of s. */
+ * HOFF_EINVALID when r is not a valid run of s (a recompute without its
+ * event in r's timeline, state that does not end home on a repeat
+ * graph). */
 hoff_status hoff_xplan_build(const hoff_graph *g, const hoff_sched *s,
 			     const hoff_sim_result *r, int64_t align_bytes,
 			     hoff_xplan *p, hoff_err *e);
 /* Frees what p owns. */
 void hoff_xplan_free(hoff_xplan *p);
+
+/* Number of items of op k's list u. */
+static inline int64_t hoff_op_count(const hoff_graph *g, int32_t k, hoff_use u)
+{
+	const int32_t *items;
+	return hoff_op_list(g, k, u, &items);
+}
 
 /* True when op k updates tensor t (its updates list is short). */
 static inline bool hoff_op_updates(const hoff_graph *g, int32_t k, int32_t t)
@@ -148,7 +179,9 @@ static inline int64_t hoff_xplan_xev(const hoff_xplan *p, int64_t x)
 /* Replays p with its own durations, honouring exactly the waits and stream
  * orders the executors honour, into op_start/op_end (nops) and
  * x_start/x_end (nxfers) ps. Equal to the simulator's times when the waits
- * add nothing to the machine model (tests check it). HOFF_ENOMEM. */
+ * add nothing to the machine model (tests check it) and no tier has a
+ * duplex factor below 1 (the replay takes every transfer at its nominal
+ * duration). HOFF_ENOMEM. */
 hoff_status hoff_xplan_replay(const hoff_xplan *p, int64_t *op_start,
 			      int64_t *op_end, int64_t *x_start,
 			      int64_t *x_end, hoff_err *e);

@@ -1,6 +1,5 @@
 /* exact.c: the exact pipeline, hoff_exact_run (greedy -> model ->
  * solve -> decode -> simulate -> keep the better). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +16,10 @@
 #include "policy.h"
 #include "sim.h"
 
+double hoff_exact_objective(bool budget_mode, const hoff_summary *s)
+{
+	return budget_mode ? hoff_s(s->stall_ps) : (double)s->peak_bytes;
+}
 
 /* Of the time, what the overhead model's first LP relaxation may take
  * (deepseek-v3-decode-4l at stride 1: about 17 s) */
@@ -38,21 +41,21 @@ static bool greedy_start(const hoff_ilp *m, const judged *jg, int32_t *pick,
  * prefetches stall past the overhead bound). In overhead mode, halves
  * the stride while greedy's schedule does not map into *mp and the finer
  * model's binaries stay within twice the aim; the stride kept goes into
- * o2 (the rebuilds'). Not in budget mode, one MIP: there the finer model
- * cost llama3-8b decode L8 (budget 95%) 40.7 s to prove infeasible,
- * against 10.3 s at its stride. */
+ * the run's request rq (the rebuilds'). Not in budget mode, one MIP:
+ * there the finer model cost llama3-8b decode L8 (budget 95%) 40.7 s to
+ * prove infeasible, against 10.3 s at its stride. */
 static hoff_status stride_for_start(const hoff_graph *g, const judged *jg,
-				    hoff_ilp **mp, hoff_ilp_opts *o2,
-				    hoff_err *e)
+				    const hoff_ilp_opts *o, hoff_ilp **mp,
+				    hoff_ilp_req *rq, hoff_err *e)
 {
-	if (o2->stride > 0 || !o2->incumbent || !jg->legal ||
-	    (*mp)->budget_mode)
+	if (rq->stride > 0 || !o->incumbent || !jg->legal || (*mp)->budget_mode)
 		return HOFF_OK;
 	while ((*mp)->stride > 1 && !(*mp)->infeasible) {
 		hoff_ilp *m = *mp, *m2 = NULL;
-		hoff_ilp_opts o3 = *o2;
-		o3.stride = m->stride / 2;
-		hoff_status st = hoff_ilp_build(g, &o3, &m2, e);
+		const int32_t kept = rq->stride;
+		rq->stride = m->stride / 2;
+		hoff_status st = hoff_ilp_build(g, o, rq, &m2, e);
+		rq->stride = kept; /* unless m2 is taken, below */
 		if (st != HOFF_OK)
 			return st;
 		if (m2->nbin > 2 * m->bin_limit) {
@@ -73,9 +76,18 @@ static hoff_status stride_for_start(const hoff_graph *g, const judged *jg,
 		}
 		hoff_ilp_free(m);
 		*mp = m2;
-		o2->stride = o3.stride;
+		rq->stride = m2->stride;
 	}
 	return HOFF_OK;
+}
+
+/* The request of the LP floor's model: the run's, with rows (8) and (9)
+ * in the min-peak model too. */
+static hoff_ilp_req floor_request(const hoff_ilp_req *rq)
+{
+	hoff_ilp_req f = *rq;
+	f.floor_rows = true;
+	return f;
 }
 
 /* Overhead mode: greedy's schedule repaired on the simulator (the local
@@ -124,15 +136,15 @@ out:
  * solver (why in e): greedy's schedule gs (or jg, once judged) is the
  * answer, status time_limit, with no model objective or bound. */
 static hoff_status greedy_answer(const hoff_graph *g, const hoff_ilp_opts *o,
-				 hoff_sched **gs, judged *jg,
-				 hoff_exact_report *rep, hoff_sched **out,
-				 hoff_err *e)
+				 const hoff_ilp_req *rq, hoff_sched **gs,
+				 judged *jg, hoff_exact_report *rep,
+				 hoff_sched **out, hoff_err *e)
 {
 	char why[HOFF_ERRLEN];
 	snprintf(why, sizeof why, "%s", e->msg);
 	hoff_analysis own;
 	const hoff_analysis *an;
-	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
+	hoff_status st = hoff_analysis_use(g, rq->analysis, &own, &an, e);
 	if (st != HOFF_OK)
 		return st;
 	/* what judge() reads of a model */
@@ -191,31 +203,30 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	rep->budget_mode = o->budget_bytes != HOFF_NONE;
 	rep->nops = g->nops;
 	double t0 = hoff_now_s();
-	/* The limit bounds the whole run: builds stop at the deadline, and
-	 * no model goes to GLPK whose set-up cannot end before it. The
-	 * peak search keeps its own deadline (its probes are small). */
-	hoff_ilp_opts od = *o;
-	od.deadline = t0 + o->time_limit_s;
-	o = &od;
+	/* The run's build request, made once. The limit bounds the whole
+	 * run: builds stop at the deadline, and no model goes to GLPK whose
+	 * set-up cannot end before it. The peak search keeps its own
+	 * deadline (its probes are small). */
+	hoff_ilp_req rq = hoff_ilp_request(o);
+	rq.deadline = t0 + o->time_limit_s;
 	/* One analysis for greedy, every model built and the answer. */
 	hoff_analysis own;
 	hoff_status st =
-		hoff_analysis_use(g, o->analysis, &own, &od.analysis, e);
-	po.analysis = od.analysis;
+		hoff_analysis_use(g, o->analysis, &own, &rq.analysis, e);
+	po.analysis = rq.analysis;
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &gs, &grep, e);
 	rep->greedy_s = hoff_now_s() - t0;
 	if (st != HOFF_OK)
 		goto out;
 	double tb = hoff_now_s();
-	if ((st = hoff_ilp_build(g, o, &m, e)) != HOFF_OK ||
+	if ((st = hoff_ilp_build(g, o, &rq, &m, e)) != HOFF_OK ||
 	    (st = hoff_ilp_fits_time(m, e)) != HOFF_OK)
 		goto out;
 	if ((st = hoff_ilp_judge(m, g, gs, &jg, e)) != HOFF_OK)
 		goto out;
 	gs = NULL; /* owned by jg */
-	hoff_ilp_opts o2 = *o;
-	if ((st = stride_for_start(g, &jg, &m, &o2, e)) != HOFF_OK)
+	if ((st = stride_for_start(g, &jg, o, &m, &rq, e)) != HOFF_OK)
 		goto out;
 	/* Overhead mode: the linear relaxation bounds the peak from below;
 	 * instants under that bound cannot bind, so rebuild without them
@@ -231,11 +242,10 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		bool ok = false;
 		double left = o->time_limit_s - (hoff_now_s() - tb);
 		double share = round == 0 ? LP_FLOOR_SHARE : 0.25;
-		hoff_ilp_opts of = o2;
-		of.floor_rows = true;
+		const hoff_ilp_req fr = floor_request(&rq);
 		/* Out of time here, m stands unpruned: no floor is needed. */
 		hoff_ilp *mf = NULL;
-		if ((st = hoff_ilp_build(g, &of, &mf, e)) == HOFF_OK &&
+		if ((st = hoff_ilp_build(g, o, &fr, &mf, e)) == HOFF_OK &&
 		    (st = hoff_ilp_fits_time(mf, e)) == HOFF_OK)
 			st = hoff_ilp_lp_bound(mf, fmax(1, share * left), &lp,
 					       &ok, e);
@@ -250,9 +260,9 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		double fl = hoff_ilp_bytes_under(m, lp);
 		if (!ok || fl <= (double)m->peak_floor * (1 + 1e-6))
 			break;
-		o2.peak_floor = (int64_t)fl;
+		rq.peak_floor = (int64_t)fl;
 		hoff_ilp *m2 = NULL;
-		if ((st = hoff_ilp_build(g, &o2, &m2, e)) != HOFF_OK ||
+		if ((st = hoff_ilp_build(g, o, &rq, &m2, e)) != HOFF_OK ||
 		    (st = hoff_ilp_fits_time(m2, e)) != HOFF_OK) {
 			hoff_ilp_free(m2);
 			if (st != HOFF_ETIMEOUT)
@@ -268,7 +278,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	rep->prep_s = hoff_now_s() - tb;
 	hoff_ilp_restriction(g, o, m, rep);
-	m->o.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
+	m->rq.time_limit_s = fmax(1, o->time_limit_s - rep->prep_s);
 	rep->greedy = jg.sum;
 	rep->greedy_feasible = jg.fits;
 	rep->lower_bound_ps = m->lower_bound_ps;
@@ -299,7 +309,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		goto out;
 	const hoff_ilp *xm = m; /* the model sol.x belongs to */
 	if (m->budget_mode) {
-		m->o.time_limit_s =
+		m->rq.time_limit_s =
 			fmax(0.5, o->time_limit_s - (hoff_now_s() - t0) - span);
 		if ((st = hoff_ilp_fits_time(m, e)) != HOFF_OK ||
 		    (st = hoff_ilp_solve(m, have_start ? start : NULL, &sol,
@@ -316,11 +326,11 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 			goto out;
 		double deadline = t0 + fmax(o->time_limit_s - span,
 					    hoff_now_s() - t0 + 0.5);
-		hoff_ilp_opts so = *o;
-		if (!lp_ok)
-			so.bound_share = 0;
-		st = hoff_ilp_search_peak(g, &so, m, have_start ? start : NULL,
-					  deadline, &ps, e);
+		/* no bound phase when the LP relaxation alone ran out of
+		 * time: the root would too */
+		st = hoff_ilp_search_peak(g, m, have_start ? start : NULL,
+					  deadline, lp_ok ? o->bound_share : 0,
+					  &ps, e);
 		if (st == HOFF_ETIMEOUT) { /* a probe past the deadline: what
 					    * the search proved stands */
 			hoff_say(&m->o.progress, "exact: %s", e->msg);
@@ -329,7 +339,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (st != HOFF_OK)
 			goto out;
 		if (o->write_probe &&
-		    (st = hoff_ilp_write_probe(g, o, m, &ps, &rep->probe_peak,
+		    (st = hoff_ilp_write_probe(g, m, &ps, &rep->probe_peak,
 					       e)) != HOFF_OK)
 			goto out;
 		rep->incumbent_given = have_start;
@@ -359,11 +369,9 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (sol.has_x) {
 		rep->has_objective = true;
 		rep->model_objective = sol.obj;
-		rep->objective = hoff_ilp_objective_value(m, sol.obj);
-		if (m->budget_mode)
-			rep->objective /= 1e12; /* stall in s */
-		else
-			rep->objective = (double)ps.hi; /* to the byte */
+		rep->objective = m->budget_mode
+					 ? hoff_ilp_objective_value(m, sol.obj)
+					 : (double)ps.hi; /* to the byte */
 		hoff_ilp_predict(xm, sol.x, &rep->predicted_makespan_ps,
 				 &rep->predicted_peak_bytes);
 		if (!m->budget_mode)
@@ -401,11 +409,9 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	if (sol.has_bound) {
 		rep->has_bound = true;
-		rep->bound = hoff_ilp_objective_value(m, sol.bound);
-		if (m->budget_mode)
-			rep->bound /= 1e12;
-		else
-			rep->bound = (double)(ps.lo < ps.hi ? ps.lo : ps.hi);
+		rep->bound = m->budget_mode
+				     ? hoff_ilp_objective_value(m, sol.bound)
+				     : (double)(ps.lo < ps.hi ? ps.lo : ps.hi);
 		if (rep->has_objective) {
 			double d = rep->objective - rep->bound;
 			rep->has_gap = true;
@@ -445,7 +451,7 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 out:
 	if (st == HOFF_ETIMEOUT && (gs || jg.s)) {
-		st = greedy_answer(g, o, &gs, &jg, rep, out, e);
+		st = greedy_answer(g, o, &rq, &gs, &jg, rep, out, e);
 	}
 	hoff_sched_free(jg.s);
 	hoff_sched_free(jd.s);

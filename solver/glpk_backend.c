@@ -39,9 +39,10 @@
 #endif
 #include <glpk.h>
 
+#include "fileio.h"
 #include "ilp_backend.h"
-#include "mip.h"
-#include "outfile.h"
+#include "ilp_internal.h"
+#include "ilp_names.h"
 
 typedef struct guard {
 	jmp_buf jb;
@@ -265,7 +266,7 @@ static hoff_status prepare(const hoff_ilp *m, triplets *t, hoff_err *e)
 	return HOFF_OK;
 }
 
-/* Writes P as CPLEX LP or free MPS through formats/outfile.h: a regular
+/* Writes P as CPLEX LP or free MPS through formats/fileio.h: a regular
  * target gets a fresh temporary file renamed into place, so no
  * half-written model is ever left; /dev/null or a FIFO is written in
  * place. */
@@ -409,12 +410,7 @@ out:
 	free(val);
 }
 
-static double user_units(const hoff_ilp *m, double v)
-{
-	return m->budget_mode ? v * m->tu / 1e12 : v * m->bu;
-}
-
-/* The columns of a kind with a branch priority (mip.h: the fetch counts
+/* The columns of a kind with a branch priority (ilp_names.h: the fetch counts
  * (13), O_c before X_cq) are branched on first, the highest priority
  * first, then the earliest second argument (X_cq's boundary q); GLPK
  * picks the child. */
@@ -481,16 +477,18 @@ static void callback(glp_tree *T, void *info)
 			double inc = glp_mip_obj_val(Q);
 			n += snprintf(line + n, sizeof line - (size_t)n,
 				      ", incumbent %.6g",
-				      user_units(c->m, inc));
+				      hoff_ilp_objective_value(c->m, inc));
 			if (c->has_bound)
 				snprintf(line + n, sizeof line - (size_t)n,
 					 ", bound %.6g, gap %.2f%%",
-					 user_units(c->m, c->bound),
+					 hoff_ilp_objective_value(c->m,
+								  c->bound),
 					 100 * fmax(0, inc - c->bound) /
 						 fmax(fabs(inc), 1e-300));
 		} else if (c->has_bound) {
 			snprintf(line + n, sizeof line - (size_t)n,
-				 ", bound %.6g", user_units(c->m, c->bound));
+				 ", bound %.6g",
+				 hoff_ilp_objective_value(c->m, c->bound));
 		}
 		hoff_say(c->progress, "%s", line);
 	}
@@ -719,7 +717,7 @@ hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 {
 	memset(sol, 0, sizeof *sol);
 	double t0 = hoff_now_s();
-	double limit = m->o.time_limit_s > 0 ? m->o.time_limit_s : 60;
+	double limit = m->rq.time_limit_s > 0 ? m->rq.time_limit_s : 60;
 	triplets t;
 	hoff_status st = prepare(m, &t, e);
 	if (st != HOFF_OK)
@@ -734,8 +732,8 @@ hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 		     .t0 = t0,
 		     .last = t0,
 		     .deadline = t0 + limit,
-		     .first = m->o.first_solution,
-		     .progress = &m->o.progress};
+		     .first = m->rq.first_solution,
+		     .progress = hoff_ilp_progress(m)};
 	/* a probe with fetch counts (13) branches on them, with GLPK's cuts
 	 * off and without the root's cut rows (the rounds still run: they
 	 * answer llama3-8b-train-2l's probe under its best):
@@ -814,7 +812,7 @@ again:
 		 * under its best: 4.0 s against 7.8 s with the primal; the
 		 * min-peak models' LP is the other way round, 19 s against
 		 * 2.8 s) */
-		if (m->o.first_solution)
+		if (m->rq.first_solution)
 			sp.meth = GLP_DUALP;
 		ret = glp_simplex(Q, &sp);
 		if (ret == GLP_EFAIL || ret == GLP_ESING || ret == GLP_ECOND) {
@@ -854,7 +852,7 @@ again:
 		ctx.has_bound = true;
 	}
 	mcut0 = glp_get_num_rows(Q);
-	if (m->o.first_solution && glp_get_num_int(Q) > 0) {
+	if (m->rq.first_solution && glp_get_num_int(Q) > 0) {
 		/* a probe: root rounds of our own first; they are what
 		 * answers the hard ones (the branch and bound gets what they
 		 * leave: they stop when flat) */
@@ -919,11 +917,11 @@ again:
 	glp_init_iocp(&ip);
 	ip.msg_lev = m->o.verbose ? GLP_MSG_ON : GLP_MSG_OFF;
 	ip.tm_lim = ms_left(t0, limit);
-	ip.mip_gap = m->o.gap > 0 ? m->o.gap : 0;
+	ip.mip_gap = m->rq.gap > 0 ? m->rq.gap : 0;
 	ip.presolve = GLP_OFF; /* ours, above, with names kept */
 	/* peaks are answered to the byte where they can be: a binary 1e-5
 	 * off its value (the default) moves a memory row by kilobytes */
-	if (m->o.first_solution || !m->budget_mode)
+	if (m->rq.first_solution || !m->budget_mode)
 		ip.tol_int = 1e-10;
 	/* GLPK prunes a node whose bound is within tol_obj (1 + |best|) of
 	 * the incumbent, and calls the search optimal when none is left:
@@ -942,7 +940,7 @@ again:
 	 * limit until they finish: not under a short limit */
 	if (limit < 10 || counts)
 		cuts = GLP_OFF;
-	ip.mir_cuts = m->o.no_mir ? GLP_OFF : cuts;
+	ip.mir_cuts = m->rq.no_mir ? GLP_OFF : cuts;
 	ip.gmi_cuts = cuts;
 	ip.cov_cuts = cuts;
 	ip.clq_cuts = cuts;
@@ -951,7 +949,7 @@ again:
 	 * L8 of the scale run: its first probe, 1888 binaries, ran 3 to 10 s
 	 * past its limit in the pump; without it, that probe finds a
 	 * solution in 49 s and the next one ends in its time) */
-	ip.fp_heur = m->nbin <= 2000 && !m->o.first_solution ? cuts : GLP_OFF;
+	ip.fp_heur = m->nbin <= 2000 && !m->rq.first_solution ? cuts : GLP_OFF;
 	ret = glp_intopt(Q, &ip);
 	int mst = glp_mip_status(Q);
 	switch (ret) {
@@ -1060,7 +1058,7 @@ hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
 	sp.msg_lev = GLP_MSG_OFF;
 	sp.presolve = GLP_OFF;
 	/* at most 10 s, and within the model's own limit */
-	double lim = m->o.time_limit_s > 0 ? fmin(10, m->o.time_limit_s) : 10;
+	double lim = m->rq.time_limit_s > 0 ? fmin(10, m->rq.time_limit_s) : 10;
 	sp.tm_lim = (int)fmax(1, lim * 1000);
 	if (m->ncols > 0 && m->nrows > 0) {
 		int ret = glp_simplex(P, &sp);
@@ -1110,7 +1108,7 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 			*obj = glp_get_obj_val(P);
 			*ok = true;
 		}
-		hoff_say(&m->o.progress,
+		hoff_say(hoff_ilp_progress(m),
 			 "exact: LP relaxation of %d rows, %zu "
 			 "nonzeros: load %.1f s, scaling %.1f s, "
 			 "simplex %.1f s",

@@ -18,31 +18,17 @@ struct hoff_analysis;
 /* pick[] value of an interval that is not used. */
 #define HOFF_ILP_OFF (-2)
 
-/* An interval's kind: the candidate's (candidates.h). */
-typedef enum hoff_ilp_ivkind {
-	HOFF_ILP_START = HOFF_CAND_START, /* must be fetched; only the
-					     boundary is free */
-	HOFF_ILP_CLEAN = HOFF_CAND_CLEAN, /* leaves by detach */
-	HOFF_ILP_DIRTY = HOFF_CAND_DIRTY, /* leaves by store, or by detach
-					     after an earlier store of its
-					     dirty segment */
-} hoff_ilp_ivkind;
-
-/* A candidate interval (candidates.h's hoff_cand) with its model
- * columns: tensor t may be off the device after touch a (op index, -1:
- * before op 0) until touch b needs it back (b = nops: a tail after the
- * last use of a persistent tensor, never fetched back). */
+/* A candidate interval (candidates.h's hoff_cand: tensor c.t may be off
+ * the device after touch c.a until touch c.b needs it back; c.b = nops:
+ * a tail, never fetched back) with what the model adds: its earliest
+ * prefetch boundary and its columns. */
 typedef struct hoff_ilp_iv {
-	int32_t t, a, b;
-	int32_t lo;       /* earliest useful prefetch boundary */
-	int32_t seg;      /* DIRTY: index of the first interval of its
-			     segment (no update in between), else itself */
-	int16_t tier;     /* where its copy lives */
-	uint8_t kind;     /* hoff_ilp_ivkind */
-	bool fixed;       /* in every schedule: START, home-clean tail */
-	int64_t bytes;
-	int64_t fetch_ps; /* h2d duration, 0 for a tail */
-	int64_t store_ps; /* d2h duration (DIRTY only) */
+	hoff_cand c;   /* the candidate; in a model, c.seg counts among
+			  its kept intervals */
+	int32_t lo;    /* earliest useful prefetch boundary */
+	bool fixed;    /* in every schedule: START, home-clean tail */
+	bool home_end; /* (v2) repeat graph: a tail that must be used,
+			  taking tier-homed state home (rule 9) */
 	/* Model columns (1-based; 0: none) and dense maps into
 	 * hoff_ilp.map (offset, HOFF_NONE when absent): the column in force
 	 * at boundary q (R), instant w (Q) or window w (Ys, Yp). */
@@ -54,11 +40,16 @@ typedef struct hoff_ilp_iv {
 	int32_t yp_lo, yp_hi;    /* windows of ypmap */
 } hoff_ilp_iv;
 
+/* What the user asks of the exact scheduler: the commands fill it from
+ * their flags, the tests set the tuning knobs (max_binaries, prune,
+ * bound_share). The solver never changes it; what it decides per model
+ * goes into a build request (hoff_ilp_req). */
 typedef struct hoff_ilp_opts {
 	int64_t budget_bytes; /* HOFF_NONE: overhead mode */
 	double max_overhead;  /* overhead mode: makespan at most
 				 (1 + x) * lower_bound_s; minimise the peak */
-	double time_limit_s;  /* solver wall-clock limit (default 60) */
+	double time_limit_s;  /* wall-clock limit of the whole run (default
+				 60) */
 	double gap;           /* relative MIP gap to stop at (default 0) */
 	int32_t stride;       /* decision stride: prefetch boundaries and
 				 store credits every `stride` ops; 0: auto */
@@ -72,41 +63,57 @@ typedef struct hoff_ilp_opts {
 	bool incumbent;       /* give greedy's schedule to the solver first */
 	hoff_progress progress; /* a progress line every few s (fn NULL:
 				   none) */
-	bool verbose;         /* the solver's own log on stderr */
-	int64_t peak_floor;    /* overhead mode: a known lower bound on the
-				  peak (0: none); instants below it get no
-				  row. The pipeline sets it from the LP
-				  relaxation. */
-	int64_t max_stall_ps;  /* budget mode: also total stall at most
-				  this (HOFF_NONE: no such row); the peak
-				  search's probes set it */
-	bool first_solution;   /* stop at the first incumbent (a
-				  feasibility probe) */
-	bool floor_rows;       /* overhead mode: rows (8) and (9) in the
-				  min-peak model too (the pipeline's LP
-				  floor sets it, exact.c) */
-	bool no_mir;           /* GLPK's MIR cuts off in every solve (the
-				  bound phase's retry sets it, peak_search.c) */
+	bool verbose;		/* the solver's own log on stderr */
 	double bound_share;    /* overhead mode: share of the time spent on
 				  the min-peak model's branch and bound for
 				  a lower bound before the probes (default
 				  0.45; 0: none) */
 	const struct hoff_analysis *analysis; /* g's hoff_analyze(), passed
-				  along (it must outlive every model built
-				  with these options), or NULL: each build
-				  analyses g itself; hoff_exact_run sets it */
-	double deadline;       /* CLOCK_MONOTONIC seconds by which the
-				  command must end (0: none): a build past
-				  it stops with HOFF_ETIMEOUT, and a model
-				  whose solver set-up cannot end before it
-				  is not handed over (hoff_exact_run sets
-				  it from time_limit_s) */
+				  along (it must outlive the run), or NULL:
+				  the run analyses g itself */
 	const char *write_lp;  /* write the model in CPLEX LP format */
 	const char *write_mps; /* and in free MPS */
 	const char *write_probe; /* overhead mode: the probe that would close
 				    the gap (CPLEX LP; free MPS for a name
 				    ending in ".mps"), when one is open */
 } hoff_ilp_opts;
+
+/* One model's build request: what the pipeline decides for it (its cap,
+ * stride, peak floor, stall bound, deadline) and how its solves run.
+ * hoff_ilp_request() makes the one a run starts from; the pipeline
+ * updates it as it learns (the stride, the floor), and the floor LP's
+ * and each probe's are made from it by named functions (exact.c,
+ * peak_search.c). */
+typedef struct hoff_ilp_req {
+	int64_t budget_bytes; /* the model's cap: HOFF_NONE, the min-peak
+				 model (overhead mode); else budget mode
+				 under this cap (the user's, or a probe's) */
+	int32_t stride;	      /* decision stride; 0: automatic */
+	int64_t peak_floor;   /* overhead mode: a known lower bound on the
+				 peak (0: none); instants below it get no
+				 row (the pipeline's LP relaxation) */
+	int64_t max_stall_ps; /* budget mode: also total stall at most
+				 this (HOFF_NONE: no such row); the peak
+				 search's probes set it */
+	bool floor_rows;      /* overhead mode: rows (8) and (9) in the
+				 min-peak model too (the LP floor's) */
+	double deadline;      /* CLOCK_MONOTONIC seconds by which the run
+				 must end (0: none): a build past it stops
+				 with HOFF_ETIMEOUT, and a model whose
+				 solver set-up cannot end before it is not
+				 handed over */
+	const struct hoff_analysis *analysis; /* g's analysis (outliving
+				  the model), or NULL: the build analyses */
+	double time_limit_s; /* each solve's wall-clock limit */
+	double gap;	     /* relative MIP gap a solve stops at */
+	bool first_solution; /* a solve stops at the first incumbent (a
+				feasibility probe) */
+	bool no_mir;	     /* GLPK's MIR cuts off (the bound phase's
+				retry, peak_search.c) */
+	bool quiet;	     /* no progress lines from its solves */
+	bool write_files;    /* hoff_ilp_solve first writes the user's
+				write_lp / write_mps (not for probes) */
+} hoff_ilp_req;
 
 /* Row senses of the model. */
 enum { HOFF_ILP_LE = 0, HOFF_ILP_GE, HOFF_ILP_EQ };
@@ -116,7 +123,10 @@ enum { HOFF_ILP_LE = 0, HOFF_ILP_GE, HOFF_ILP_EQ };
  * bu bytes (scaled so that coefficients are near 1). */
 typedef struct hoff_ilp {
 	const hoff_graph *g;
-	hoff_ilp_opts o;
+	hoff_ilp_opts o;    /* the user's options it was built under */
+	hoff_ilp_req rq;    /* its build request; the solve settings
+			       (time_limit_s, quiet, no_mir) may change
+			       between solves */
 	int32_t n;          /* ops */
 	bool budget_mode;
 	int64_t cap_bytes;  /* budget, or device memory in overhead mode */
@@ -141,7 +151,7 @@ typedef struct hoff_ilp {
 	size_t col_cap;
 	double *clb, *cub, *cobj;
 	uint8_t *cbin;      /* 1: binary */
-	uint8_t *ctag;      /* kind letter (hoff_col_kind, mip.h):
+	uint8_t *ctag;	    /* kind letter (hoff_col_kind, ilp_names.h):
 			       z Z R Q Y y s P U X O */
 	int32_t *carg0, *carg1;
 	/* rows 1..nrows, CSR: entries roff[i] .. roff[i+1] */
@@ -188,6 +198,11 @@ typedef struct hoff_ilp_sol {
 /* Default options: overhead mode 1%, 60 s, gap 0, auto stride, pruning. */
 hoff_ilp_opts hoff_ilp_defaults(void);
 
+/* The build request for the model o describes: o's budget, stride,
+ * analysis, time limit and gap; no peak floor, stall bound or deadline;
+ * its solves write o's --write-lp / --write-mps files. */
+hoff_ilp_req hoff_ilp_request(const hoff_ilp_opts *o);
+
 /* Every candidate interval of g (candidates.h), unpruned, in tensor then
  * touch order (caller frees *iv); the columns are unset. Small tensors
  * (analysis.h) only get their free move unless `all`. HOFF_ENOMEM. */
@@ -206,19 +221,23 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 			  int32_t niv, const int32_t *pick, const char *policy,
 			  hoff_sched **out, hoff_err *e);
 
-/* Builds the model of g under o into *out (caller frees with
+/* Builds the model of g under the user's options o and the request rq
+ * (NULL: hoff_ilp_request(o)) into *out (caller frees with
  * hoff_ilp_free). HOFF_ENOMEM, HOFF_EINPUT (budget of an impossible
- * size, more than INT_MAX rows or columns). An infeasible budget is not
- * an error: (*out)->infeasible says so. */
+ * size, more than INT_MAX rows or columns), HOFF_ETIMEOUT (past
+ * rq->deadline). An infeasible budget is not an error:
+ * (*out)->infeasible says so. */
 hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
-			   hoff_ilp **out, hoff_err *e);
+			   const hoff_ilp_req *rq, hoff_ilp **out, hoff_err *e);
 
 /* Frees m; NULL is fine. */
 void hoff_ilp_free(hoff_ilp *m);
 
-/* Solves m; start (NULL or 1-based, ncols + 1) is a candidate first
- * incumbent, offered only if it satisfies every row. Fills *sol (caller
- * frees sol->x). HOFF_ENOMEM, or HOFF_EINPUT naming a solver failure. */
+/* Solves m under m->rq's solve settings (first writing the user's LP /
+ * MPS files when m->rq.write_files); start (NULL or 1-based, ncols + 1) is a
+ * candidate first incumbent, offered only if it satisfies every row. Fills *sol
+ * (caller frees sol->x). HOFF_ENOMEM, or HOFF_EINPUT naming a solver failure.
+ */
 hoff_status hoff_ilp_solve(const hoff_ilp *m, const double *start,
 			   hoff_ilp_sol *sol, hoff_err *e);
 
@@ -250,7 +269,8 @@ void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick);
 void hoff_ilp_col_name(const hoff_ilp *m, int32_t j, char *buf, size_t len);
 void hoff_ilp_row_name(const hoff_ilp *m, int32_t i, char *buf, size_t len);
 
-/* Model objective of x in its units: stall ps (budget mode) or bytes. */
+/* A model objective obj (model units) as the reports give it: stall in
+ * s (budget mode) or bytes. */
 double hoff_ilp_objective_value(const hoff_ilp *m, double obj);
 
 /* What the model predicts for x: makespan (compute + stalls) and the

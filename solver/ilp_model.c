@@ -1,5 +1,7 @@
-/* ilp_model.c: the exact scheduler's model in our own arrays (candidate
- * intervals, columns, rows, the build), one part of the pipeline
+/* ilp_model.c: the exact scheduler's model: its candidate intervals, the
+ * schedule a set of decisions makes, and the build (the arrays it fills
+ * are ilp_arrays.c's, the constraint families ilp_rows.c's), one part
+ * of the pipeline
  * (greedy -> model -> solve -> decode -> simulate -> keep the better);
  * ilp_internal.h lists the files of the others.
  *
@@ -92,7 +94,6 @@
  * K-th boundary and keeps Q only there (a conservative credit) when the
  * binaries would be too many.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -120,10 +121,10 @@ const char *hoff_ilp_peak_range(char *buf, size_t n, int64_t lo, int64_t hi)
 	return buf;
 }
 
-/* The command's deadline (hoff_ilp_opts.deadline) has passed. */
-static bool past(const hoff_ilp_opts *o)
+/* The run's deadline (hoff_ilp_req.deadline) has passed. */
+static bool past(const hoff_ilp_req *rq)
 {
-	return o->deadline > 0 && hoff_now_s() > o->deadline;
+	return rq->deadline > 0 && hoff_now_s() > rq->deadline;
 }
 
 /* GLPK's set-up of a model (load, scaling, presolve) cannot be stopped,
@@ -146,9 +147,9 @@ static double setup_s(const hoff_ilp *m)
  * the deadline; else HOFF_OK. */
 hoff_status hoff_ilp_fits_time(const hoff_ilp *m, hoff_err *e)
 {
-	if (m->o.deadline <= 0)
+	if (m->rq.deadline <= 0)
 		return HOFF_OK;
-	double left = m->o.deadline - hoff_now_s();
+	double left = m->rq.deadline - hoff_now_s();
 	if (setup_s(m) < left)
 		return HOFF_OK;
 	return hoff_seterr(e, HOFF_ETIMEOUT,
@@ -211,16 +212,91 @@ hoff_ilp_opts hoff_ilp_defaults(void)
 			       .max_binaries = 0,
 			       .prune = true,
 			       .incumbent = true,
-			       .bound_share = 0.45,
-			       .max_stall_ps = HOFF_NONE};
+			       .bound_share = 0.45};
+}
+
+hoff_ilp_req hoff_ilp_request(const hoff_ilp_opts *o)
+{
+	return (hoff_ilp_req){.budget_bytes = o->budget_bytes,
+			      .stride = o->stride,
+			      .max_stall_ps = HOFF_NONE,
+			      .analysis = o->analysis,
+			      .time_limit_s = o->time_limit_s,
+			      .gap = o->gap,
+			      .write_files = true};
 }
 
 /* ---------------------------------------------------------------------
  * Candidate intervals and the schedule a set of decisions makes.
  */
 
+/* (v2) Rule 9 in a repeat graph: tensor t must end as it started. A
+ * tier-homed persistent tensor no op produces and some op uses must end
+ * off the device with a valid copy at home: 1; a device-homed one must
+ * end resident: -1 (its tail would store it away); else 0. */
+static int end_state(const hoff_graph *g, int32_t t)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	if (!g->repeat || x->producer != HOFF_NONE ||
+	    !hoff_tensor_persistent(x) || g->use_off[t] == g->use_off[t + 1])
+		return 0;
+	return x->home != HOFF_DEVICE ? 1 : -1;
+}
+
+/* Whether some op updates t. */
+static bool updated(const hoff_graph *g, int32_t t)
+{
+	for (int64_t u = g->use_off[t]; u < g->use_off[t + 1]; u++) {
+		int32_t k = g->use[u];
+		for (int64_t j = g->upd_off[k]; j < g->upd_off[k + 1]; j++)
+			if (g->upd[j] == t)
+				return true;
+	}
+	return false;
+}
+
+/* The tail of tier-homed t after its last touch a, going home: a free
+ * detach when no op updates t (the home copy is still valid), else a
+ * store home; its own dirty segment (index i). candidates.c gives none
+ * to a small updated tensor, nor after a touch by the last op. */
+static hoff_cand home_tail(const hoff_graph *g, int32_t t, int32_t i)
+{
+	const hoff_tensor *x = &g->tensor[t];
+	bool dirty = updated(g, t);
+	return (hoff_cand){
+		.bytes = x->bytes,
+		.store_ps = dirty ? hoff_xfer_ps(g, x->home, x->bytes, false)
+				  : 0,
+		.t = t,
+		.a = g->use[g->use_off[t + 1] - 1],
+		.b = g->nops,
+		.seg = i,
+		.tier = (int16_t)x->home,
+		.kind = dirty ? HOFF_CAND_DIRTY : HOFF_CAND_CLEAN,
+	};
+}
+
+/* The model interval of candidate c (columns unset). */
+static hoff_ilp_iv model_iv(const hoff_graph *g, const hoff_cand *c)
+{
+	bool start = c->kind == HOFF_CAND_START;
+	return (hoff_ilp_iv){
+		.c = *c,
+		.lo = start ? -1 : c->a + 1,
+		.fixed = start ||
+			 (c->kind == HOFF_CAND_CLEAN && c->b == g->nops),
+		.home_end = c->b == g->nops && end_state(g, c->t) > 0,
+		.rmap = HOFF_NONE,
+		.qmap = HOFF_NONE,
+		.ysmap = HOFF_NONE,
+		.ypmap = HOFF_NONE,
+	};
+}
+
 /* The candidates of g (candidates.h) as model intervals, columns unset:
- * a tensor under small_below bytes only takes its free move. */
+ * a tensor under small_below bytes only takes its free move. In a repeat
+ * graph (rule 9) every tier-homed state tensor gets a tail going home
+ * (home_end: the model must use it), and a device-homed one none. */
 static hoff_status intervals(const hoff_graph *g, int64_t small_below,
 			     hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
 {
@@ -233,40 +309,43 @@ static hoff_status intervals(const hoff_graph *g, int64_t small_below,
 	hoff_status st = hoff_cand_list(g, &r, &c, &n, e);
 	if (st != HOFF_OK)
 		return st;
-	hoff_ilp_iv *iv = hoff_alloc(n + 1, sizeof *iv);
-	if (!iv) {
+	/* room for a home tail a tensor */
+	size_t room = n + (g->repeat ? (size_t)g->ntensors : 0) + 1;
+	hoff_ilp_iv *iv = hoff_alloc(room, sizeof *iv);
+	if (!iv || room > INT32_MAX) {
 		free(c);
+		free(iv);
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
-		bool start = c[i].kind == HOFF_CAND_START;
-		iv[i] = (hoff_ilp_iv){
-			.t = c[i].t,
-			.a = c[i].a,
-			.b = c[i].b,
-			.lo = start ? -1 : c[i].a + 1,
-			.seg = c[i].seg,
-			.tier = c[i].tier,
-			.kind = c[i].kind,
-			.fixed = start || (c[i].kind == HOFF_CAND_CLEAN &&
-					   c[i].b == g->nops),
-			.bytes = c[i].bytes,
-			.fetch_ps = c[i].fetch_ps,
-			.store_ps = c[i].store_ps,
-			.rmap = HOFF_NONE,
-			.qmap = HOFF_NONE,
-			.ysmap = HOFF_NONE,
-			.ypmap = HOFF_NONE,
-		};
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		int32_t t = c[i].t;
+		int end = end_state(g, t);
+		int32_t shift = (int32_t)k - (int32_t)i; /* seg: in t's group */
+		bool tail = false;
+		size_t j = i;
+		for (; j < n && c[j].t == t; j++) {
+			if (end < 0 && c[j].b == g->nops)
+				continue; /* it would leave for good */
+			tail = tail || c[j].b == g->nops;
+			hoff_cand x = c[j];
+			x.seg += shift;
+			iv[k++] = model_iv(g, &x);
+		}
+		if (end > 0 && !tail) {
+			hoff_cand h = home_tail(g, t, (int32_t)k);
+			iv[k++] = model_iv(g, &h);
+		}
+		i = j;
 	}
 	free(c);
 	*out = iv;
-	*nout = (int32_t)n;
+	*nout = (int32_t)k;
 	return HOFF_OK;
 }
 
-hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
-			       hoff_ilp_iv **out, int32_t *nout, hoff_err *e)
+hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all, hoff_ilp_iv **out,
+			       int32_t *nout, hoff_err *e)
 {
 	int64_t small_below = all ? 0 : hoff_small_below(g, NULL);
 	if (small_below < 0) {
@@ -277,29 +356,24 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 	return intervals(g, small_below, out, nout, e);
 }
 
-const hoff_ilp_iv *hoff_ilp_sort_iv;
-static const int32_t *sort_pick;
+/* The intervals and their prefetch boundaries, for by_fetch. */
+typedef struct fetch_order {
+	const hoff_ilp_iv *iv;
+	const int32_t *pick;
+} fetch_order;
 
-int hoff_ilp_by_evict(const void *x, const void *y)
+/* Interval indices by prefetch boundary, then the op that needs them,
+ * then tensor id (ctx: a fetch_order). */
+static int by_fetch(const void *x, const void *y, void *ctx)
 {
-	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[*(const int32_t *)x];
-	const hoff_ilp_iv *b = &hoff_ilp_sort_iv[*(const int32_t *)y];
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
-}
-
-static int by_fetch(const void *x, const void *y)
-{
+	const fetch_order *o = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_ilp_iv *a = &hoff_ilp_sort_iv[i], *b = &hoff_ilp_sort_iv[j];
-	if (sort_pick[i] != sort_pick[j])
-		return sort_pick[i] < sort_pick[j] ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
+	const hoff_ilp_iv *a = &o->iv[i], *b = &o->iv[j];
+	if (o->pick[i] != o->pick[j])
+		return o->pick[i] < o->pick[j] ? -1 : 1;
+	if (a->c.b != b->c.b)
+		return a->c.b < b->c.b ? -1 : 1;
+	return (a->c.t > b->c.t) - (a->c.t < b->c.t);
 }
 
 hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
@@ -321,42 +395,44 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 		const hoff_ilp_iv *v = &iv[i];
 		if (pick[i] == HOFF_ILP_OFF)
 			continue;
-		if (v->b < g->nops && (pick[i] < v->lo || pick[i] > v->b - 1)) {
+		if (v->c.b < g->nops &&
+		    (pick[i] < v->lo || pick[i] > v->c.b - 1)) {
 			st = hoff_seterr(e, HOFF_EINPUT,
 					 "exact: interval %d of \"%s\": "
 					 "prefetch boundary %d outside "
 					 "[%d, %d]",
-					 i, g->tensor[v->t].id, pick[i], v->lo,
-					 v->b - 1);
+					 i, g->tensor[v->c.t].id, pick[i],
+					 v->lo, v->c.b - 1);
 			goto out;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			ev[ne++] = i;
-		if (v->b < g->nops)
+		if (v->c.b < g->nops)
 			pf[np++] = i;
 	}
-	hoff_ilp_sort_iv = iv;
-	sort_pick = pick;
-	qsort(ev, ne, sizeof *ev, hoff_ilp_by_evict);
-	qsort(pf, np, sizeof *pf, by_fetch);
+	hoff_sort_ctx(ev, ne, sizeof *ev, hoff_ilp_by_evict, (void *)iv);
+	fetch_order fo = {iv, pick};
+	hoff_sort_ctx(pf, np, sizeof *pf, by_fetch, &fo);
 	size_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
-		for (; ie < ne && iv[ev[ie]].a == q; ie++)
-			if (!hoff_emit_evict(&m, iv[ev[ie]].t)) {
+		for (; ie < ne && iv[ev[ie]].c.a == q; ie++)
+			if (!hoff_emit_evict(&m, iv[ev[ie]].c.t)) {
 				st = hoff_seterr(e, HOFF_EINPUT,
 						 "exact: cannot evict \"%s\" "
 						 "after op %d",
-						 g->tensor[iv[ev[ie]].t].id, q);
+						 g->tensor[iv[ev[ie]].c.t].id,
+						 q);
 				goto out;
 			}
 		for (; ip < np && pick[pf[ip]] == q; ip++)
-			if (!hoff_emit_prefetch(&m, iv[pf[ip]].t)) {
-				st = hoff_seterr(e, HOFF_EINPUT,
-						 "exact: cannot prefetch \"%s\" "
-						 "after op %d",
-						 g->tensor[iv[pf[ip]].t].id, q);
+			if (!hoff_emit_prefetch(&m, iv[pf[ip]].c.t)) {
+				st = hoff_seterr(
+					e, HOFF_EINPUT,
+					"exact: cannot prefetch \"%s\" "
+					"after op %d",
+					g->tensor[iv[pf[ip]].c.t].id, q);
 				goto out;
 			}
 	}
@@ -373,219 +449,8 @@ out:
 	return st;
 }
 
-/* ---------------------------------------------------------------------
- * Model arrays.
- */
-
-bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
-{
-	if (w < 0 || w > 2 * m->n)
-		return false;
-	if (w % 2 == 0)
-		return m->s_col[w / 2] != 0;
-	return m->g->op[(w - 1) / 2].time_ps > 0;
-}
-
-/* Parallel arrays resized to cap items (their capacity is the owner's). */
-#define RESIZE(a, cap) hoff_resize((void **)&(a), (cap), sizeof *(a))
-
-int32_t hoff_ilp_add_col(hoff_ilp *m, double lb, double ub, double obj,
-			 bool bin, hoff_col_kind tag, int32_t a0, int32_t a1)
-{
-	if (m->ncols >= INT_MAX - 2)
-		return 0;
-	size_t need = (size_t)m->ncols + 2;
-	if (need > m->col_cap) {
-		size_t cap = m->col_cap ? 2 * m->col_cap : 1024;
-		if (!RESIZE(m->clb, cap) || !RESIZE(m->cub, cap) ||
-		    !RESIZE(m->cobj, cap) || !RESIZE(m->cbin, cap) ||
-		    !RESIZE(m->ctag, cap) || !RESIZE(m->carg0, cap) ||
-		    !RESIZE(m->carg1, cap))
-			return 0;
-		m->col_cap = cap;
-	}
-	int32_t j = ++m->ncols;
-	m->clb[j] = lb;
-	m->cub[j] = ub;
-	m->cobj[j] = obj;
-	m->cbin[j] = bin;
-	m->ctag[j] = (uint8_t)tag;
-	m->carg0[j] = a0;
-	m->carg1[j] = a1;
-	if (bin)
-		m->nbin++;
-	return j;
-}
-
-void hoff_ilp_row_begin(rowb *r, int type, double rhs, char tag, int32_t arg)
-{
-	hoff_ilp *m = r->m;
-	if (r->oom)
-		return;
-	if (m->nrows >= INT_MAX - 2) {
-		r->oom = true;
-		return;
-	}
-	size_t need = (size_t)m->nrows + 3;
-	if (need > m->row_cap) {
-		size_t cap = m->row_cap ? 2 * m->row_cap : 1024;
-		if (!RESIZE(m->rtype, cap) || !RESIZE(m->rrhs, cap) ||
-		    !RESIZE(m->rtag, cap) || !RESIZE(m->rarg, cap) ||
-		    !RESIZE(m->roff, cap)) {
-			r->oom = true;
-			return;
-		}
-		m->row_cap = cap;
-	}
-	int32_t i = ++m->nrows;
-	m->rtype[i] = (uint8_t)type;
-	m->rrhs[i] = rhs;
-	m->rtag[i] = (uint8_t)tag;
-	m->rarg[i] = arg;
-	m->roff[i] = (int64_t)m->nnz;
-	r->konst = 0;
-}
-
-void hoff_ilp_row_add(rowb *r, int32_t col, double v)
-{
-	hoff_ilp *m = r->m;
-	if (r->oom || col == 0 || v == 0)
-		return;
-	if (r->pos[col] >= 0) {
-		m->rval[r->pos[col]] += v;
-		return;
-	}
-	if (m->nnz + 1 > m->nz_cap) {
-		size_t cap = m->nz_cap ? 2 * m->nz_cap : 4096;
-		if (!RESIZE(m->rcol, cap) || !RESIZE(m->rval, cap)) {
-			r->oom = true;
-			return;
-		}
-		m->nz_cap = cap;
-	}
-	r->pos[col] = (int64_t)m->nnz;
-	m->rcol[m->nnz] = col;
-	m->rval[m->nnz] = v;
-	m->nnz++;
-}
-
-/* Ends the open row: drops cancelled entries, moves the constant to the
- * right-hand side; a row left without columns is checked and removed. */
-void hoff_ilp_row_end(rowb *r)
-{
-	hoff_ilp *m = r->m;
-	if (r->oom)
-		return;
-	int32_t i = m->nrows;
-	size_t out = (size_t)m->roff[i];
-	for (size_t k = (size_t)m->roff[i]; k < m->nnz; k++) {
-		r->pos[m->rcol[k]] = -1;
-		if (fabs(m->rval[k]) > 1e-12) {
-			m->rcol[out] = m->rcol[k];
-			m->rval[out] = m->rval[k];
-			out++;
-		}
-	}
-	m->nnz = out;
-	m->rrhs[i] -= r->konst;
-	r->konst = 0;
-	if (out == (size_t)m->roff[i]) {
-		double rhs = m->rrhs[i], tol = 1e-9 * (1 + fabs(rhs));
-		bool ok = m->rtype[i] == HOFF_ILP_LE   ? 0 <= rhs + tol
-			  : m->rtype[i] == HOFF_ILP_GE ? 0 >= rhs - tol
-						       : fabs(rhs) <= tol;
-		if (!ok && !m->infeasible) {
-			m->infeasible = true;
-			if (m->rtag[i] == 'M') {
-				int32_t w = m->rarg[i], k = (w + 1) / 2;
-				snprintf(m->why, sizeof m->why,
-					 "memory %s op \"%s\" is above the "
-					 "budget whatever is offloaded",
-					 w % 2 == 0 ? "while" : "just before",
-					 m->g->op[k].id);
-			} else {
-				char name[64];
-				hoff_ilp_row_name(m, i, name, sizeof name);
-				snprintf(m->why, sizeof m->why,
-					 "row %s cannot hold", name);
-			}
-		}
-		m->nrows--;
-	}
-}
-
-/* The row x_a - x_b <= 0 (x_a <= x_b), tagged. */
-void hoff_ilp_row_le(rowb *r, char tag, int32_t arg, int32_t a, int32_t b)
-{
-	hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, tag, arg);
-	hoff_ilp_row_add(r, a, 1);
-	hoff_ilp_row_add(r, b, -1);
-	hoff_ilp_row_end(r);
-}
-
-/* ---------------------------------------------------------------------
- * Maps: the column in force at an index (latest defined at or before).
- */
-
-int32_t hoff_ilp_map_new(hoff_ilp *m, int32_t len)
-{
-	if (len <= 0)
-		return HOFF_NONE;
-	if (m->nmap + (size_t)len > (size_t)INT32_MAX ||
-	    !hoff_grow((void **)&m->map, &m->map_cap, m->nmap + (size_t)len,
-		       sizeof *m->map))
-		return -2;
-	int32_t off = (int32_t)m->nmap;
-	memset(m->map + off, 0, (size_t)len * sizeof *m->map);
-	m->nmap += (size_t)len;
-	return off;
-}
-
-static int32_t map_at(const hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
-		      int32_t v)
-{
-	if (map < 0 || v < lo)
-		return 0;
-	if (v > hi)
-		v = hi;
-	return m->map[map + v - lo];
-}
-
-int32_t hoff_ilp_r_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t q)
-{
-	return map_at(m, v->rmap, v->lo, v->b - 1, q);
-}
-
-int32_t hoff_ilp_q_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
-{
-	return map_at(m, v->qmap, v->q_lo, v->q_hi, w);
-}
-
-int32_t hoff_ilp_ys_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
-{
-	return map_at(m, v->ysmap, v->ys_lo, v->ys_hi, w);
-}
-
-int32_t hoff_ilp_yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w)
-{
-	return map_at(m, v->ypmap, v->yp_lo, v->yp_hi, w);
-}
-
-/* Fills a map over [lo, hi] from the sorted defined indices idx[0..n)
- * whose columns are first, first + 1, ... */
-void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
-		       const int32_t *idx, int32_t n, int32_t first)
-{
-	int32_t j = 0, cur = 0;
-	for (int32_t v = lo; v <= hi; v++) {
-		while (j < n && idx[j] <= v)
-			cur = first + j++;
-		m->map[map + v - lo] = cur;
-	}
-}
-
 hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
-			   hoff_ilp **out, hoff_err *e)
+			   const hoff_ilp_req *rq, hoff_ilp **out, hoff_err *e)
 {
 	double t0 = hoff_now_s();
 	*out = NULL;
@@ -594,19 +459,21 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	m->g = g;
 	m->o = *o;
+	m->rq = rq ? *rq : hoff_ilp_request(o);
+	rq = &m->rq;
 	m->n = g->nops;
 	const int32_t n = m->n;
 	hoff_analysis own;
 	const hoff_analysis *an;
-	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &an, e);
+	hoff_status st = hoff_analysis_use(g, rq->analysis, &own, &an, e);
 	if (st != HOFF_OK) {
 		hoff_ilp_free(m);
 		return st;
 	}
 	m->compute_ps = an->compute_ps;
 	m->lower_bound_ps = an->lower_bound_ps;
-	m->budget_mode = o->budget_bytes != HOFF_NONE;
-	m->cap_bytes = m->budget_mode ? o->budget_bytes
+	m->budget_mode = rq->budget_bytes != HOFF_NONE;
+	m->cap_bytes = m->budget_mode ? rq->budget_bytes
 				      : g->device.memory_bytes;
 	double bound =
 		floor((1.0 + o->max_overhead) * (double)an->lower_bound_ps);
@@ -649,18 +516,18 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			    o->all_candidates ? 0 : hoff_small_below(g, during),
 			    &all, &nall, e)) != HOFF_OK)
 		goto fail;
-	if (past(o))
+	if (past(rq))
 		goto late;
 	int64_t maxb = 1;
 	for (int32_t i = 0; i < nall; i++) {
-		if (all[i].bytes > maxb)
-			maxb = all[i].bytes;
-		if (all[i].b < n)
-			dl[all[i].b] = 1;
+		if (all[i].c.bytes > maxb)
+			maxb = all[i].c.bytes;
+		if (all[i].c.b < n)
+			dl[all[i].c.b] = 1;
 		int32_t w0, w1;
 		hoff_ilp_absent_range(&all[i], n, &w0, &w1);
 		for (int32_t w = w0; w <= w1; w++)
-			cover[IDX(w)] += all[i].bytes;
+			cover[IDX(w)] += all[i].c.bytes;
 	}
 	m->bu = pow(10, floor(log10((double)maxb)));
 	/* Instants that can bind: above the budget, or above a lower bound
@@ -671,8 +538,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		for (int32_t w = -1; w <= 2 * n - 2; w++)
 			if (m->fixed[IDX(w)] - cover[IDX(w)] > floor_b)
 				floor_b = m->fixed[IDX(w)] - cover[IDX(w)];
-		if (o->peak_floor > floor_b)
-			floor_b = o->peak_floor;
+		if (rq->peak_floor > floor_b)
+			floor_b = rq->peak_floor;
 		thr = floor_b;
 		m->peak_floor = floor_b;
 	}
@@ -687,9 +554,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	pl.keep = hoff_alloc((size_t)nall + 1, sizeof *pl.keep);
 	if (!pl.Poff || !pl.keep)
 		goto oom;
-	const bool stall_bound = !m->budget_mode || o->max_stall_ps != HOFF_NONE;
-	const int64_t most = !stall_bound      ? 0
-			     : m->budget_mode ? o->max_stall_ps
+	const bool stall_bound = !m->budget_mode ||
+				 rq->max_stall_ps != HOFF_NONE;
+	const int64_t most = !stall_bound     ? 0
+			     : m->budget_mode ? rq->max_stall_ps
 					      : m->bound_ps - m->compute_ps;
 	if (stall_bound && o->prune) {
 		int64_t *slack = hoff_alloc((size_t)n + 1, sizeof *slack);
@@ -701,14 +569,14 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp_crowded(m, all, nall, most, slack, pl.late);
 		free(slack);
 	}
-	int32_t K = o->stride > 0 ? o->stride : 1;
+	int32_t K = rq->stride > 0 ? rq->stride : 1;
 	int64_t bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
 	/* the overhead search's probes are pruned at their caps, below the
 	 * min-peak model: it affords finer stages */
 	int32_t maxbin = o->max_binaries > 0 ? o->max_binaries
 			 : m->budget_mode    ? 6000
 					     : 8500;
-	while (o->stride <= 0 && bins > maxbin && K < n) {
+	while (rq->stride <= 0 && bins > maxbin && K < n) {
 		K *= 2;
 		bins = hoff_ilp_make_plan(m, all, nall, K, &pl);
 		if (bins < 0)
@@ -716,7 +584,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	if (bins < 0)
 		goto oom;
-	if (past(o))
+	if (past(rq))
 		goto late;
 	m->stride = K;
 	m->bin_limit = maxbin;
@@ -737,17 +605,17 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			continue;
 		orig[m->niv] = i;
 		m->iv[m->niv++] = all[i];
-		if (all[i].t != last_t) {
+		if (all[i].c.t != last_t) {
 			m->ncand++;
-			last_t = all[i].t;
+			last_t = all[i].c.t;
 		}
 	}
 	memset(dl, 0, (size_t)n + 1);
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->b < n)
-			dl[v->b] = 1;
-		else if (v->kind == HOFF_ILP_DIRTY)
+		if (v->c.b < n)
+			dl[v->c.b] = 1;
+		else if (v->c.kind == HOFF_CAND_DIRTY)
 			dl[n] = 1;
 	}
 	/* Stall columns: only where a fetch has its deadline, and the tail. */
@@ -757,10 +625,12 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		double ub = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (k < n && v->b == k)
-				ub += (double)v->fetch_ps;
-			else if (k == n && v->kind == HOFF_ILP_DIRTY)
-				ub += (double)v->store_ps;
+			if (k < n && v->c.b == k) /* slowed by duplex at most
+						     to phi */
+				ub += (double)v->c.fetch_ps /
+				      hoff_ilp_phi(m, 2 * v->c.tier);
+			else if (k == n && v->c.kind == HOFF_CAND_DIRTY)
+				ub += (double)v->c.store_ps;
 		}
 		m->s_col[k] = hoff_ilp_add_col(m, 0, ub / m->tu,
 					       m->budget_mode ? 1 : 0, false,
@@ -786,26 +656,27 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		const int32_t *P = pl.P + pl.Poff[oi];
 		int32_t nP = pl.Poff[oi + 1] - pl.Poff[oi];
 		bool has_zs = false, has_zd = false;
-		if (v->kind == HOFF_ILP_DIRTY) {
-			int32_t os = all[oi].seg;
+		if (v->c.kind == HOFF_CAND_DIRTY) {
+			int32_t os = all[oi].c.seg;
 			if (seg_first[os] == HOFF_NONE)
 				seg_first[os] = i;
-			v->seg = seg_first[os];
+			v->c.seg = seg_first[os];
 			/* a store needs some window to run in */
-			int32_t hi = v->b >= n ? 2 * n : 2 * P[nP - 1] + 1;
-			for (int32_t w = 2 * v->a + 2; w <= hi && !has_zs; w++)
+			int32_t hi = v->c.b >= n ? 2 * n : 2 * P[nP - 1] + 1;
+			for (int32_t w = 2 * v->c.a + 2; w <= hi && !has_zs;
+			     w++)
 				has_zs = hoff_ilp_win_exists(m, w);
 			has_zd = seg_zs[os] > 0;
 			if (has_zs)
 				seg_zs[os]++;
 		} else {
-			v->seg = i;
-			has_zd = v->kind == HOFF_ILP_CLEAN && !v->fixed;
+			v->c.seg = i;
+			has_zd = v->c.kind == HOFF_CAND_CLEAN && !v->fixed;
 		}
 		if (!hoff_ilp_interval_cols(m, i, P, nP, has_zs, has_zd,
 					    scratch))
 			goto oom_orig;
-		if (i % 64 == 63 && past(o)) {
+		if (i % 64 == 63 && past(rq)) {
 			free(orig);
 			goto late;
 		}
@@ -824,12 +695,13 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		r.pos[j] = -1;
 	for (int32_t i = 0; i < m->niv; i++) {
 		hoff_ilp_interval_rows(m, &r, i);
-		if (i % 64 == 63 && past(o))
+		if (i % 64 == 63 && past(rq))
 			goto late;
 	}
 	hoff_ilp_segment_rows(m, &r);
+	hoff_ilp_home_rows(m, &r);
 	hoff_ilp_channel_rows(m, &r, &cp);
-	if (past(o))
+	if (past(rq))
 		goto late;
 	if (!hoff_ilp_store_fifo_rows(m, &r) || !hoff_ilp_memory_rows(m, &r) ||
 	    !hoff_ilp_count_rows(m, &r, xc, nxc))
@@ -837,7 +709,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	/* (8), (9): in the min-peak model only for its LP floor, since
 	 * GLPK's MIR cut rounds at its root did worse with them
 	 * (solver/README.md) */
-	if (m->budget_mode || o->floor_rows) {
+	if (m->budget_mode || rq->floor_rows) {
 		hoff_ilp_time_rows(m, &r);
 		hoff_ilp_fetch_time_rows(m, &r);
 	}
@@ -869,7 +741,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 				 m->nnz);
 		goto fail;
 	}
-	if (past(o))
+	if (past(rq))
 		goto late;
 	m->build_s = hoff_now_s() - t0;
 	*out = m;
@@ -906,72 +778,4 @@ done:
 	free(seg_first);
 	free(seg_zs);
 	return st;
-}
-
-void hoff_ilp_free(hoff_ilp *m)
-{
-	if (!m)
-		return;
-	free(m->fixed);
-	free(m->hot);
-	free(m->s_col);
-	free(m->iv);
-	free(m->map);
-	free(m->clb);
-	free(m->cub);
-	free(m->cobj);
-	free(m->cbin);
-	free(m->ctag);
-	free(m->carg0);
-	free(m->carg1);
-	free(m->rtype);
-	free(m->rrhs);
-	free(m->rtag);
-	free(m->rarg);
-	free(m->roff);
-	free(m->rcol);
-	free(m->rval);
-	free(m);
-}
-
-double hoff_ilp_violation(const hoff_ilp *m, const double *x, int32_t *row)
-{
-	double worst = 0;
-	*row = 0;
-	for (int32_t j = 1; j <= m->ncols; j++) {
-		double v = 0;
-		if (x[j] < m->clb[j])
-			v = m->clb[j] - x[j];
-		if (x[j] > m->cub[j])
-			v = x[j] - m->cub[j];
-		if (m->cbin[j] && fabs(x[j] - floor(x[j] + 0.5)) > v)
-			v = fabs(x[j] - floor(x[j] + 0.5));
-		if (v > worst)
-			worst = v;
-	}
-	for (int32_t i = 1; i <= m->nrows; i++) {
-		double act = 0;
-		for (int64_t k = m->roff[i]; k < m->roff[i + 1]; k++)
-			act += m->rval[k] * x[m->rcol[k]];
-		double rhs = m->rrhs[i], v = 0;
-		if (m->rtype[i] != HOFF_ILP_GE && act > rhs)
-			v = act - rhs;
-		if (m->rtype[i] != HOFF_ILP_LE && act < rhs)
-			v = rhs - act;
-		v /= 1 + fabs(rhs);
-		if (v > worst) {
-			worst = v;
-			*row = i;
-		}
-	}
-	return worst;
-}
-
-hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
-			      double *bound, bool *ok, hoff_err *e)
-{
-	*ok = false;
-	if (m->infeasible)
-		return HOFF_OK;
-	return hoff_glpk_lp(m, time_limit_s, bound, ok, e);
 }

@@ -1,7 +1,6 @@
 /* ilp_prune.c: stage planning and pruning: the binding instants, the
  * intervals kept and the prefetch boundaries each may use (the plan
  * hoff_ilp_build follows). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -27,8 +26,8 @@
 void hoff_ilp_absent_range(const hoff_ilp_iv *v, int32_t n, int32_t *w0,
 			   int32_t *w1)
 {
-	*w0 = v->kind == HOFF_ILP_START ? -1 : 2 * v->a + 1;
-	*w1 = v->b >= n ? 2 * n - 2 : 2 * v->b - 2;
+	*w0 = v->c.kind == HOFF_CAND_START ? -1 : 2 * v->c.a + 1;
+	*w1 = v->c.b >= n ? 2 * n - 2 : 2 * v->c.b - 2;
 }
 
 int32_t hoff_ilp_stage_of(int32_t w)
@@ -81,9 +80,9 @@ void hoff_ilp_crowded(const hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		/* slack[b] = T_b - W_b, then its minimum over b' >= b */
 		memset(slack, 0, (size_t)n * sizeof *slack);
 		for (int32_t i = 0; i < nall; i++)
-			if (all[i].kind == HOFF_ILP_START && all[i].tier == c &&
-			    all[i].b < n)
-				slack[all[i].b] -= all[i].fetch_ps;
+			if (all[i].c.kind == HOFF_CAND_START &&
+			    all[i].c.tier == c && all[i].c.b < n)
+				slack[all[i].c.b] -= all[i].c.fetch_ps;
 		int64_t cum = 0, work = 0;
 		for (int32_t b = 0; b < n; b++) {
 			work -= slack[b];
@@ -95,8 +94,8 @@ void hoff_ilp_crowded(const hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 				slack[b] = slack[b + 1];
 		for (int32_t i = 0; i < nall; i++) {
 			const hoff_ilp_iv *v = &all[i];
-			if (v->kind != HOFF_ILP_START && v->tier == c &&
-			    v->b < n && v->fetch_ps > slack[v->b])
+			if (v->c.kind != HOFF_CAND_START && v->c.tier == c &&
+			    v->c.b < n && v->c.fetch_ps > slack[v->c.b])
 				late[i] = 1;
 		}
 	}
@@ -132,22 +131,23 @@ int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 				continue;
 			nhot++;
 			int32_t k = hoff_ilp_stage_of(w);
-			inrange += v->b < n && k >= v->lo && k <= v->b - 1;
+			inrange += v->c.b < n && k >= v->lo && k <= v->c.b - 1;
 		}
-		bool tail = v->b >= n;
+		bool tail = v->c.b >= n;
 		pl->keep[i] = 0;
 		if (pl->late && pl->late[i])
 			continue;
-		if (v->kind == HOFF_ILP_START ||
+		if (v->c.kind == HOFF_CAND_START || v->home_end ||
 		    (nhot > 0 && (tail || inrange > 0)))
 			pl->keep[i] = 1;
-		else if (v->kind == HOFF_ILP_DIRTY && !tail && later[v->seg])
+		else if (v->c.kind == HOFF_CAND_DIRTY && !tail &&
+			 later[v->c.seg])
 			pl->keep[i] = 2;
-		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY && !tail &&
-		    later[v->seg])
+		if (pl->keep[i] && v->c.kind == HOFF_CAND_DIRTY && !tail &&
+		    later[v->c.seg])
 			pl->keep[i] |= 4; /* a later kept interval to enable */
-		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY)
-			later[v->seg] = 1;
+		if (pl->keep[i] && v->c.kind == HOFF_CAND_DIRTY)
+			later[v->c.seg] = 1;
 	}
 	/* Where a store may be in flight at an op start (pending[k]), the
 	 * compute before each op (cum) and the fetch work due by each op on
@@ -163,16 +163,16 @@ int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		goto oom;
 	for (int32_t i = 0; i < nall; i++) {
 		const hoff_ilp_iv *v = &all[i];
-		if (pl->keep[i] && v->kind == HOFF_ILP_DIRTY) {
-			int32_t hi = v->b >= n ? n - 1 : v->b - 1;
-			if (v->a + 1 <= hi) {
-				pend[v->a + 1]++;
+		if (pl->keep[i] && v->c.kind == HOFF_CAND_DIRTY) {
+			int32_t hi = v->c.b >= n ? n - 1 : v->c.b - 1;
+			if (v->c.a + 1 <= hi) {
+				pend[v->c.a + 1]++;
 				pend[hi + 1]--;
 			}
 		}
-		if (v->b < n)
-			due[(size_t)v->tier * ((size_t)n + 2) + (size_t)v->b + 1] +=
-				v->fetch_ps;
+		if (v->c.b < n)
+			due[(size_t)v->c.tier * ((size_t)n + 2) +
+			    (size_t)v->c.b + 1] += v->c.fetch_ps;
 	}
 	for (int32_t k = 0; k <= n; k++) {
 		pend[k + 1] += pend[k];
@@ -187,45 +187,46 @@ int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 	for (int32_t i = 0; i < nall; i++) {
 		const hoff_ilp_iv *v = &all[i];
 		pl->Poff[i] = (int32_t)np;
-		bool tail = v->b >= n;
+		bool tail = v->c.b >= n;
 		/* one covering nothing may still create a stall before op b
 		 * that lets a pending store drain before a binding instant */
-		bool staller = !pl->keep[i] && !tail && pend[v->b] > 0 &&
+		bool staller = !pl->keep[i] && !tail && pend[v->c.b] > 0 &&
 			       !(pl->late && pl->late[i]) &&
-			       (m->hot[IDX(2 * v->b)] ||
-				m->hot[IDX(2 * v->b - 1)]);
+			       (m->hot[IDX(2 * v->c.b)] ||
+				m->hot[IDX(2 * v->c.b - 1)]);
 		if (!pl->keep[i] && !staller)
 			continue;
 		bool enabler = (pl->keep[i] & 4) != 0;
 		bool ok = true;
-		if (v->kind == HOFF_ILP_START)
+		if (v->c.kind == HOFF_CAND_START)
 			ok = push_P(pl, &cap, &np, np, -1);
 		if (!tail) {
 			int32_t lo = v->lo < 0 ? 0 : v->lo;
-			memset(mark + lo, 0, (size_t)(v->b - lo));
+			memset(mark + lo, 0, (size_t)(v->c.b - lo));
 			int32_t w0, w1;
 			hoff_ilp_absent_range(v, n, &w0, &w1);
 			for (int32_t w = w0; !staller && w <= w1; w++) {
 				int32_t k = hoff_ilp_stage_of(w);
-				if (m->hot[IDX(w)] && k >= lo && k <= v->b - 1)
+				if (m->hot[IDX(w)] && k >= lo &&
+				    k <= v->c.b - 1)
 					mark[k] = 1;
 			}
-			const int64_t *d = due + (size_t)v->tier *
-						 ((size_t)n + 2);
-			bool drain = !m->o.prune || pend[v->b] > 0;
-			for (int32_t k = lo; k <= v->b - 1; k++) {
+			const int64_t *d =
+				due + (size_t)v->c.tier * ((size_t)n + 2);
+			bool drain = !m->o.prune || pend[v->c.b] > 0;
+			for (int32_t k = lo; k <= v->c.b - 1; k++) {
 				/* compute of ops k+1 .. b-1 against the fetch
 				 * work due at ops k+1 .. b */
-				int64_t c = cum[v->b] - cum[k + 1];
-				int64_t f = d[v->b + 1] - d[k + 1];
+				int64_t c = cum[v->c.b] - cum[k + 1];
+				int64_t f = d[v->c.b + 1] - d[k + 1];
 				if (enabler || !m->o.prune || (drain && c < f))
 					mark[k] = 1;
 			}
-			for (int32_t k = lo; ok && k <= v->b - 1; k++)
+			for (int32_t k = lo; ok && k <= v->c.b - 1; k++)
 				if (mark[k])
 					ok = push_P(pl, &cap, &np,
 						    (size_t)pl->Poff[i],
-						    grid_up(k, K, v->b - 1));
+						    grid_up(k, K, v->c.b - 1));
 		}
 		if (!ok)
 			goto oom;
@@ -236,9 +237,9 @@ int64_t hoff_ilp_make_plan(hoff_ilp *m, const hoff_ilp_iv *all, int32_t nall,
 		}
 		pl->keep[i] |= 1;
 		bins += nP + (v->fixed ? 0 : 2);
-		if (v->kind == HOFF_ILP_DIRTY) {
+		if (v->c.kind == HOFF_CAND_DIRTY) {
 			int32_t qend = tail ? 2 * n - 2 : 2 * pl->P[np - 1] + 1;
-			for (int32_t w = 2 * v->a + 2; w <= qend; w++)
+			for (int32_t w = 2 * v->c.a + 2; w <= qend; w++)
 				bins += m->hot[IDX(w)] &&
 					(K <= 1 ||
 					 hoff_ilp_stage_of(w) % K == 0);

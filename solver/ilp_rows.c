@@ -1,6 +1,5 @@
 /* ilp_rows.c: the columns of an interval and the constraint families
  * (1)-(13) of the model (solver/README.md), one function per family. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -60,8 +59,8 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 {
 	hoff_ilp_iv *v = &m->iv[i];
 	const int32_t n = m->n;
-	bool tail = v->b >= n;
-	if (v->kind == HOFF_ILP_DIRTY && !has_zs && !has_zd)
+	bool tail = v->c.b >= n;
+	if (v->c.kind == HOFF_CAND_DIRTY && !has_zs && !has_zd)
 		return true; /* no way to leave: it covers nothing */
 	if (!tail && nP == 0)
 		return true; /* no way back */
@@ -73,16 +72,16 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 		return false;
 	/* START's last boundary is issued in every schedule, and its fetch
 	 * completes in every schedule */
-	const double start_lb = v->kind == HOFF_ILP_START ? 1 : 0;
+	const double start_lb = v->c.kind == HOFF_CAND_START ? 1 : 0;
 	if (!tail && nP > 0) {
 		v->r_first = P[0];
 		v->r_last = P[nP - 1];
 		if (!col_run(m, i, HOFF_COL_R, true, start_lb, P, nP, v->lo,
-			     v->b - 1, &v->rmap))
+			     v->c.b - 1, &v->rmap))
 			return false;
 		/* fetch progress: windows after the first allowed boundary */
 		v->yp_lo = 2 * (P[0] + 1);
-		v->yp_hi = 2 * v->b;
+		v->yp_hi = 2 * v->c.b;
 		int32_t nw = windows_in(m, v->yp_lo, v->yp_hi, scratch);
 		if (!col_run(m, i, HOFF_COL_YF, false, start_lb, scratch, nw,
 			     v->yp_lo, v->yp_hi, &v->ypmap))
@@ -91,7 +90,7 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 	if (v->zs) {
 		int32_t qend = tail ? 2 * n - 2 : 2 * v->r_last + 1;
 		int32_t nq = 0;
-		for (int32_t w = 2 * v->a + 2; w <= qend; w++) {
+		for (int32_t w = 2 * v->c.a + 2; w <= qend; w++) {
 			bool want = m->hot[IDX(w)] &&
 				    (m->stride <= 1 ||
 				     hoff_ilp_stage_of(w) % m->stride == 0);
@@ -100,12 +99,12 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 			if (want)
 				scratch[nq++] = w;
 		}
-		v->q_lo = 2 * v->a + 2;
+		v->q_lo = 2 * v->c.a + 2;
 		v->q_hi = qend;
 		if (!col_run(m, i, HOFF_COL_Q, true, 0, scratch, nq, v->q_lo,
 			     qend, &v->qmap))
 			return false;
-		v->ys_lo = 2 * v->a + 2;
+		v->ys_lo = 2 * v->c.a + 2;
 		v->ys_hi = tail ? 2 * n : 2 * v->r_last + 1;
 		int32_t nw = windows_in(m, v->ys_lo, v->ys_hi, scratch);
 		if (!col_run(m, i, HOFF_COL_YS, false, 0, scratch, nw, v->ys_lo,
@@ -118,7 +117,7 @@ bool hoff_ilp_interval_cols(hoff_ilp *m, int32_t i, const int32_t *P,
 /* sel_i as a row term: adds coef * sel_i (constant for fixed ones). */
 static void add_sel(rowb *r, const hoff_ilp_iv *v, double coef)
 {
-	if (v->kind == HOFF_ILP_START || v->fixed)
+	if (v->c.kind == HOFF_CAND_START || v->fixed)
 		r->konst += coef;
 	else {
 		hoff_ilp_row_add(r, v->zs, coef);
@@ -140,7 +139,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 {
 	const hoff_ilp_iv *v = &m->iv[i];
 	const int32_t n = m->n;
-	bool tail = v->b >= n;
+	bool tail = v->c.b >= n;
 	if (!tail && v->rmap >= 0) {
 		/* (1) R monotone, last = sel; (3) fetch only after the store */
 		int32_t prev = 0;
@@ -160,7 +159,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 			}
 			prev = c;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			row_is_sel(r, 'l', i, prev);
 		/* (4) fetch progress */
 		int32_t yprev = 0;
@@ -174,7 +173,7 @@ void hoff_ilp_interval_rows(hoff_ilp *m, rowb *r, int32_t i)
 				hoff_ilp_row_le(r, 'm', i, yprev, c);
 			yprev = c;
 		}
-		if (v->kind != HOFF_ILP_START)
+		if (v->c.kind != HOFF_CAND_START)
 			row_is_sel(r, 'd', i, yprev);
 	}
 	if (v->zs) {
@@ -210,19 +209,19 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->kind != HOFF_ILP_DIRTY || v->seg != i)
+		if (v->c.kind != HOFF_CAND_DIRTY || v->c.seg != i)
 			continue;
 		int32_t nz = 0;
-		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++)
+		for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i; j++)
 			nz += m->iv[j].zs != 0;
 		if (nz > 1) {
 			hoff_ilp_row_begin(r, HOFF_ILP_LE, 1, 's', i);
-			for (int32_t j = i; j < m->niv && m->iv[j].seg == i;
+			for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i;
 			     j++)
 				hoff_ilp_row_add(r, m->iv[j].zs, 1);
 			hoff_ilp_row_end(r);
 		}
-		for (int32_t j = i; j < m->niv && m->iv[j].seg == i; j++) {
+		for (int32_t j = i; j < m->niv && m->iv[j].c.seg == i; j++) {
 			const hoff_ilp_iv *u = &m->iv[j];
 			if (!u->zd)
 				continue;
@@ -241,13 +240,33 @@ void hoff_ilp_segment_rows(hoff_ilp *m, rowb *r)
 	}
 }
 
-static int by_window(const void *x, const void *y)
+/* Entries by window, then channel, then interval (ctx: the intervals). */
+/* (14) The repeat end state (rule 9): a tier-homed state tensor ends
+ * off the device with a valid copy at home. Its tail after its last
+ * touch (home_end) is used: a clean one is fixed (a free detach), a
+ * dirty one leaves by a store home, or by a detach after an earlier
+ * store of its dirty segment:  zs_i + zd_i = 1. */
+void hoff_ilp_home_rows(hoff_ilp *m, rowb *r)
 {
+	for (int32_t i = 0; i < m->niv; i++) {
+		const hoff_ilp_iv *v = &m->iv[i];
+		if (!v->home_end || v->fixed)
+			continue;
+		hoff_ilp_row_begin(r, HOFF_ILP_EQ, 1, 'H', i);
+		hoff_ilp_row_add(r, v->zs, 1);
+		hoff_ilp_row_add(r, v->zd, 1);
+		hoff_ilp_row_end(r);
+	}
+}
+
+static int by_window(const void *x, const void *y, void *ctx)
+{
+	const hoff_ilp_iv *iv = ctx;
 	const wentry *a = x, *b = y;
 	if (a->w != b->w)
 		return a->w < b->w ? -1 : 1;
-	int ca = 2 * hoff_ilp_sort_iv[a->i].tier + a->store;
-	int cb = 2 * hoff_ilp_sort_iv[b->i].tier + b->store;
+	int ca = 2 * iv[a->i].c.tier + a->store;
+	int cb = 2 * iv[b->i].c.tier + b->store;
 	if (ca != cb)
 		return ca < cb ? -1 : 1;
 	return (a->i > b->i) - (a->i < b->i);
@@ -263,13 +282,13 @@ void hoff_ilp_chan_plan_free(chan_plan *cp)
 
 static int chan_of(const hoff_ilp *m, const wentry *x)
 {
-	return 2 * m->iv[x->i].tier + x->store;
+	return 2 * m->iv[x->i].c.tier + x->store;
 }
 
 static double dur_of(const hoff_ilp *m, const wentry *x)
 {
 	const hoff_ilp_iv *v = &m->iv[x->i];
-	return (double)(x->store ? v->store_ps : v->fetch_ps);
+	return (double)(x->store ? v->c.store_ps : v->c.fetch_ps);
 }
 
 /* Groups the transfers by window and channel; creates U columns. */
@@ -295,9 +314,7 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 			}
 		}
 	}
-	hoff_ilp_sort_iv = m->iv;
-	if (cp->ne)
-		qsort(cp->we, cp->ne, sizeof *cp->we, by_window);
+	hoff_sort_ctx(cp->we, cp->ne, sizeof *cp->we, by_window, m->iv);
 	cp->goff = hoff_alloc(cp->ne + 1, sizeof *cp->goff);
 	cp->ucol = hoff_alloc(cp->ne + 1, sizeof *cp->ucol);
 	if (!cp->goff || !cp->ucol)
@@ -313,7 +330,10 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps : 0;
 		cp->goff[cp->ngrp] = s;
 		cp->ucol[cp->ngrp] = 0;
-		if (!odd || total > len) {
+		/* a channel slowed by duplex may be busy throughout w with
+		 * only phi len of work */
+		if (!odd ||
+		    total > hoff_ilp_phi(m, chan_of(m, &cp->we[s])) * len) {
 			cp->ucol[cp->ngrp] =
 				hoff_ilp_add_col(m, 0, 1, 0, true, HOFF_COL_U,
 						 w, chan_of(m, &cp->we[s]));
@@ -325,6 +345,80 @@ bool hoff_ilp_channel_plan(hoff_ilp *m, chan_plan *cp)
 	}
 	cp->goff[cp->ngrp] = cp->ne;
 	return true;
+}
+
+/* Adds coef times the nominal work (model units) of the transfers in
+ * group gi in its window w: sum D_i (Y_i(w) - Y_i(w - 1)). */
+static void add_work(const hoff_ilp *m, rowb *r, const chan_plan *cp, size_t gi,
+		     double coef)
+{
+	for (size_t k = cp->goff[gi]; k < cp->goff[gi + 1]; k++) {
+		const hoff_ilp_iv *v = &m->iv[cp->we[k].i];
+		int32_t w = cp->we[k].w;
+		double d = coef * dur_of(m, &cp->we[k]) / m->tu;
+		bool st = cp->we[k].store;
+		hoff_ilp_row_add(r,
+				 st ? hoff_ilp_ys_at(m, v, w)
+				    : hoff_ilp_yp_at(m, v, w),
+				 d);
+		hoff_ilp_row_add(r,
+				 st ? hoff_ilp_ys_at(m, v, w - 1)
+				    : hoff_ilp_yp_at(m, v, w - 1),
+				 -d);
+	}
+}
+
+/* Group gi's largest nominal work in its window (every transfer
+ * whole), model units. */
+static double most_work(const hoff_ilp *m, const chan_plan *cp, size_t gi)
+{
+	double x = 0;
+	for (size_t k = cp->goff[gi]; k < cp->goff[gi + 1]; k++)
+		x += dur_of(m, &cp->we[k]) / m->tu;
+	return x;
+}
+
+/* (5d) Duplex (FORMAT.md rule 3), per window w and tier whose two
+ * channels both have transfers in w: with nominal work x (h2d) and y
+ * (d2h) in w of length L, and factors f (h2d) and g (d2h), any timing
+ * has x = a + f b, y = c + g b, with a, b, c the time h2d alone, both,
+ * d2h alone, a + b + c <= L; that projects onto
+ *   x + y (1 - f) / g <= L  and  y + x (1 - g) / f <= L   (f + g >= 1)
+ *   x + y <= L                                               (f + g < 1)
+ * (solver/README.md derives it). Rows (5) remain. Left out where even
+ * every transfer whole in an op window meets them. */
+static void duplex_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
+{
+	for (size_t gi = 0; gi + 1 < cp->ngrp; gi++) {
+		const wentry *h = &cp->we[cp->goff[gi]];
+		const wentry *d = &cp->we[cp->goff[gi + 1]];
+		int ch = chan_of(m, h);
+		if (ch % 2 || d->w != h->w || chan_of(m, d) != ch + 1)
+			continue;
+		double f = hoff_ilp_phi(m, ch), g = hoff_ilp_phi(m, ch + 1);
+		if (f == 1.0 && g == 1.0)
+			continue;
+		int32_t w = h->w;
+		bool odd = w % 2 == 1;
+		double len = odd ? (double)m->g->op[(w - 1) / 2].time_ps / m->tu
+				 : 0;
+		int32_t sc = odd ? 0 : m->s_col[w / 2];
+		bool two = f + g >= 1;
+		/* coefficients of y in the first row, of x in the second */
+		double ay = two ? (1 - f) / g : 1, bx = two ? (1 - g) / f : 0;
+		double X = most_work(m, cp, gi), Y = most_work(m, cp, gi + 1);
+		if (odd && X + ay * Y <= len && (!two || Y + bx * X <= len))
+			continue;
+		for (int row = 0; row < (two ? 2 : 1); row++) {
+			hoff_ilp_row_begin(r, HOFF_ILP_LE, len, 'K',
+					   w * 128 + ch / 2);
+			add_work(m, r, cp, gi, row == 0 ? 1 : bx);
+			add_work(m, r, cp, gi + 1, row == 0 ? ay : 1);
+			if (!odd)
+				hoff_ilp_row_add(r, sc, -1);
+			hoff_ilp_row_end(r);
+		}
+	}
 }
 
 /* Rows (5) channel capacity, (5b) work conservation and (6) stalls. */
@@ -364,10 +458,20 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 					   : hoff_ilp_yp_at(m, v, w - 1),
 					-d);
 			}
+			/* (5b) busy throughout w, a duplex channel moves at
+			 * least phi len (its speed while the other one is
+			 * busy); phi = 1 without duplex */
+			double phi =
+				pass == 1 ? hoff_ilp_phi(m,
+							 chan_of(m, &cp->we[s]))
+					  : 1.0;
 			if (!odd)
-				hoff_ilp_row_add(r, sc, -1);
+				hoff_ilp_row_add(r, sc, phi == 1.0 ? -1 : -phi);
 			if (pass == 1)
-				hoff_ilp_row_add(r, U, odd ? -len : -M);
+				hoff_ilp_row_add(r, U,
+						 odd ? (phi == 1.0 ? -len
+								   : -phi * len)
+						     : -M);
 			hoff_ilp_row_end(r);
 		}
 		/* a channel that is not saturated in w has nothing pending
@@ -389,6 +493,7 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 			hoff_ilp_row_end(r);
 		}
 	}
+	duplex_rows(m, r, cp);
 	/* (6) an op waits only for its own inputs: a stall needs one of
 	 * them still in flight at the previous op's end, and the channels
 	 * they come over busy throughout (with them, or with what FIFO
@@ -399,26 +504,34 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 			continue;
 		int32_t sc = m->s_col[k];
 		memset(tier_k, 0, (size_t)m->g->ntiers * sizeof *tier_k);
+		/* M = cub[sc]: the fetches due at k, each at its slowest
+		 * (duplex) speed */
 		hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'S', k);
 		hoff_ilp_row_add(r, sc, 1);
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->b != k || v->ypmap < 0)
+			if (v->c.b != k || v->ypmap < 0)
 				continue;
 			add_sel(r, v, -m->cub[sc]);
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k - 1),
 					 m->cub[sc]);
-			tier_k[v->tier] = true;
+			tier_k[v->c.tier] = true;
 		}
 		hoff_ilp_row_end(r);
+		/* the awaited channel, busy throughout the stall, moves at
+		 * least phi of it (duplex: the slowest of those tiers) */
+		double phi = 1.0;
+		for (int32_t c = 0; c < m->g->ntiers; c++)
+			if (tier_k[c] && hoff_ilp_phi(m, 2 * c) < phi)
+				phi = hoff_ilp_phi(m, 2 * c);
 		hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'T', k);
-		hoff_ilp_row_add(r, sc, 1);
+		hoff_ilp_row_add(r, sc, phi);
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->ypmap < 0 || !tier_k[v->tier] ||
+			if (v->ypmap < 0 || !tier_k[v->c.tier] ||
 			    2 * k < v->yp_lo || 2 * k > v->yp_hi)
 				continue;
-			double d = (double)v->fetch_ps / m->tu;
+			double d = (double)v->c.fetch_ps / m->tu;
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k), -d);
 			hoff_ilp_row_add(r, hoff_ilp_yp_at(m, v, 2 * k - 1), d);
 		}
@@ -445,17 +558,16 @@ bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r)
 	for (int32_t i = 0; i < m->niv; i++)
 		if (m->iv[i].zs && m->iv[i].ysmap >= 0)
 			ord[ns++] = i;
-	hoff_ilp_sort_iv = m->iv;
-	if (ns)
-		qsort(ord, (size_t)ns, sizeof *ord, hoff_ilp_by_evict);
+	hoff_sort_ctx(ord, (size_t)ns, sizeof *ord, hoff_ilp_by_evict, m->iv);
 	for (int32_t x = 0; x < ns; x++) {
 		const hoff_ilp_iv *vj = &m->iv[ord[x]];
 		double M = 0;
 		int32_t y0 = x, cnt = 0;
 		while (y0 > 0 && cnt < FIFO_AHEAD) {
 			const hoff_ilp_iv *vi = &m->iv[ord[--y0]];
-			if (vi->tier == vj->tier && vi->ys_hi >= vj->ys_lo) {
-				M += (double)vi->store_ps / m->tu;
+			if (vi->c.tier == vj->c.tier &&
+			    vi->ys_hi >= vj->ys_lo) {
+				M += (double)vi->c.store_ps / m->tu;
 				cnt++;
 			}
 		}
@@ -471,9 +583,10 @@ bool hoff_ilp_store_fifo_rows(hoff_ilp *m, rowb *r)
 			hoff_ilp_row_add(r, c, M);
 			for (int32_t y = y0; y < x; y++) {
 				const hoff_ilp_iv *vi = &m->iv[ord[y]];
-				if (vi->tier != vj->tier || vi->ys_hi < vj->ys_lo)
+				if (vi->c.tier != vj->c.tier ||
+				    vi->ys_hi < vj->ys_lo)
 					continue;
-				double d = (double)vi->store_ps / m->tu;
+				double d = (double)vi->c.store_ps / m->tu;
 				hoff_ilp_row_add(r, vi->zs, d);
 				hoff_ilp_row_add(r, hoff_ilp_ys_at(m, vi, w),
 						 -d);
@@ -503,8 +616,8 @@ typedef struct qwalk {
 
 static qwalk qwalk_start(const hoff_ilp_iv *v)
 {
-	return (qwalk){.w = v->q_lo - 1, .u = v->ys_lo + 1,
-		       .lack = v->store_ps};
+	return (qwalk){
+		.w = v->q_lo - 1, .u = v->ys_lo + 1, .lack = v->c.store_ps};
 }
 
 static bool qwalk_next(const hoff_ilp *m, const hoff_ilp_iv *v, qwalk *q)
@@ -549,14 +662,14 @@ void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->rmap < 0 || v->b >= m->n || v->fetch_ps <= 0)
+		if (v->rmap < 0 || v->c.b >= m->n || v->c.fetch_ps <= 0)
 			continue;
 		/* lack at p: the fetch less ops p+1 .. b-1, from p = lo up */
-		int64_t lack = v->fetch_ps;
-		for (int32_t k = v->lo + 1; k <= v->b - 1; k++)
+		int64_t lack = v->c.fetch_ps;
+		for (int32_t k = v->lo + 1; k <= v->c.b - 1; k++)
 			lack -= m->g->op[k].time_ps;
 		int32_t prev = -1;
-		for (int32_t p = v->lo; p <= v->b - 1; p++) {
+		for (int32_t p = v->lo; p <= v->c.b - 1; p++) {
 			if (p > v->lo)
 				lack += m->g->op[p].time_ps;
 			int32_t c = hoff_ilp_r_at(m, v, p);
@@ -569,7 +682,7 @@ void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r)
 			add_sel(r, v, (double)lack / m->tu);
 			hoff_ilp_row_add(r, hoff_ilp_r_at(m, v, p - 1),
 					 -(double)lack / m->tu);
-			for (int32_t k = p + 1; k <= v->b; k++)
+			for (int32_t k = p + 1; k <= v->c.b; k++)
 				hoff_ilp_row_add(r, m->s_col[k], -1);
 			hoff_ilp_row_end(r);
 		}
@@ -605,15 +718,16 @@ bool hoff_ilp_deadline_rows(hoff_ilp *m, rowb *r, int64_t most)
 			int32_t na = 0, due = 0;
 			for (int32_t i = 0; i < m->niv; i++) {
 				const hoff_ilp_iv *v = &m->iv[i];
-				if (v->kind != HOFF_ILP_START || v->tier != c ||
-				    v->rmap < 0 || v->b > b)
+				if (v->c.kind != HOFF_CAND_START ||
+				    v->c.tier != c || v->rmap < 0 || v->c.b > b)
 					continue;
-				due += v->b == b;
+				due += v->c.b == b;
 				/* durations kept ascending */
 				int32_t at = na++;
-				for (; at > 0 && dur[at - 1] > v->fetch_ps; at--)
+				for (; at > 0 && dur[at - 1] > v->c.fetch_ps;
+				     at--)
 					dur[at] = dur[at - 1];
-				dur[at] = v->fetch_ps;
+				dur[at] = v->c.fetch_ps;
 				set[na - 1] = i;
 			}
 			if (!due)
@@ -684,17 +798,17 @@ static int32_t count_members(const hoff_ilp *m, int32_t c, int32_t q,
 	int32_t nc = 0;
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		if (v->tier != c || v->b >= m->n)
+		if (v->c.tier != c || v->c.b >= m->n)
 			continue;
 		if (q == O_COUNT) {
-			if (v->kind == HOFF_ILP_START || v->b > last)
+			if (v->c.kind == HOFF_CAND_START || v->c.b > last)
 				continue;
 			if (v->zs)
 				cols[nc++] = v->zs;
 			if (v->zd)
 				cols[nc++] = v->zd;
-		} else if (v->kind == HOFF_ILP_START && v->rmap >= 0 &&
-			   q < v->b - 1) {
+		} else if (v->c.kind == HOFF_CAND_START && v->rmap >= 0 &&
+			   q < v->c.b - 1) {
 			int32_t j = hoff_ilp_r_at(m, v, q);
 			if (j)
 				cols[nc++] = j;
@@ -715,10 +829,10 @@ bool hoff_ilp_count_cols(hoff_ilp *m, count_col **out, int32_t *nout)
 		int32_t nstart = 0, last = -1;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			if (v->kind == HOFF_ILP_START && v->tier == c &&
-			    v->b < m->n) {
+			if (v->c.kind == HOFF_CAND_START && v->c.tier == c &&
+			    v->c.b < m->n) {
 				nstart++;
-				last = v->b > last ? v->b : last;
+				last = v->c.b > last ? v->c.b : last;
 			}
 		}
 		if (nstart < 2)
@@ -820,12 +934,12 @@ bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r)
 		}
 		for (int32_t k = cnt[IDX(w)]; k < cnt[IDX(w) + 1]; k++) {
 			const hoff_ilp_iv *v = &m->iv[lst[k]];
-			double b = (double)v->bytes / m->bu;
-			if (v->kind == HOFF_ILP_START || v->fixed)
+			double b = (double)v->c.bytes / m->bu;
+			if (v->c.kind == HOFF_CAND_START || v->fixed)
 				r->konst -= b;
 			else
 				hoff_ilp_row_add(r, v->zd, -b);
-			if (v->b < n)
+			if (v->c.b < n)
 				hoff_ilp_row_add(
 					r,
 					hoff_ilp_r_at(m, v,

@@ -1,6 +1,5 @@
 /* peak_search.c: overhead mode's least peak, by a search on budget-mode
  * feasibility probes between a bound and the best schedule found. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -161,7 +160,7 @@ static int64_t subset_sums(const hoff_ilp *m, int32_t w, int64_t most,
 	for (int32_t i = 0; i < m->niv; i++) {
 		int32_t w0, w1;
 		hoff_ilp_absent_range(&m->iv[i], m->n, &w0, &w1);
-		int64_t b = m->iv[i].bytes;
+		int64_t b = m->iv[i].c.bytes;
 		if (w < w0 || w > w1 || b > most)
 			continue;
 		/* merge sums with sums + b (both ascending) */
@@ -288,15 +287,33 @@ double hoff_ilp_bytes_under(const hoff_ilp *m, double v)
 
 enum { PROBE_UNKNOWN, PROBE_FEASIBLE, PROBE_INFEASIBLE };
 
+/* The request of a probe about the min-peak model m at cap: m's, in
+ * budget mode under cap with the overhead's stall bound, at m's stride
+ * (every probe about the same model), no peak floor; its solves stop at
+ * the first incumbent, at gap 0, silent, writing no file. */
+static hoff_ilp_req probe_request(const hoff_ilp *m, int64_t cap)
+{
+	hoff_ilp_req pr = m->rq;
+	pr.budget_bytes = cap;
+	pr.max_stall_ps = m->bound_ps - m->compute_ps;
+	pr.stride = m->stride;
+	pr.peak_floor = 0;
+	pr.floor_rows = false;
+	pr.first_solution = true;
+	pr.write_files = false;
+	pr.gap = 0;
+	pr.quiet = true;
+	return pr;
+}
+
 /* One probe: is there a model solution with peak <= t within the stall
  * bound (asked with the cap t + (G - 1) / 2 - mu, search_peak)? First
  * by greedy under the cap (probe_heuristic), then, when `branch`, by
  * branch and bound until `until`. Updates ps (hi and
  * its solution, lo, mu, the best simulated schedule) and sets *answer. */
-static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
-			 const hoff_ilp *m, int64_t t, bool branch,
-			 double until, peak_search *ps, int *answer,
-			 hoff_err *e)
+static hoff_status probe(const hoff_graph *g, const hoff_ilp *m, int64_t t,
+			 bool branch, double until, peak_search *ps,
+			 int *answer, hoff_err *e)
 {
 	const int64_t cap = cap_for(ps, t);
 	hoff_status st;
@@ -304,8 +321,8 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	hoff_ilp *pm = NULL;
 	hoff_ilp_sol sol = {0};
 	*answer = PROBE_UNKNOWN;
-	po->budget_bytes = cap;
-	if ((st = hoff_ilp_build(g, po, &pm, e)) != HOFF_OK)
+	const hoff_ilp_req pr = probe_request(m, cap);
+	if ((st = hoff_ilp_build(g, &m->o, &pr, &pm, e)) != HOFF_OK)
 		return st;
 	const char *what = "no answer in time";
 	double *hx = hoff_alloc((size_t)pm->ncols + 1, sizeof *hx);
@@ -314,9 +331,9 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	}
 	judged hj = {0};
-	pm->o.time_limit_s = fmax(0.05, until - hoff_now_s()); /* the
-								      mapping's
-								      LP */
+	pm->rq.time_limit_s = fmax(0.05, until - hoff_now_s()); /* the
+								       mapping's
+								       LP */
 	bool hok = !pm->infeasible &&
 		   hoff_ilp_probe_heuristic(g, pm,
 					    fmin(until, tp + HEUR_REPAIR_S), hx,
@@ -351,7 +368,7 @@ static hoff_status probe(const hoff_graph *g, hoff_ilp_opts *po,
 	} else {
 		free(hx);
 		if (branch) {
-			pm->o.time_limit_s = fmax(0.05, until - hoff_now_s());
+			pm->rq.time_limit_s = fmax(0.05, until - hoff_now_s());
 			if ((st = hoff_ilp_solve(pm, NULL, &sol, e)) !=
 			    HOFF_OK) {
 				hoff_ilp_free(pm);
@@ -488,12 +505,12 @@ static hoff_status bound_once(const hoff_graph *g, hoff_ilp *m,
 		return st;
 	double tb = hoff_now_s();
 	hoff_ilp_sol bs = {0};
-	hoff_ilp_opts keep = m->o;
-	m->o.time_limit_s = until - tb;
-	m->o.progress.fn = NULL;
-	m->o.no_mir = no_mir || keep.no_mir;
+	const hoff_ilp_req keep = m->rq;
+	m->rq.time_limit_s = until - tb;
+	m->rq.quiet = true;
+	m->rq.no_mir = no_mir || keep.no_mir;
 	st = hoff_ilp_solve(m, mx, &bs, e);
-	m->o = keep;
+	m->rq = keep;
 	free(mx);
 	if (st != HOFF_OK)
 		return st;
@@ -575,16 +592,15 @@ typedef struct probe_state {
  * CLOSE_GAP of hi, the next possible peak below hi in two thirds of the
  * time (infeasible, hi is optimal); then that one, or the possible peak
  * at or below the midpoint of [max(lo, unk), that one] (search_peak). */
-static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
-			      hoff_ilp_opts *po, const hoff_ilp *m,
-			      double until, peak_search *ps,
-			      probe_state *pst, hoff_err *e)
+static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp *m,
+			      double until, peak_search *ps, probe_state *pst,
+			      hoff_err *e)
 {
 	const int64_t G = ps->G;
 	hoff_status st;
 	while (ps->lo < ps->hi) {
-		if (ps->hi != INT64_MAX && o->gap > 0 &&
-		    (double)(ps->hi - ps->lo) <= o->gap * (double)ps->hi) {
+		if (ps->hi != INT64_MAX && m->o.gap > 0 &&
+		    (double)(ps->hi - ps->lo) <= m->o.gap * (double)ps->hi) {
 			pst->gap_met = true;
 			return HOFF_OK;
 		}
@@ -633,7 +649,7 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 		pst->closed = pst->closed || ps->hi != INT64_MAX;
 		int answer;
 		int64_t mu0 = ps->mu;
-		if ((st = probe(g, po, m, t, true, hoff_now_s() + slice, ps,
+		if ((st = probe(g, m, t, true, hoff_now_s() + slice, ps,
 				&answer, e)) != HOFF_OK)
 			return st;
 		pst->retries = ps->mu > mu0 ? pst->retries + 1 : 0;
@@ -658,24 +674,10 @@ static hoff_status probe_loop(const hoff_graph *g, const hoff_ilp_opts *o,
 	return HOFF_OK;
 }
 
-/* The options of every probe about m (the cap, budget_bytes, is the
- * probe's own). */
-static hoff_ilp_opts probe_opts(const hoff_ilp_opts *o, const hoff_ilp *m)
-{
-	hoff_ilp_opts po = *o;
-	po.max_stall_ps = m->bound_ps - m->compute_ps;
-	po.stride = m->stride; /* every probe about the same model */
-	po.peak_floor = 0;
-	po.first_solution = true;
-	po.write_lp = po.write_mps = po.write_probe = NULL;
-	po.gap = 0;
-	po.progress.fn = NULL;
-	return po;
-}
-
-hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
-				 hoff_ilp *m, const double *start,
-				 double deadline, peak_search *ps, hoff_err *e)
+hoff_status hoff_ilp_search_peak(const hoff_graph *g, hoff_ilp *m,
+				 const double *start, double deadline,
+				 double bound_share, peak_search *ps,
+				 hoff_err *e)
 {
 	hoff_status st = HOFF_OK;
 	const int64_t G = ps->G = peak_grain(g);
@@ -703,7 +705,6 @@ hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 			 "exact: %lld peaks possible in [%lld, %lld]",
 			 (long long)ps->npv, (long long)ps->lo,
 			 (long long)ps->pv[ps->npv - 1]);
-	hoff_ilp_opts po = probe_opts(o, m);
 	/* Heuristic descent: probes answered by greedy under the cap alone
 	 * (no branching, milliseconds to a second each) bisect [lo, hi]
 	 * first, so the branching probes start from a good hi. A miss
@@ -721,20 +722,20 @@ hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
 		int64_t t = hlo + (top - G - hlo) / G / 2 * G;
 		int answer;
 		double tp = hoff_now_s();
-		if ((st = probe(g, &po, m, t, false, hend, ps,
-				&answer, e)) != HOFF_OK)
+		if ((st = probe(g, m, t, false, hend, ps, &answer, e)) !=
+		    HOFF_OK)
 			return st;
 		last = hoff_now_s() - tp;
 		if (answer != PROBE_FEASIBLE)
 			hlo = t + G;
 	}
 	double left = deadline - hoff_now_s();
-	if (o->bound_share > 0 && left > 1.0 &&
-	    (st = bound_phase(g, m, start, hoff_now_s() + o->bound_share * left,
+	if (bound_share > 0 && left > 1.0 &&
+	    (st = bound_phase(g, m, start, hoff_now_s() + bound_share * left,
 			      ps, e)) != HOFF_OK)
 		return st;
 	probe_state pst = {0};
-	if ((st = probe_loop(g, o, &po, m, deadline, ps, &pst, e)) != HOFF_OK)
+	if ((st = probe_loop(g, m, deadline, ps, &pst, e)) != HOFF_OK)
 		return st;
 	if (pst.gap_met) {
 		ps->status = HOFF_ILP_FEASIBLE;
@@ -770,29 +771,27 @@ hoff_status hoff_ilp_search_peak(const hoff_graph *g, const hoff_ilp_opts *o,
  * the best is optimal. Nothing is written when the search proved the
  * best, or knows none; a probe its build already proves infeasible
  * closes the gap instead. */
-hoff_status hoff_ilp_write_probe(const hoff_graph *g, const hoff_ilp_opts *o,
-				 const hoff_ilp *m, peak_search *ps,
-				 int64_t *asked, hoff_err *e)
+hoff_status hoff_ilp_write_probe(const hoff_graph *g, const hoff_ilp *m,
+				 peak_search *ps, int64_t *asked, hoff_err *e)
 {
 	*asked = 0;
 	if (ps->hi == INT64_MAX || ps->lo >= ps->hi)
 		return HOFF_OK;
 	const int64_t t = peak_down(ps, ps->hi - 1);
-	hoff_ilp_opts po = probe_opts(o, m);
-	po.budget_bytes = cap_for(ps, t);
+	const hoff_ilp_req pr = probe_request(m, cap_for(ps, t));
 	hoff_ilp *pm = NULL;
-	hoff_status st = hoff_ilp_build(g, &po, &pm, e);
+	hoff_status st = hoff_ilp_build(g, &m->o, &pr, &pm, e);
 	if (st != HOFF_OK)
 		return st;
 	if (pm->infeasible) {
-		ps->lo = peak_up(ps, po.budget_bytes + 1);
+		ps->lo = peak_up(ps, pr.budget_bytes + 1);
 		if (ps->lo >= ps->hi) {
 			ps->lo = ps->hi;
 			ps->status = HOFF_ILP_OPTIMAL;
 			ps->note[0] = '\0';
 		}
 	} else {
-		const char *f = o->write_probe;
+		const char *f = m->o.write_probe;
 		size_t n = strlen(f);
 		bool mps = n >= 4 && !strcmp(f + n - 4, ".mps");
 		st = hoff_glpk_write(pm, mps ? NULL : f, mps ? f : NULL, e);

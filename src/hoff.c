@@ -36,7 +36,7 @@ int64_t hoff_ps(double x_s)
 	if (!isfinite(x_s) || x_s < 0)
 		return -1;
 	double ps = floor(x_s * 1e12 + 0.5);
-	if (!(ps < 4611686018427387904.0)) /* 2^62 */
+	if (!(ps < (double)HOFF_PS_LIMIT))
 		return -1;
 	return (int64_t)ps;
 }

@@ -43,7 +43,8 @@ hoff_status hoff_seterr(hoff_err *e, hoff_status st, const char *fmt, ...)
 	} while (0)
 void hoff_require_fail(const char *fn, const char *cond);
 
-/* Largest duration or instant FORMAT.md admits: 2^62 ps. */
+/* 2^62: the largest duration or instant FORMAT.md admits (ps), also the
+ * cap of byte counts and sums; the one name for it (no 0x1p62 or literal). */
 #define HOFF_PS_LIMIT ((int64_t)1 << 62)
 
 /* ps(x) = floor(x * 1e12 + 0.5) in IEEE double, exactly as FORMAT.md;

@@ -12,17 +12,17 @@
 /* Choices of interval v: OFF plus its boundaries (START: boundaries). */
 static int32_t bf_nchoice(const hoff_ilp_iv *v, int32_t n)
 {
-	if (v->b >= n)
+	if (v->c.b >= n)
 		return 2;
-	int32_t nb = v->b - v->lo;
-	return v->kind == HOFF_ILP_START ? nb : nb + 1;
+	int32_t nb = v->c.b - v->lo;
+	return v->c.kind == HOFF_CAND_START ? nb : nb + 1;
 }
 
 static int32_t bf_choice(const hoff_ilp_iv *v, int32_t n, int32_t c)
 {
-	if (v->b >= n)
+	if (v->c.b >= n)
 		return c ? n - 1 : HOFF_ILP_OFF;
-	if (v->kind == HOFF_ILP_START)
+	if (v->c.kind == HOFF_CAND_START)
 		return v->lo + c;
 	return c == 0 ? HOFF_ILP_OFF : v->lo + c - 1;
 }

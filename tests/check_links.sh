@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_links.sh BIN_DIR: the layering of issue 21 at link time — no test
+# check_links.sh BIN_DIR: the layering at link time (README "Layout") — no test
 # program but test_exec_cuda links the CUDA backend or the CUDA runtime
 # (the libraries never name CUDA; only the hoffopt executable hands the
 # backend to `run` and `calibrate`). When the build has the backend,

@@ -61,7 +61,8 @@ void check_events(const ran *x)
 		/* stalls are timing, detaches instants the simulator alone
 		 * draws: the commands are compared */
 		while (i < a->nev && (a->ev[i].kind == HOFF_EV_STALL ||
-				      a->ev[i].kind == HOFF_EV_DETACH))
+				      a->ev[i].kind == HOFF_EV_DETACH ||
+				      a->ev[i].kind == HOFF_EV_DROP))
 			i++;
 		while (j < b->nev && (b->ev[j].kind == HOFF_EV_STALL ||
 				      b->ev[j].kind == HOFF_EV_DETACH))

@@ -42,6 +42,50 @@
 	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
 	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
 
+/* (v2) A version-2 graph on the same machine; `extra` goes in the top
+ * level (e.g. "\"repeat\": true, "). */
+#define GRAPH2(extra, tensors, ops)                                      \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, " extra         \
+	"\"name\": \"t\", \"machine\": {\"device\": {\"memory_bytes\": " \
+	"100000000}, \"tiers\": [" HOST "]}, \"tensors\": [" tensors     \
+	"], \"ops\": [" ops "]}"
+#define SCHED2(steps)                                                           \
+	"{\"format\": \"hoffopt.schedule\", \"version\": 2, \"steps\": [" steps \
+	"]}"
+
+/* (v2) Recompute: op0 makes a from x and w (fetched from the host), a is
+ * dropped, op1 runs 10 ms, w is fetched again and op0 re-run to re-make a
+ * for op2. By hand (1 MB a ms): w 0-4, op0 4-6, drop a and detach w at
+ * 6, op1 6-16, w again 16-20, recompute 20-22, op2 22-24; peak 13 MB
+ * (x, w, a, b, then o). Steps: 0 prefetch w, 1 op0, 2 detach w, 3 drop
+ * a, 4 op1, 5 prefetch w, 6 recompute op0, 7 op2. Compute commands: op0,
+ * op1, the recompute (2), op2. */
+#define RC_TENSORS                                                       \
+	"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\"},"      \
+	"{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "     \
+	"\"home\": \"host\"},"                                           \
+	"{\"id\": \"a\", \"bytes\": 4000000, \"kind\": \"activation\"}," \
+	"{\"id\": \"b\", \"bytes\": 4000000, \"kind\": \"activation\"}," \
+	"{\"id\": \"o\", \"bytes\": 1000000, \"kind\": \"output\"}"
+#define RC_OPS                                                                 \
+	"{\"id\": \"op0\", \"inputs\": [\"x\", \"w\"], \"outputs\": [\"a\"], " \
+	"\"time_s\": 0.002},"                                                  \
+	"{\"id\": \"op1\", \"inputs\": [\"x\"], \"outputs\": [\"b\"], "        \
+	"\"time_s\": 0.01},"                                                   \
+	"{\"id\": \"op2\", \"inputs\": [\"a\", \"b\"], \"outputs\": [\"o\"], " \
+	"\"time_s\": 0.002}"
+#define RC_GRAPH GRAPH2("", RC_TENSORS, RC_OPS)
+#define RC_STEPS_OF(tail)                                                      \
+	SCHED2("{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op0\"}," \
+	       "{\"detach\": \"w\"}, {\"drop\": \"a\"}, {\"op\": \"op1\"},"    \
+	       "{\"prefetch\": \"w\", \"from\": \"host\"},"                    \
+	       "{\"recompute\": \"op0\"}, {\"op\": \"op2\"}" tail)
+#define RC_STEPS RC_STEPS_OF("")
+/* The same as one iteration of a loop: w must end home, so it is
+ * detached after the last op (step 8). */
+#define RC_REPEAT_GRAPH GRAPH2("\"repeat\": true, ", RC_TENSORS, RC_OPS)
+#define RC_REPEAT_STEPS RC_STEPS_OF(", {\"detach\": \"w\"}")
+
 /* A schedule simulated (pr), planned (p) and run (m). */
 typedef struct ran {
 	hoff_sim_result pr;
@@ -67,7 +111,8 @@ void ran_free(ran *x);
  * or transfer x as nops + x), -1 when it has none. */
 int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev);
 /* The measured timeline has the simulator's events (kind, step, id) in
- * the same order, stalls aside, each ending at or after its start. */
+ * the same order, stalls, detaches and drops aside, each ending at or
+ * after its start. */
 void check_events(const ran *x);
 
 #endif

@@ -8,7 +8,10 @@
 # rejected options of both. For each case it compares, with cmp, the files
 # written (graph, schedule), stderr and the exit status.
 # FULL=1 adds the two 1M-op synth graphs (about 10 s and 600 MB of /tmp
-# each). Prints one line a difference and a summary; exit 1 on any.
+# each). V1=1 passes --v1 to the new build's `hoffopt gen` (FORMAT v2:
+# the version-1 graph a build before v2 wrote, byte for byte) and leaves
+# out `gen --list` (presets were added). Prints one line a difference and
+# a summary; exit 1 on any.
 set -u
 if [ $# -ne 2 ]; then
 	echo "usage: $0 OLD_BIN_DIR NEW_BIN_DIR" >&2
@@ -28,8 +31,12 @@ ncase=0 ndiff=0 nfail=0
 run() {
 	local dir=$1 side=$2 bin=$3
 	shift 3
+	local extra=()
+	if [ "${V1:-0}" = 1 ] && [ "$side" = b ] && [ "$bin" = hoffopt ]; then
+		extra=(--v1)
+	fi
 	mkdir -p "$tmp/$side"
-	(cd "$tmp/$side" && "$dir/$bin" "$@" >out 2>err; echo $? >rc)
+	(cd "$tmp/$side" && "$dir/$bin" "$@" "${extra[@]}" >out 2>err; echo $? >rc)
 }
 
 # same BIN ARGS...: one case; ARGS write their files into the current
@@ -145,7 +152,7 @@ gen llama3-8b --kv-block 1 --seq 16000000
 gen deepseek-v3 --phase train --machine gh200
 gen deepseek-v3 --phase train --machine h100-pcie5 --seq 65536
 gen llama3-70b --phase decode --kv host --kv-block 64
-same hoffopt gen --list
+[ "${V1:-0}" = 1 ] || same hoffopt gen --list
 
 # hoff-gen-synth: op counts (cut points) x shape x home x tiers x layers
 # x seed.

@@ -40,8 +40,9 @@ static void test_lists_and_fields(void **state)
 	hoff_build b;
 	assert_int_equal(hoff_build_begin(&b, "test", 0, &e), HOFF_OK);
 	hoff_build_device(&b, "gpu", 1000, 1e12, 1e11, -1);
-	const hoff_build_tier host = {"host", HOFF_UNLIMITED, 1e9, 2e9, 1e-6};
-	assert_int_equal(hoff_build_tier_add(&b, &host), 0);
+	const hoff_build_tier host = {"host", HOFF_UNLIMITED, 1e9, 2e9, 1e-6, 1,
+				      1};
+	assert_int_equal(hoff_build_tier_add(&b, &host, false), 0);
 	hoff_build_set(&b, HOFF_BUILD_NAME, "g-%d", 2);
 	hoff_build_set(&b, HOFF_BUILD_META, "{\"n\":%d}", 2);
 	int32_t t[4];

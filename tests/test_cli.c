@@ -7,8 +7,11 @@
  * node, FIFO or the input destroyed; symlinks followed; atomic, mode
  * kept), write errors on stdout, exit codes (a plan over the device is
  * 1, a bug 3), escaped ids and the options' messages. */
-#define _DEFAULT_SOURCE /* mknod, makedev */
+#define _DEFAULT_SOURCE /* mknod, makedev, usleep */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +24,7 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "outfile.h"
+#include "fileio.h"
 #include "testutil.h"
 
 static void test_budget_bytes(void **state)
@@ -49,7 +52,7 @@ static void test_budget_bytes(void **state)
 	assert_int_equal(hoff_cli_budget_bytes("", 0), -1);
 	assert_int_equal(hoff_cli_budget_bytes("nan", 0), -1);
 	assert_int_equal(hoff_cli_budget_bytes("inf", 0), -1);
-	assert_int_equal(hoff_cli_budget_bytes("1e19", 0), -1);
+	assert_int_equal(hoff_cli_budget_bytes("1e19", 0), HOFF_CLI_TOO_LARGE);
 	assert_int_equal(hoff_cli_budget_bytes("10 %x", 1000), -1);
 }
 
@@ -503,11 +506,15 @@ static void test_plan_over_device(void **state)
 			    "2> err"),
 			 1);
 	assert_true(contains("err", "hoffopt: budget 1 B cannot be met"));
-	/* within --budget over the device's memory: what was asked */
-	assert_int_equal(sh("$H --greedy t5.json --budget 9000000 -o s.json "
-			    "> /dev/null"),
-			 0);
-	assert_true(contains("s.json", "\"budget_bytes\": 9000000"));
+	/* a --budget over the device's memory is capped at it (issue 34,
+	 * 5; it planned over the device, exit 0, before) */
+	assert_int_equal(sh("rm -f s.json; $H --greedy t5.json --budget "
+			    "9000000 -o s.json > /dev/null 2> err"),
+			 1);
+	assert_true(contains("err", "--budget 9000000 is 9000000 B, over the "
+				    "device's 5000000 B"));
+	assert_true(contains("err", "hoffopt: budget 5000000 B cannot be met"));
+	assert_int_equal(sh("test ! -e s.json"), 0);
 }
 
 /* (6) Tier capacity: under the homed bytes the graph is rejected (exit 2,
@@ -627,8 +634,8 @@ static void test_corrupt_step(void **state)
 	assert_true(
 		contains("s.json", "\"steps\": [\n  {\"prefetch\": \"w0\""));
 	assert_int_equal(sh("$H run g.json s.json --corrupt-step 2 2> err"), 2);
-	assert_true(contains("err", "--corrupt-step 2: not a prefetch or a "
-				    "store"));
+	assert_true(contains("err", "--corrupt-step 2: not a prefetch, a store "
+				    "or a recompute"));
 	assert_int_equal(sh("$H run g.json s.json --corrupt-step 99 2> err"),
 			 2);
 	assert_true(contains("err", "--corrupt-step 99: past the schedule's "
@@ -642,9 +649,8 @@ static void test_corrupt_step(void **state)
 /* (14) --time-limit bounds the whole --exact command, the model's build
  * and the solver's set-up included: llama3-8b-train's min-peak model
  * (about a million columns and three million rows) took 2 min 12 s under
- * --time-limit 30; under 3 s the run must end within seconds of it
- * (20 s here: greedy's own search under a sanitizer build on a loaded
- * machine) with greedy's schedule, status time_limit, saying why. */
+ * --time-limit 30; under 3 s the run ends with greedy's schedule, status
+ * time_limit, saying why (how soon is bench/'s to measure). */
 static void test_exact_time_limit(void **state)
 {
 	(void)state;
@@ -659,10 +665,11 @@ static void test_exact_time_limit(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double wall = (double)(b.tv_sec - a.tv_sec) +
 		      (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	/* the wall time is printed, not asserted (issue 34, 13): a busy
+	 * machine stretches it; bench/ measures it */
 	print_message("--exact llama3-8b-train --time-limit 3: %.1f s, exit "
 		      "%d\n",
 		      wall, rc);
-	assert_true(wall < 20.0);
 	/* greedy's schedule is within 1% of the lower bound: exit 0 */
 	assert_int_equal(rc, 0);
 	assert_true(contains("out", "\"status\": \"time_limit\""));
@@ -699,7 +706,9 @@ static void test_exact_claims(void **state)
 	assert_int_equal(sh("$H --exact '%s' --quiet > out", graph), 0);
 	assert_true(contains("out", "exact    optimal_over_candidates "));
 	assert_true(contains("out", "bound over candidates 311427076"));
-	assert_true(contains("out", "gap to the model's bound"));
+	/* greedy's 311427072 B is under the bound: no gap claimed */
+	assert_true(contains("out", "below the model's bound (outside its "
+				    "candidates)"));
 	assert_true(contains("out", "status and bound are over the model's "
 				    "candidates"));
 	assert_int_equal(sh("$H compare '%s' --quiet --json > out", graph), 0);
@@ -719,6 +728,413 @@ static void test_exact_claims(void **state)
 			    graph),
 			 0);
 	assert_true(contains("out", "\"peak_bytes\": 157810688,"));
+}
+
+/* ---- issue 34 ---- */
+
+/* Whether dir holds a temporary output file (.hoffopt-XXXXXX). */
+static bool has_tmp(void)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	bool yes = false;
+	for (struct dirent *de; (de = readdir(d));)
+		yes |= strncmp(de->d_name, ".hoffopt-", 9) == 0;
+	closedir(d);
+	return yes;
+}
+
+/* (1) run's --trace and --sim-trace may not name an input or each other:
+ * exit 2, the input kept (it became a trace, exit 0, before). */
+static void test_run_outputs_refused(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null && "
+			    "cp s.json s0.json"),
+			 0);
+	assert_int_equal(sh("$H run g.json s.json --trace s.json 2> err"), 2);
+	assert_true(contains("err", "hoffopt: output s.json is the input "
+				    "s.json: refusing to overwrite it\n"));
+	assert_int_equal(sh("$H run g.json s.json --sim-trace ./g.json "
+			    "2> err"),
+			 2);
+	assert_true(contains("err", "is the input g.json"));
+	assert_int_equal(sh("$H run g.json s.json --trace t.json --sim-trace "
+			    "t.json 2> err"),
+			 2);
+	assert_true(contains("err", "hoffopt: t.json is named as two "
+				    "outputs\n"));
+	assert_int_equal(sh("cmp -s s.json s0.json"), 0);
+	assert_true(contains("g.json", "\"format\": \"hoffopt.graph\""));
+}
+
+/* (3) A signal while an output's temporary file exists removes it, and
+ * the old output stays. The trace is a FIFO no one reads: hoffopt waits
+ * in its open with the schedule's temporary file written (both outputs
+ * are open before either lands). The process dies of the signal. */
+static void kill_mid_write(int sig)
+{
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("rm -f fifo .hoffopt-* && mkfifo fifo && "
+			    "printf old > s.json"),
+			 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (chdir(dir) != 0 || null < 0)
+			_exit(127);
+		dup2(null, 1);
+		dup2(null, 2);
+		signal(sig, SIG_DFL);
+		execl(hoff, hoff, "--greedy", "g.json", "-o", "s.json",
+		      "--trace", "fifo", (char *)NULL);
+		_exit(127);
+	}
+	bool seen = false;
+	for (int i = 0; i < 12000 && !seen; i++) /* at most 2 min */
+		if (!(seen = has_tmp()))
+			usleep(10000);
+	kill(pid, seen ? sig : SIGKILL);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(seen);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), sig);
+	assert_false(has_tmp());
+	char *t = slurp("s.json");
+	assert_string_equal(t, "old");
+	free(t);
+}
+
+static void test_sigterm_removes_tmp(void **state)
+{
+	(void)state;
+	kill_mid_write(SIGTERM);
+}
+
+static void test_sigint_removes_tmp(void **state)
+{
+	(void)state;
+	kill_mid_write(SIGINT);
+}
+
+/* (3) A schedule and its trace land as a pair: when the trace cannot be
+ * written (a file size limit that the 3.6 KB schedule fits and the 16 KB
+ * trace does not), neither is replaced and no temporary file stays
+ * (before: the new schedule beside the old trace, and SIGXFSZ). */
+static void test_pair_fails_whole(void **state)
+{
+	(void)state;
+	need_bin();
+	if (!tu_src_dir())
+		skip();
+	assert_int_equal(sh("printf old-s > s.json && printf old-t > t.json"),
+			 0);
+	/* 10 blocks: 5120 B in dash's 512-byte ones, 10 KiB in bash's */
+	assert_int_equal(sh("ulimit -f 10 && $H --greedy "
+			    "'%s/data/llama3-8b-train-2l.json' -o s.json "
+			    "--trace t.json > out 2> err",
+			    tu_src_dir()),
+			 2);
+	assert_true(contains("err", "File too large"));
+	char *a = slurp("s.json"), *b = slurp("t.json");
+	assert_string_equal(a, "old-s");
+	assert_string_equal(b, "old-t");
+	free(a);
+	free(b);
+	assert_false(has_tmp());
+	/* without the limit both land */
+	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-train-2l.json' "
+			    "-o s.json --trace t.json > out",
+			    tu_src_dir()),
+			 0);
+	assert_true(contains("s.json", SCHED_HEAD));
+	assert_true(contains("t.json", "\"traceEvents\""));
+}
+
+/* (5) A budget over the device's memory is capped at it, with a note, by
+ * every planner; the schedule carries the device's figure, so simulate
+ * judges it as the device would. The example on a 12 MB device: its
+ * all-resident peak is 12 MB (x, w0, w1, a, b: 13 MB less x, freed after
+ * op0), so 150% (18 MB) and 1GB are both over. */
+static void test_budget_over_device(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", "\"memory_bytes\": 100000000",
+		"\"memory_bytes\": 12000000", NULL);
+	assert_int_equal(sh("$H --greedy g.json --budget 1GB -o s.json > out "
+			    "2> err"),
+			 0);
+	assert_true(contains("err", "hoffopt: note: --budget 1GB is "
+				    "1000000000 B, over the device's 12000000 "
+				    "B: planning for the device's memory"));
+	assert_true(contains("out", "under the budget 12000000 B (11.44 MiB) "
+				    "(--budget 1GB, capped at the device)"));
+	assert_true(contains("s.json", "\"budget_bytes\": 12000000,"));
+	assert_int_equal(sh("$H simulate g.json s.json > out"), 0);
+	assert_true(contains("out", "budget 12000000 B"));
+	assert_int_equal(sh("$H --policy none g.json --budget 150%% --json "
+			    "2> err > out"),
+			 0);
+	assert_true(contains("err", "--budget 150% is 18000000 B, over"));
+	assert_true(contains("out", "\"budget_bytes\": 12000000"));
+	assert_int_equal(sh("$H --exact g.json --budget 1TB --quiet --json "
+			    "-o x.json 2> err > /dev/null"),
+			 0);
+	assert_true(contains("err", "hoffopt: note: --budget 1TB is"));
+	assert_true(contains("x.json", "\"budget_bytes\": 12000000,"));
+	assert_int_equal(sh("$H compare g.json --budget 1TB --quiet 2> err "
+			    "> /dev/null"),
+			 0);
+	assert_true(contains("err", "hoffopt: note: --budget 1TB is"));
+	/* at or under the device: no note */
+	assert_int_equal(sh("$H --greedy g.json --budget 12000000 2> err "
+			    "> /dev/null"),
+			 0);
+	assert_false(contains("err", "note"));
+}
+
+/* (6) The memory this process may take: MemAvailable, and each memory
+ * cgroup's limit less its use, up the tree, v2 and v1, in a fake tree. */
+static void test_mem_available(void **state)
+{
+	(void)state;
+	need_bin(); /* for dir */
+	assert_int_equal(
+		sh("rm -rf m && mkdir -p m/proc/self m/sys/fs/cgroup/a/b "
+		   "m/sys/fs/cgroup/memory/x && "
+		   "printf 'MemTotal: 9 kB\\nMemAvailable:    10000 kB\\n' "
+		   "> m/proc/meminfo && "
+		   "printf '0::/a/b\\n' > m/proc/self/cgroup && "
+		   "echo 5000000 > m/sys/fs/cgroup/a/memory.max && "
+		   "echo 1000000 > m/sys/fs/cgroup/a/memory.current && "
+		   "echo max > m/sys/fs/cgroup/a/b/memory.max && "
+		   "echo 7 > m/sys/fs/cgroup/a/b/memory.current"),
+		0);
+	char root[512];
+	snprintf(root, sizeof root, "%s/m", dir);
+	/* v2: a's 5000000 less 1000000 under MemAvailable's 10240000 */
+	assert_int_equal(hoff_cli_mem_available(root), 4000000);
+	assert_int_equal(sh("printf 'MemAvailable: 1000 kB\\n' > "
+			    "m/proc/meminfo"),
+			 0);
+	assert_int_equal(hoff_cli_mem_available(root), 1024000);
+	/* v1: the memory controller's hierarchy; its root's "no limit" */
+	assert_int_equal(
+		sh("printf 'MemAvailable: 100000 kB\\n' > m/proc/meminfo && "
+		   "printf '4:cpu,memory:/x\\n0::/\\n' > m/proc/self/cgroup && "
+		   "echo 3000000 > m/sys/fs/cgroup/memory/x/"
+		   "memory.limit_in_bytes && "
+		   "echo 500000 > m/sys/fs/cgroup/memory/x/"
+		   "memory.usage_in_bytes && "
+		   "echo 9223372036854771712 > m/sys/fs/cgroup/memory/"
+		   "memory.limit_in_bytes"),
+		0);
+	assert_int_equal(hoff_cli_mem_available(root), 2500000);
+	/* used past the limit: nothing left */
+	assert_int_equal(sh("echo 4000000 > m/sys/fs/cgroup/memory/x/"
+			    "memory.usage_in_bytes"),
+			 0);
+	assert_int_equal(hoff_cli_mem_available(root), 0);
+	/* nothing known */
+	snprintf(root, sizeof root, "%s/none", dir);
+	assert_int_equal(hoff_cli_mem_available(root), INT64_MAX);
+	assert_true(hoff_cli_mem_available("") > 0);
+}
+
+/* (6) run refuses, exit 2, an arena and host copies past the memory it
+ * may take, before allocating (under ASan the allocation aborted;
+ * without it, --size-scale 1e3 took 18.5 GB of a 23 GB machine). */
+static void test_run_memory_refused(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
+	assert_int_equal(sh("$H run g.json s.json --size-scale 1e7 > out "
+			    "2> err"),
+			 2);
+	assert_true(contains("err", "hoffopt: run: the cpu backend needs "
+				    "190000000000000 B of this machine's "
+				    "memory (a device arena and "
+				    "80000000000000 B of host copies), more "
+				    "than the "));
+	assert_true(contains("err", "nothing was run (try --size-scale "));
+	char *t = slurp("out");
+	assert_string_equal(t, "");
+	free(t);
+}
+
+/* (7) Rounding up to whole bytes changes transfer times: --size-scale
+ * 1e-10 makes w0's 4 MB one byte, 2500 times its scaled 0.0004 B; run
+ * says so. 0.5 rounds nothing: no warning. */
+static void test_size_scale_rounding(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
+	assert_int_equal(sh("$H run g.json s.json --size-scale 1e-10 "
+			    "--check-plan --no-run > out 2> err"),
+			 0);
+	assert_true(contains("err", "hoffopt: run: warning: --size-scale "
+				    "1e-10 rounds tensor \"w0\" (4000000 B) "
+				    "up to 1 B, 2500 times its scaled size"));
+	assert_int_equal(sh("$H run g.json s.json --size-scale 0.5 "
+			    "--check-plan --no-run > out 2> err"),
+			 0);
+	assert_false(contains("err", "warning"));
+}
+
+/* (9, 10) On the binary: --opt=value; numbers' messages. */
+static void test_number_messages(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json --budget=90%% -o=s.json "
+			    "2> err"),
+			 2);
+	assert_true(contains("err", "unknown option '-o=s.json'"));
+	assert_int_equal(sh("$H --greedy g.json --budget=90%% --trace=t.json "
+			    "> out"),
+			 0);
+	assert_true(contains("out", "(--budget 90% of the all-resident"));
+	assert_true(contains("t.json", "\"traceEvents\""));
+	assert_int_equal(sh("$H analyze g.json --top=1 --json=yes 2> err"), 2);
+	assert_true(contains("err", "option '--json=yes' takes no value"));
+	assert_int_equal(sh("$H --greedy g.json --budget 9223372036854775808 "
+			    "2> err"),
+			 2);
+	assert_true(contains("err", "--budget: '9223372036854775808' is too "
+				    "large (at most 9223372036854775807 B)"));
+	assert_int_equal(sh("$H --greedy g.json --budget 0x1000 2> err"), 2);
+	assert_true(contains("err", "--budget: '0x1000' is not a byte count"));
+	assert_int_equal(sh("$H --greedy g.json --budget ' 90%% ' > out"), 0);
+	assert_true(contains("out", "under the budget 10800000 B"));
+	assert_int_equal(sh("$H --greedy g.json --max-overhead 0x1p-3 "
+			    "2> /dev/null"),
+			 2);
+}
+
+/* (11) The small things: run --check-plan --no-run --json is JSON; cuda
+ * flags on cpu are refused; gen --list takes no model; --kv-block's
+ * error names the flag; analyze --tensors needs --json; a schedule for
+ * another graph says so in its error. */
+static void test_small_things(void **state)
+{
+	(void)state;
+	need_bin();
+	example("g.json", NULL);
+	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
+	assert_int_equal(sh("$H run g.json s.json --check-plan --no-run "
+			    "--json > out"),
+			 0);
+	char *t = slurp("out");
+	assert_string_equal(t, "{\"race\": false, \"waits\": 2}\n");
+	free(t);
+	assert_int_equal(sh("$H run g.json s.json --pace 2> err"), 2);
+	assert_true(contains("err", "hoffopt: --pace needs --backend cuda\n"));
+	assert_int_equal(sh("$H run g.json s.json --cuda-graph 2> err"), 2);
+	assert_true(contains("err", "--cuda-graph needs --backend cuda\n"));
+	assert_int_equal(sh("$H gen --list extra > out 2> err"), 2);
+	assert_true(contains("err", "gen --list takes no MODEL ('extra')"));
+	assert_int_equal(sh("$H gen llama3-8b --seq 1000000 --kv-block 1 -o "
+			    "/dev/null 2> err"),
+			 2);
+	assert_true(contains("err", "(raise --kv-block, kv_block_tokens)"));
+	assert_int_equal(sh("$H analyze g.json --tensors 2> err"), 2);
+	assert_true(contains("err", "hoffopt: --tensors needs --json\n"));
+	example("h.json", "\"tiny\"", "\"other\"", "\"op0\"", "\"opA\"", NULL);
+	assert_int_equal(sh("$H simulate h.json s.json 2> err"), 2);
+	assert_true(contains("err", "(the schedule is for graph \"tiny\", "
+				    "not \"other\")"));
+}
+
+/* (11) tests/deps.sh waits while another apt holds its lock: a fake
+ * apt-get that answers "Could not get lock" twice, then installs. With
+ * HOFF_APT_WAIT=0 it gives up at once, with apt's exit code. */
+static void test_deps_waits_for_lock(void **state)
+{
+	(void)state;
+	need_bin();
+	if (!tu_src_dir())
+		skip();
+	assert_int_equal(
+		sh("rm -rf fake && mkdir fake && echo 0 > fake/n && "
+		   "printf '#!/bin/sh\\nexit 1\\n' > fake/dpkg && "
+		   "printf '#!/bin/sh\\nexec \"$@\"\\n' > fake/sudo && "
+		   "printf '#!/bin/sh\\nn=$(cat %s/fake/n); "
+		   "echo $((n+1)) > %s/fake/n\\n"
+		   "[ \"$1\" = update ] && exit 0\\n"
+		   "[ $n -ge 3 ] && exit 0\\n"
+		   "echo \"E: Could not get lock /var/lib/dpkg/lock-frontend. "
+		   "It is held by process 7 (apt-get)\" >&2; exit 100\\n' "
+		   "> fake/apt-get && chmod +x fake/*",
+		   dir, dir),
+		0);
+	assert_int_equal(sh("PATH=%s/fake:$PATH HOFF_APT_POLL=0 "
+			    "'%s/tests/deps.sh' nosuchpkg > out 2> err",
+			    dir, tu_src_dir()),
+			 0);
+	assert_true(contains("err", "another apt holds its lock; waiting"));
+	assert_int_equal(sh("echo 1 > fake/n && PATH=%s/fake:$PATH "
+			    "HOFF_APT_WAIT=0 '%s/tests/deps.sh' nosuchpkg "
+			    "> out 2> err",
+			    dir, tu_src_dir()),
+			 100);
+	assert_true(contains("err", "Could not get lock"));
+}
+
+/* (issue 34, 12) --exact's table names both overheads as the README's
+ * glossary does: tiny's plan takes 12 ms, its lower bound, on 8 ms of
+ * compute: 0.00% over bound, 50.00% over compute. When exact returns
+ * greedy's schedule (here the time limit runs out before the model is
+ * built), the first line of --exact and compare says so. */
+static void test_exact_reports(void **state)
+{
+	(void)state;
+	need_bin();
+	if (!tu_src_dir())
+		skip();
+	const char *d = tu_src_dir();
+	assert_int_equal(sh("$H --exact '%s/data/tiny.json' --quiet > out", d),
+			 0);
+	assert_true(contains("out", " over_bound over_compute "));
+	assert_true(contains("out", " 0.00%       50.00% "));
+	assert_false(contains("out", "exact returns greedy's schedule"));
+	const char *greedy = "exact returns greedy's schedule: --time-limit "
+			     "1e-06 s: the time limit ran out";
+	assert_int_equal(sh("$H --exact '%s/data/tiny.json' --time-limit 1e-6 "
+			    "--quiet | head -1 > first",
+			    d),
+			 0);
+	assert_true(contains("first", greedy));
+	assert_int_equal(sh("$H compare '%s/data/tiny.json' --time-limit 1e-6 "
+			    "--quiet | head -1 > first",
+			    d),
+			 0);
+	assert_true(contains("first", greedy));
+	/* random7-train: greedy's 311427072 B is 4 B under the bound over
+	 * the candidates, and exact returns it; the table said "0.000%" */
+	const char *sd = tu_shared_dir();
+	if (!sd)
+		return;
+	assert_int_equal(sh("$H compare "
+			    "'%s/witness/exact/random7-train.graph.json' "
+			    "--quiet > out",
+			    sd),
+			 0);
+	assert_true(contains("out", "exact returns greedy's schedule: the "
+				    "decoded schedule simulated worse"));
+	assert_true(contains("out", " 311427072       311427076     below "));
+	assert_false(contains("out", "0.000%"));
+	assert_true(contains("out", "below: a schedule under bound_over_cand"));
 }
 
 int main(void)
@@ -748,6 +1164,18 @@ int main(void)
 		cmocka_unit_test(test_corrupt_step),
 		cmocka_unit_test(test_exact_time_limit),
 		cmocka_unit_test(test_exact_claims),
+		cmocka_unit_test(test_run_outputs_refused),
+		cmocka_unit_test(test_sigterm_removes_tmp),
+		cmocka_unit_test(test_sigint_removes_tmp),
+		cmocka_unit_test(test_pair_fails_whole),
+		cmocka_unit_test(test_budget_over_device),
+		cmocka_unit_test(test_mem_available),
+		cmocka_unit_test(test_run_memory_refused),
+		cmocka_unit_test(test_size_scale_rounding),
+		cmocka_unit_test(test_number_messages),
+		cmocka_unit_test(test_small_things),
+		cmocka_unit_test(test_deps_waits_for_lock),
+		cmocka_unit_test(test_exact_reports),
 	};
 	return cmocka_run_group_tests(tests, setup_bin, teardown_bin);
 }

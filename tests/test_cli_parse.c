@@ -155,6 +155,218 @@ static void test_numbers(void **state)
 	assert_true(d == 1e-3);
 }
 
+/* Issue 34 (10): spaces around a number are taken on both sides alike;
+ * hex, inf and nan are not numbers; integers are read exactly. */
+static void test_number_forms(void **state)
+{
+	(void)state;
+	int64_t v = -1;
+	assert_true(hoff_cli_int(" 42", 0, 100, &v));
+	assert_int_equal(v, 42);
+	assert_true(hoff_cli_int("42 ", 0, 100, &v));
+	assert_int_equal(v, 42);
+	assert_true(hoff_cli_int("9007199254740993", 0, INT64_MAX, &v));
+	assert_int_equal(v, 9007199254740993LL); /* 2^53 + 1, not 2^53 */
+	assert_false(hoff_cli_int("1e3", 0, 10000, &v));
+	assert_false(hoff_cli_int("1.0", 0, 10000, &v));
+	assert_false(hoff_cli_int("0x1000", 0, 1 << 20, &v));
+	assert_false(hoff_cli_int("-", 0, 1 << 20, &v));
+	double d = -1;
+	assert_true(hoff_cli_real(" 0.5 ", &d));
+	assert_true(d == 0.5);
+	assert_false(hoff_cli_real("0x1p-3", &d));
+	assert_false(hoff_cli_real("0x10", &d));
+	assert_false(hoff_cli_real("infinity", &d));
+	assert_false(hoff_cli_real("1e400", &d));
+	assert_false(hoff_cli_real("1e", &d));
+	assert_false(hoff_cli_real(".", &d));
+	assert_true(d == 0.5);
+}
+
+/* Issue 34 (9): --name=value is --name value, for every kind of row; a
+ * flag given a value, an unknown --name=value and a bad one are exit 2. */
+static void test_equals_form(void **state)
+{
+	(void)state;
+	topts o;
+	assert_int_equal(parse("--top=12 -o s.json --scale=0.25 "
+			       "--backend=cuda --policy=none g.json",
+			       &o),
+			 0);
+	assert_int_equal(o.top, 12);
+	assert_true(o.scale == 0.25);
+	assert_string_equal(o.backend, "cuda");
+	assert_string_equal(o.policy, "none");
+	assert_string_equal(o.out, "s.json");
+	assert_int_equal(o.npos, 1);
+	/* the value may itself hold '=' */
+	assert_int_equal(parse("--policy=a=b", &o), 0);
+	assert_string_equal(o.policy, "a=b");
+	assert_int_equal(parse("--top=", &o), HOFF_EXIT_BAD);
+	assert_int_equal(parse("--top=101", &o), HOFF_EXIT_BAD);
+	assert_int_equal(parse("--json=yes", &o), HOFF_EXIT_BAD);
+	assert_false(o.json);
+	assert_int_equal(parse("--greedy=1", &o), HOFF_EXIT_BAD);
+	assert_int_equal(parse("--bogus=1", &o), HOFF_EXIT_BAD);
+	assert_int_equal(parse("--backend=tpu", &o), HOFF_EXIT_BAD);
+	/* only long options: -o=x is -o's value "=x"? no: an unknown word */
+	assert_int_equal(parse("-o=s.json", &o), HOFF_EXIT_BAD);
+	/* an operand holding '=' is an operand */
+	assert_int_equal(parse("a=b.json", &o), 0);
+	assert_string_equal(o.pos[0], "a=b.json");
+}
+
+/* Issue 34's table-driven check of --budget and --max-overhead: 100+
+ * strings, each with the value worked out by hand (-1: refused, -2: too
+ * large). Budgets take a % of a peak of 1000 B, or of 2^62 B. */
+static void test_budget_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int64_t peak, want;
+	} b[] = {
+		{"0", 0, 0},
+		{"1", 0, 1},
+		{" 1", 0, 1},
+		{"1 ", 0, 1},
+		{"  1  ", 0, 1},
+		{"+1", 0, 1},
+		{"-0", 0, 0},
+		{"-1", 0, -1},
+		{"1B", 0, 1},
+		{"1 B", 0, 1},
+		{"1 B ", 0, 1},
+		{"1  B", 0, 1},
+		{"1b", 0, -1},
+		{"B", 0, -1},
+		{"", 0, -1},
+		{" ", 0, -1},
+		{"1.", 0, 1},
+		{".5", 0, -1},
+		{"1.5", 0, -1},
+		{"1.0", 0, 1},
+		{"10.00", 0, 10},
+		{"1e3", 0, 1000},
+		{"1E3", 0, 1000},
+		{"1e+3", 0, 1000},
+		{"1e-1", 0, -1},
+		{"10e-1", 0, 1},
+		{"1e", 0, -1},
+		{"e3", 0, -1},
+		{"0x1000", 0, -1},
+		{"0X10", 0, -1},
+		{"0x1p-3", 0, -1},
+		{"0x1p3GiB", 0, -1},
+		{"inf", 0, -1},
+		{"nan", 0, -1},
+		{"infinity", 0, -1},
+		{"1,000", 0, -1},
+		{"1_000", 0, -1},
+		{"1..2", 0, -1},
+		{"1.2.3", 0, -1},
+		{"--1", 0, -1},
+		{"9007199254740993", 0, 9007199254740993LL},
+		{"9007199254740993B", 0, 9007199254740993LL},
+		{"9223372036854775807", 0, INT64_MAX},
+		{"9223372036854775807 B", 0, INT64_MAX},
+		{"9223372036854775808", 0, -2},
+		{"18446744073709551616", 0, -2},
+		{"99999999999999999999999999", 0, -2},
+		{"1e19", 0, -2},
+		{"1e18", 0, 1000000000000000000LL},
+		{"9.223372036854775807e18", 0, INT64_MAX},
+		{"9.223372036854775808e18", 0, -2},
+		{"1e100000000", 0, -2},
+		{"0e100000000", 0, 0},
+		{"1e-100000000", 0, -1},
+		{"00000000000000000000000001", 0, 1},
+		{"1.00000000000000000000000", 0, 1},
+		{"1.00000000000000000000001", 0, -1},
+		{"1KiB", 0, 1024},
+		{"1 KiB", 0, 1024},
+		{"1kib", 0, -1},
+		{"1KIB", 0, -1},
+		{"1K", 0, -1},
+		{"1.5KiB", 0, 1536},
+		{"0.3KiB", 0, 307},
+		{"1MiB", 0, 1048576},
+		{"1.5MiB", 0, 1572864},
+		{"1GiB", 0, 1073741824},
+		{"40GiB", 0, 42949672960LL},
+		{"40 GiB", 0, 42949672960LL},
+		{"0.5GiB", 0, 536870912},
+		{"1TiB", 0, 1099511627776LL},
+		{"8388607TiB", 0, 9223370937343148032LL},
+		{"8388608TiB", 0, -2},
+		{"1KB", 0, 1000},
+		{"1.5KB", 0, 1500},
+		{"1.0005KB", 0, 1000},
+		{"3MB", 0, 3000000},
+		{"40GB", 0, 40000000000LL},
+		{"80GB", 0, 80000000000LL},
+		{"1TB", 0, 1000000000000LL},
+		{"9223372TB", 0, 9223372000000000000LL},
+		{"9223373TB", 0, -2},
+		{"1GiBx", 0, -1},
+		{"1 GiB x", 0, -1},
+		{"1GiB1", 0, -1},
+		{"GiB", 0, -1},
+		{"1PB", 0, -1},
+		{"1 %", 1000, 10},
+		{"75%", 1000, 750},
+		{" 50%", 1000, 500},
+		{"50% ", 1000, 500},
+		{"50 % ", 1000, 500},
+		{"33.3%", 1000, 333},
+		{"33.33%", 1000, 333},
+		{"0.1%", 1000, 1},
+		{"0.09%", 1000, 0},
+		{"0%", 1000, 0},
+		{"100%", 1000, 1000},
+		{"150%", 1000, 1500},
+		{"1e2%", 1000, 1000},
+		{"%", 1000, -1},
+		{"50%%", 1000, -1},
+		{"50%B", 1000, -1},
+		{"-50%", 1000, -1},
+		{"0x32%", 1000, -1},
+		{"100%", (int64_t)1 << 62, (int64_t)1 << 62},
+		{"200%", (int64_t)1 << 62, -2},
+		{"199.9999999999999999%", (int64_t)1 << 62, INT64_MAX - 4},
+		{"50%", 3, 1},
+		{"33.33333333333333333%", 3, 0},
+		{"33.33333333333333334%", 3, 1},
+	};
+	for (size_t i = 0; i < sizeof b / sizeof *b; i++) {
+		int64_t got = hoff_cli_budget_bytes(b[i].s, b[i].peak);
+		if (got != b[i].want)
+			fail_msg("--budget '%s' (peak %lld): %lld, want %lld",
+				 b[i].s, (long long)b[i].peak, (long long)got,
+				 (long long)b[i].want);
+	}
+	static const struct {
+		const char *s;
+		double want;
+	} f[] = {
+		{"0", 0},	 {"0.01", 0.01}, {" 0.01", 0.01},
+		{"0.01 ", 0.01}, {"1%", 0.01},	 {"1% ", 0.01},
+		{" 1%", 0.01},	 {"250%", 2.5},	 {"1e-2", 0.01},
+		{"1e9", 1e9},	 {"-0.1", -1},	 {"1%%", -1},
+		{"1 %", -1},	 {"x", -1},	 {"", -1},
+		{"nan", -1},	 {"inf", -1},	 {"0x1p-3", -1},
+		{"0x10", -1},	 {"1e999", -1},	 {"%", -1},
+		{"1%x", -1},
+	};
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+		double got = hoff_cli_frac(f[i].s);
+		if (got != f[i].want)
+			fail_msg("--max-overhead '%s': %g, want %g", f[i].s,
+				 got, f[i].want);
+	}
+	assert_true(sizeof b / sizeof *b + sizeof f / sizeof *f >= 100);
+}
+
 /* `hoffopt help VERB` prints the verb's own usage, exit 0. */
 static void test_help_verbs(void **state)
 {
@@ -195,6 +407,9 @@ int main(void)
 		cmocka_unit_test(test_kinds),
 		cmocka_unit_test(test_wrong_uses),
 		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_number_forms),
+		cmocka_unit_test(test_equals_form),
+		cmocka_unit_test(test_budget_table),
 		cmocka_unit_test(test_help_verbs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "duplex.h"
 #include "exec_cases.h"
 #include "models.h"
 #include "policy.h"
@@ -524,14 +525,175 @@ static void test_sim_error_frees(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2) The CPU backend's duplex arithmetic (duplex.h, FORMAT.md rule 3),
+ * by hand in whole time units:
+ * - factors 0.5: h2d D=100 from 0, d2h D=100 from 40. At 40 h2d has 60e6
+ *   left at 0.5e6 a unit: due 160; d2h 100e6 at 0.5e6: due 240. At 160
+ *   h2d is done; d2h has 100e6 - 120 * 0.5e6 = 40e6 at full speed: 200.
+ * - asymmetric 0.48 / 0.98 (the a100-pcie4 preset): h2d D=100 from 0,
+ *   d2h D=50 from 10. At 10 h2d has 90e6 at 480000: due 10 + 188 (187.5
+ *   up) = 198; d2h 50e6 at 980000: 10 + 52 (51.02 up) = 62. At 62 h2d
+ *   has 90e6 - 52 * 480000 = 65.04e6 at 1e6: 62 + 66 (65.04 up) = 128.
+ * - a ceil: factor 0.3, both from 0, h2d D=7: 7e6 / 3e5 = 23.3, due 24.
+ * - factors 1: every transfer lasts D, overlapping or not. */
+static void test_duplex_arith(void **state)
+{
+	(void)state;
+	hoff_duplex d;
+	hoff_duplex_init(&d, 500000, 500000);
+	assert_int_equal(hoff_duplex_start(&d, 0, 0, 100), 0);
+	assert_int_equal(hoff_duplex_due(&d, 0), 100);
+	hoff_duplex_start(&d, 1, 40, 100);
+	assert_int_equal(hoff_duplex_due(&d, 0), 160);
+	assert_int_equal(hoff_duplex_due(&d, 1), 240);
+	assert_int_equal(hoff_duplex_left(&d, 1, 100), 70000000);
+	hoff_duplex_finish(&d, 0, 160);
+	assert_int_equal(hoff_duplex_due(&d, 1), 200);
+	hoff_duplex_finish(&d, 1, 200);
+	assert_false(d.c[0].busy || d.c[1].busy);
+
+	hoff_duplex_init(&d, 480000, 980000);
+	hoff_duplex_start(&d, 0, 0, 100);
+	hoff_duplex_start(&d, 1, 10, 50);
+	assert_int_equal(hoff_duplex_due(&d, 0), 198);
+	assert_int_equal(hoff_duplex_due(&d, 1), 62);
+	hoff_duplex_finish(&d, 1, 62);
+	assert_int_equal(hoff_duplex_due(&d, 0), 128);
+	/* a late event is taken at the tier's latest instant */
+	assert_int_equal(hoff_duplex_start(&d, 1, 50, 10), 62);
+	assert_int_equal(hoff_duplex_due(&d, 1), 62 + 11); /* 10.2 up */
+
+	hoff_duplex_init(&d, 300000, 300000);
+	hoff_duplex_start(&d, 0, 0, 7);
+	hoff_duplex_start(&d, 1, 0, 100);
+	assert_int_equal(hoff_duplex_due(&d, 0), 24);
+
+	hoff_duplex_init(&d, HOFF_DUPLEX_PPM, HOFF_DUPLEX_PPM);
+	hoff_duplex_start(&d, 0, 5, 30);
+	hoff_duplex_start(&d, 1, 10, 7);
+	assert_int_equal(hoff_duplex_due(&d, 0), 35);
+	assert_int_equal(hoff_duplex_due(&d, 1), 17);
+}
+
+/* The blocks of tensor name, in creation order, into out (at most 4). */
+static int blocks_of(const planned *x, const char *name,
+		     const hoff_xblock **out)
+{
+	int32_t t = hoff_graph_find_tensor(x->g, name);
+	int n = 0;
+	for (int64_t i = 0; i < x->p.nblocks && n < 4; i++)
+		if (x->p.block[i].tensor == t)
+			out[n++] = &x->p.block[i];
+	return n;
+}
+
+/* (v2) The recompute schedule (exec_cases.h) lowered, by hand: compute
+ * commands op0, op1, the recompute, op2, the recompute at 20-22 ms; a's
+ * first block freed by the drop when op0 ends (6 ms), its second made by
+ * the recompute at 20 ms and freed after op2 (24 ms), where the recompute
+ * writes it; x kept past op1 for the recompute (freed at 22 ms); the
+ * recompute reads w's second block; plan peak 13 MB, the simulator's. At
+ * the end w on the device and the host, o on the device. As one step of a
+ * loop, w detached at the end: its host copy is its home. */
+static void test_plan_recompute(void **state)
+{
+	(void)state;
+	planned x = plan(RC_GRAPH, RC_STEPS);
+	hoff_xplan *p = &x.p;
+	const hoff_graph *g = x.g;
+	assert_int_equal(p->nops, 4);
+	assert_int_equal(p->nrecompute, 1);
+	const hoff_xop *rc = &p->op[2];
+	assert_true(rc->recompute);
+	assert_int_equal(rc->op, 0);
+	assert_int_equal(rc->step, 6);
+	assert_int_equal(rc->pred_start_ps, 20 * MS);
+	assert_int_equal(rc->pred_end_ps, 22 * MS);
+	assert_int_equal(p->op[3].op, 2);
+	assert_int_equal(p->op[3].pred_start_ps, 22 * MS);
+	const hoff_xblock *a[4], *w[4], *xb[4];
+	assert_int_equal(blocks_of(&x, "a", a), 2);
+	assert_int_equal(a[0]->alloc_ev, 0);
+	assert_int_equal(a[0]->free_at.kind, HOFF_AT_OP_END);
+	assert_int_equal(a[0]->free_at.idx, 0);
+	assert_int_equal(a[0]->free_ps, 6 * MS);
+	assert_int_equal(a[1]->alloc_ev, 2);
+	assert_int_equal(a[1]->alloc_ps, 20 * MS);
+	assert_int_equal(a[1]->free_at.idx, 3);
+	assert_int_equal(a[1]->free_ps, 24 * MS);
+	assert_int_equal(p->out_dev[rc->out_at], a[1]->off);
+	assert_int_equal(blocks_of(&x, "x", xb), 1);
+	assert_int_equal(xb[0]->free_at.idx, 2);
+	assert_int_equal(xb[0]->free_ps, 22 * MS);
+	assert_int_equal(blocks_of(&x, "w", w), 2);
+	assert_int_equal(w[1]->fill_x, 1);
+	assert_int_equal(p->in_dev[rc->in_at + 1], w[1]->off);
+	assert_int_equal(p->in_ver[rc->in_at + 1], 0);
+	assert_int_equal(p->plan_peak_bytes, 13 * MB);
+	assert_int_equal(x.r.summary.peak_bytes, 13 * MB);
+	assert_int_equal(p->nfinal, 3);
+	for (int64_t i = 0; i < p->nfinal; i++)
+		assert_false(p->final[i].home); /* not a repeat graph */
+	check_replay_g(g, x.s);
+	unplan(&x);
+
+	x = plan(RC_REPEAT_GRAPH, RC_REPEAT_STEPS);
+	p = &x.p;
+	int32_t tw = hoff_graph_find_tensor(x.g, "w");
+	assert_int_equal(p->nfinal, 2); /* o on the device, w at home */
+	int homes = 0;
+	for (int64_t i = 0; i < p->nfinal; i++)
+		if (p->final[i].home) {
+			homes++;
+			assert_int_equal(p->final[i].tensor, tw);
+			assert_int_equal(p->final[i].tier, 0);
+		}
+	assert_int_equal(homes, 1);
+	unplan(&x);
+}
+
+/* (v2) A dropped tensor read before its recompute: op2 (step 5) reads a,
+ * dropped at step 3 and re-made only at step 7. simulate rejects it,
+ * naming the step and the tensor, and the planner refuses the run. */
+static void test_dropped_read(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(
+		g,
+		SCHED2("{\"prefetch\": \"w\", \"from\": \"host\"},"
+		       "{\"op\": \"op0\"}, {\"detach\": \"w\"},"
+		       "{\"drop\": \"a\"}, {\"op\": \"op1\"}, {\"op\": \"op2\"},"
+		       "{\"prefetch\": \"w\", \"from\": \"host\"},"
+		       "{\"recompute\": \"op0\"}"));
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.timeline = true;
+	o.op_times = true;
+	hoff_sim_result r = {0};
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_sim_run(g, s, &o, &r, &e), HOFF_OK);
+	assert_false(r.valid);
+	assert_true(r.nviol >= 1);
+	assert_int_equal(r.viol[0].step, 5);
+	assert_int_equal(r.viol[0].tensor, hoff_graph_find_tensor(g, "a"));
+	hoff_xplan p;
+	assert_int_equal(hoff_xplan_build(g, s, &r, 1, &p, &e), HOFF_EINVALID);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_arena_hand),
+		cmocka_unit_test(test_duplex_arith),
 		cmocka_unit_test(test_arena_align),
 		cmocka_unit_test(test_arena_random),
 		cmocka_unit_test(test_plan_example),
 		cmocka_unit_test(test_plan_kv),
+		cmocka_unit_test(test_plan_recompute),
+		cmocka_unit_test(test_dropped_read),
 		cmocka_unit_test(test_replay_is_sim),
 		cmocka_unit_test(test_replay_models),
 		cmocka_unit_test(test_scale),

@@ -1,8 +1,13 @@
 /* test_exec_cpu.c: the CPU backend on hand-built schedules and on model
  * graphs. Structure is asserted exactly (events in step order, offsets,
- * verification faults naming tensor and step); timings with generous
- * tolerances, each timing case measured until one run meets its bound
- * (at most ATTEMPTS runs), so a loaded 2-core machine does not fail it.
+ * verification faults naming tensor and step). Timings and the races
+ * --verify must catch are judged on clean runs only: runs where the host
+ * kept up with the emulated clock (no command overran its deadline, no
+ * thread started one late), whose times are then the model's to the
+ * microsecond, by the emulator's construction; a run the host could not
+ * keep up with is retried (at most ATTEMPTS), and when none is clean the
+ * check says it was not judged rather than pass or fail on luck (issue
+ * 34, 13). ctest runs this program alone (RUN_SERIAL).
  * Machine: 1 MB moves in 1 ms; ops take whole ms. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -32,8 +37,11 @@
 #define RACES_REPORTED 0
 #endif
 #define MB 1000000LL
-/* Timing cases run until one run meets the bound, at most this often. */
-#define ATTEMPTS 5
+/* Runs tried for a clean one (a timing case, a race to catch). */
+#define ATTEMPTS 8
+/* A thread that starts a command later than this after its emulated
+ * start: the host did not keep up (a fault may then hide). */
+#define LAG_OK_PS (200 * MB)
 
 /* op0 (4 ms) then op1 (4 ms) reading w1, prefetched at 0 from the host. */
 #define TWO_OPS(w1_bytes, op_s)                                                \
@@ -67,7 +75,31 @@ static int64_t labs64(int64_t v) { return v < 0 ? -v : v; }
  * things took are left out; what ran, and in which order, is checked. */
 static bool timed(void) { return getenv("HOFF_SANITIZED") == NULL; }
 
+/* Whether the host kept up with x's emulated clock: no command overran
+ * its deadline and none started over LAG_OK_PS late. */
+static bool clean(const ran *x)
+{
+	return x->m.overruns == 0 && x->m.lag_max_ps <= LAG_OK_PS;
+}
+
+/* Says that a timing check was left unjudged: no clean run in n. */
+static void not_judged(const char *what, int n)
+{
+	print_message("  %s: not judged: the host fell behind in all %d "
+		      "runs (a loaded machine)\n",
+		      what, n);
+}
+
 static int64_t xfer_at(const hoff_xplan *p, int64_t step);
+
+/* The emulated clock's rule, on any run, loaded or not: op1 starts when
+ * op0 (its stream) has ended and w1's prefetch (its wait) has. */
+static void op1_starts_at_its_waits(const ran *x)
+{
+	int64_t ready = x->m.op_end_ps[0] > x->m.x_end_ps[0] ? x->m.op_end_ps[0]
+							     : x->m.x_end_ps[0];
+	assert_int_equal(x->m.op_start_ps[1], ready);
+}
 
 /* w1 (2 ms) hides behind op0 (4 ms): op1 follows op0 at once. */
 static void test_hidden_prefetch(void **state)
@@ -76,23 +108,22 @@ static void test_hidden_prefetch(void **state)
 	hoff_graph *g = tu_graph(TWO_OPS("2000000", "0.004"));
 	hoff_sched *s = tu_sched(g, PREFETCH_W1);
 	hoff_exec_opts o = hoff_exec_defaults();
-	int64_t best = INT64_MAX;
-	for (int attempt = 0; attempt < ATTEMPTS && best >= 4 * MS / 20;
-	     attempt++) {
+	bool judged = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !judged; attempt++) {
 		ran x;
 		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_int_equal(x.pr.summary.stall_ps, 0);
 		check_events(&x);
 		/* The transfer lasted at least its paced 2 ms. */
 		assert_true(x.m.x_end_ps[0] - x.m.x_start_ps[0] >= 2 * MS);
-		int64_t w = wait_before(&x, 1);
-		if (w < best)
-			best = w;
+		op1_starts_at_its_waits(&x);
+		/* No stall: under 5% of the op (0 on the model). */
+		if ((judged = clean(&x) && timed()))
+			assert_true(wait_before(&x, 1) < 4 * MS / 20);
 		ran_free(&x);
 	}
-	/* No stall: under 5% of the op. */
-	if (timed())
-		assert_true(best < 4 * MS / 20);
+	if (!judged)
+		not_judged("op1's wait", ATTEMPTS);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
@@ -105,12 +136,13 @@ static void test_stalling_prefetch(void **state)
 	hoff_sched *s = tu_sched(g, PREFETCH_W1);
 	hoff_exec_opts o = hoff_exec_defaults();
 	int64_t pred = 6 * MS;
-	bool ok = false;
-	for (int attempt = 0; attempt < ATTEMPTS && !ok; attempt++) {
+	bool judged = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !judged; attempt++) {
 		ran x;
 		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_int_equal(x.pr.summary.stall_ps, pred);
 		check_events(&x);
+		op1_starts_at_its_waits(&x);
 		/* The stall is an event of its own before op1 (step 2). */
 		int stalls = 0;
 		for (size_t i = 0; i < x.m.tl.nev; i++) {
@@ -119,12 +151,15 @@ static void test_stalling_prefetch(void **state)
 			    ev->end_ps - ev->start_ps > MS)
 				stalls++;
 		}
-		ok = stalls == 1 &&
-		     labs64(wait_before(&x, 1) - pred) <= pred * 15 / 100;
+		if ((judged = clean(&x) && timed())) {
+			assert_int_equal(stalls, 1);
+			assert_true(labs64(wait_before(&x, 1) - pred) <=
+				    pred * 15 / 100);
+		}
 		ran_free(&x);
 	}
-	if (timed())
-		assert_true(ok);
+	if (!judged)
+		not_judged("op1's stall", ATTEMPTS);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 }
@@ -354,8 +389,8 @@ static void test_model_graph(void **state)
 		assert_int_equal(hoff_exec_scale(v, 1, 0.01, &e), HOFF_OK);
 		hoff_exec_opts o = hoff_exec_defaults();
 		ran x;
-		double best = 1e9;
-		for (int attempt = 0; attempt < ATTEMPTS && best > 10;
+		bool judged = false;
+		for (int attempt = 0; attempt < ATTEMPTS && !judged;
 		     attempt++) {
 			run_on(hoff_backend_cpu_new, h, s, &o, &x);
 			check_events(&x);
@@ -365,13 +400,15 @@ static void test_model_graph(void **state)
 				     (double)labs64(x.m.measured.makespan_ps -
 						    x.pr.summary.makespan_ps) /
 				     (double)x.pr.summary.makespan_ps;
-			if (err < best)
-				best = err;
+			if ((judged = clean(&x) && timed())) {
+				print_message("  %s: makespan error %.2f%%\n",
+					      policies[q], err);
+				assert_true(err <= 10);
+			}
 			ran_free(&x);
 		}
-		print_message("  %s: makespan error %.2f%%\n", policies[q],
-			      best);
-		assert_true(best <= 10);
+		if (!judged)
+			not_judged(policies[q], ATTEMPTS);
 		o.verify = true;
 		run_on(hoff_backend_cpu_new, v, s, &o, &x);
 		assert_true(x.m.checked);
@@ -407,10 +444,11 @@ static int64_t block_of(const hoff_xplan *p, int32_t t)
 	return -1;
 }
 
-/* Whether --verify catches wait `drop` left out: runs until one run
- * reports a fault (at most ATTEMPTS: which command sees a race first,
- * and whether the host's threads let it show, is timing), and checks that
- * its first fault names `tensor` at one of the steps given (-1 ends). */
+/* Whether --verify catches wait `drop` left out: a clean run (the host
+ * kept up: the racing commands overlap as the plan says) must report a
+ * fault, and its first fault names `tensor` at one of the steps given
+ * (-1 ends). A run the host fell behind in may miss it: it is retried
+ * (at most ATTEMPTS); with no clean run and no fault, not judged. */
 static void assert_caught(const hoff_graph *g, const hoff_sched *s,
 			  int64_t drop, int64_t slow, const char *tensor,
 			  const int64_t *steps)
@@ -429,7 +467,12 @@ static void assert_caught(const hoff_graph *g, const hoff_sched *s,
 		char line[HOFF_ERRLEN];
 		if (n)
 			hoff_exec_fault_format(&x.p, &f, line, sizeof line);
+		bool kept_up = clean(&x);
 		ran_free(&x);
+		if (!n && kept_up)
+			fail_msg("wait %lld dropped: --verify found nothing in "
+				 "a run the host kept up with",
+				 (long long)drop);
 		if (!n)
 			continue;
 		print_message("  caught (run %d): %s\n", attempt + 1, line);
@@ -440,8 +483,7 @@ static void assert_caught(const hoff_graph *g, const hoff_sched *s,
 		assert_int_equal(f.tensor, t);
 		return;
 	}
-	fail_msg("wait %lld dropped: --verify found nothing in %d runs",
-		 (long long)drop, ATTEMPTS);
+	not_judged("the dropped wait", ATTEMPTS);
 }
 
 /* Transfer x's command id, by its step. */
@@ -633,24 +675,194 @@ static void test_same_store_prefetch(void **state)
 			 "\"host\"}, {\"op\": \"op1\"}"));
 	hoff_exec_opts o = hoff_exec_defaults();
 	ran x;
-	int64_t best = INT64_MAX;
-	for (int attempt = 0; attempt < ATTEMPTS && best > 12 * MS / 10;
-	     attempt++) {
+	bool judged = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !judged; attempt++) {
 		run_on(hoff_backend_cpu_new, g, s, &o, &x);
 		assert_int_equal(x.pr.summary.makespan_ps, 12 * MS);
 		int64_t st = xfer_at(&x.p, 3), pf = xfer_at(&x.p, 4);
 		assert_true(x.p.xfer[st - x.p.nops].same);
 		assert_int_equal(wait_index(&x.p, pf, st), -1);
+		/* on the emulated clock, loaded or not: the prefetch starts
+		 * before the store ends (held behind it before the fix) */
+		assert_true(x.m.x_start_ps[pf - x.p.nops] <
+			    x.m.x_end_ps[st - x.p.nops]);
 		int64_t d = labs64(x.m.measured.makespan_ps - 12 * MS);
-		if (d < best)
-			best = d;
+		if ((judged = clean(&x) && timed()))
+			assert_true(d <= 12 * MS / 10); /* 16 ms before */
 		ran_free(&x);
 	}
-	if (timed())
-		assert_true(best <= 12 * MS / 10); /* 16 ms before the fix */
+	if (!judged)
+		not_judged("the makespan", ATTEMPTS);
 	o.verify = true;
 	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	assert_int_equal(x.m.nfaults, 0);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* ---- (v2) recompute, drop, repeat and duplex: the v2run block, kept
+ * apart from the tests above ---- */
+
+/* The recompute schedule (exec_cases.h) runs under --verify: every check
+ * passes, the measured timeline has the simulator's commands, the
+ * recompute among them, and recompute time. */
+static void test_v2_recompute_runs(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_true(x.m.checked);
+	assert_int_equal(x.m.nfaults, 0);
+	check_events(&x);
+	assert_int_equal(x.pr.summary.recompute_ps, 2 * MS);
+	assert_true(x.m.measured.recompute_ps >= 2 * MS);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A re-made tensor's bytes are checked: the recompute (step 6) with a
+ * byte of a flipped once written is caught there, as a re-made "a" that
+ * differs from op0's pattern, and again by op2 reading it. */
+static void test_v2_recompute_corrupt(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	o.corrupt_step = 6;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	int32_t a = hoff_graph_find_tensor(g, "a");
+	assert_int_equal(x.m.nfaults, 2);
+	assert_int_equal(x.m.fault[0].step, 6);
+	assert_int_equal(x.m.fault[0].at, HOFF_FAULT_REMADE);
+	assert_int_equal(x.m.fault[0].tensor, a);
+	assert_int_equal(x.m.fault[0].byte, 2 * MB);
+	assert_int_equal(x.m.fault[1].step, 7);
+	assert_int_equal(x.m.fault[1].at, HOFF_FAULT_OP_START);
+	assert_int_equal(x.m.fault[1].tensor, a);
+	char line[HOFF_ERRLEN];
+	hoff_exec_fault_format(&x.p, &x.m.fault[0], line, sizeof line);
+	assert_string_equal(line, "steps[6] recompute \"op0\": \"a\" re-made: "
+				  "byte 2000000 differs from version 0 of its "
+				  "pattern");
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* The recompute's wait for w's second prefetch dropped, that prefetch
+ * slowed 4x (16 ms): the recompute reads w before it has arrived, and
+ * --verify names w at the recompute's start. Which run shows it is
+ * timing: at most ATTEMPTS runs. */
+static void test_v2_recompute_drop_wait(void **state)
+{
+	(void)state;
+	if (RACES_REPORTED) {
+		print_message("  not run under TSan: the run races on "
+			      "purpose\n");
+		return;
+	}
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	o.slow_step = 5;
+	int32_t w = hoff_graph_find_tensor(g, "w");
+	bool caught = false;
+	for (int attempt = 0; attempt < ATTEMPTS && !caught; attempt++) {
+		ran x;
+		hoff_sim_result pr = {0};
+		hoff_xplan p;
+		plan_on(g, s, 1, &pr, &p);
+		o.drop_wait = wait_index(&p, 2, p.nops + 1);
+		assert_true(o.drop_wait >= 0);
+		hoff_xplan_free(&p);
+		hoff_sim_result_free(&pr);
+		run_on(hoff_backend_cpu_new, g, s, &o, &x);
+		if (x.m.nfaults) {
+			caught = true;
+			assert_int_equal(x.m.fault[0].step, 6);
+			assert_int_equal(x.m.fault[0].tensor, w);
+			assert_int_equal(x.m.fault[0].at, HOFF_FAULT_OP_START);
+		}
+		ran_free(&x);
+	}
+	assert_true(caught);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* One step of a loop: w stored back (a `same` store) after op2 is its
+ * home at the end, checked there; the store's destination flipped, the
+ * end check names w's home copy. */
+static void test_v2_repeat_home(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(RC_REPEAT_GRAPH);
+	hoff_sched *s = tu_sched(
+		g, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0);
+	ran_free(&x);
+	o.corrupt_step = 8;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	int32_t w = hoff_graph_find_tensor(g, "w");
+	bool home = false;
+	for (int64_t i = 0; i < x.m.nfaults && i < HOFF_EXEC_MAXFAULTS; i++)
+		if (x.m.fault[i].at == HOFF_FAULT_HOME) {
+			home = true;
+			assert_int_equal(x.m.fault[i].tensor, w);
+			assert_int_equal(x.m.fault[i].tier, 0);
+		}
+	assert_true(home);
+	ran_free(&x);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
+/* A tier whose channels slow each other (factors 0.5): a store and a
+ * prefetch overlapping run through the duplex emulation and verify. How
+ * long they take is bench/studies/exec_duplex.sh's (no timing here). */
+static void test_v2_duplex_verifies(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(
+		"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": "
+		"\"d\", \"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
+		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": "
+		"1e9, \"h2d_duplex_factor\": 0.5, \"d2h_duplex_factor\": 0.5}]}, "
+		"\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000}, {\"id\": "
+		"\"w\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": "
+		"\"host\"}, {\"id\": \"y\", \"bytes\": 4000000}, {\"id\": "
+		"\"z\", \"bytes\": 1000000}, {\"id\": \"o\", \"bytes\": "
+		"1000000, \"kind\": \"output\"}], \"ops\": [{\"id\": \"op0\", "
+		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": 0.001}, "
+		"{\"id\": \"op1\", \"inputs\": [\"x\", \"w\"], \"outputs\": "
+		"[\"z\"], \"time_s\": 0.01}, {\"id\": \"op2\", \"inputs\": "
+		"[\"y\", \"z\"], \"outputs\": [\"o\"], \"time_s\": 0.001}]}");
+	hoff_sched *s = tu_sched(
+		g,
+		SCHED("{\"op\": \"op0\"}, {\"store\": \"y\", \"to\": "
+		      "\"host\"}, {\"prefetch\": \"w\", \"from\": \"host\"}, "
+		      "{\"op\": \"op1\"}, {\"prefetch\": \"y\", \"from\": "
+		      "\"host\"}, {\"op\": \"op2\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cpu_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0);
+	check_events(&x);
 	ran_free(&x);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
@@ -670,6 +882,12 @@ int main(void)
 		cmocka_unit_test(test_drop_op_store),
 		cmocka_unit_test(test_drop_store_after_op),
 		cmocka_unit_test(test_same_store_prefetch),
+		/* (v2) the v2run block */
+		cmocka_unit_test(test_v2_recompute_runs),
+		cmocka_unit_test(test_v2_recompute_corrupt),
+		cmocka_unit_test(test_v2_recompute_drop_wait),
+		cmocka_unit_test(test_v2_repeat_home),
+		cmocka_unit_test(test_v2_duplex_verifies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

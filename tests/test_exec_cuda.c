@@ -227,6 +227,56 @@ static void test_cuda_pace(void **state)
 #endif
 }
 
+/* (v2) The recompute schedule (exec_cases.h): verifies and its events
+ * come in the simulator's order, as on the CPU; the recompute's output
+ * flipped (step 6), and a repeat graph's home copy spoilt by its store
+ * (step 8), give the CPU's faults, in its order. */
+static void test_cuda_recompute(void **state)
+{
+	(void)state;
+	need_gpu();
+#if defined(HOFF_HAVE_CUDA)
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, RC_STEPS);
+	hoff_graph *gr = tu_graph(RC_REPEAT_GRAPH);
+	hoff_sched *sr = tu_sched(
+		gr, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	ran x;
+	run_on(hoff_backend_cuda_new, g, s, &o, &x);
+	assert_int_equal(x.m.nfaults, 0);
+	check_events(&x);
+	ran_free(&x);
+	const struct {
+		const hoff_graph *g;
+		const hoff_sched *s;
+		int64_t step;
+	} cases[] = {{g, s, 6}, {gr, sr, 8}};
+	for (int i = 0; i < 2; i++) {
+		ran c;
+		o.corrupt_step = cases[i].step;
+		run_on(hoff_backend_cpu_new, cases[i].g, cases[i].s, &o, &c);
+		run_on(hoff_backend_cuda_new, cases[i].g, cases[i].s, &o, &x);
+		assert_true(x.m.nfaults >= 1);
+		assert_int_equal(x.m.nfaults, c.m.nfaults);
+		for (int64_t f = 0; f < x.m.nfaults; f++) {
+			assert_int_equal(x.m.fault[f].step, c.m.fault[f].step);
+			assert_int_equal(x.m.fault[f].at, c.m.fault[f].at);
+			assert_int_equal(x.m.fault[f].tensor,
+					 c.m.fault[f].tensor);
+			assert_int_equal(x.m.fault[f].byte, c.m.fault[f].byte);
+		}
+		ran_free(&c);
+		ran_free(&x);
+	}
+	hoff_sched_free(sr);
+	hoff_graph_free(gr);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +289,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cuda_drop, kv_setup,
 						kv_teardown),
 		cmocka_unit_test(test_cuda_pace),
+		cmocka_unit_test(test_cuda_recompute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

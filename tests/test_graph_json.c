@@ -13,8 +13,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "testutil.h"
 
 /* A graph with every optional field, escapes, unknown keys and nulls. */
@@ -477,6 +477,7 @@ static void test_conformance_graphs(void **state)
 {
 	(void)state;
 	tu_vectors(".json", read_graph, NULL, NULL);
+	tu_vectors_in("conformance/v2", ".json", read_graph, NULL, NULL);
 }
 
 static void test_truncated(void **state)
@@ -807,8 +808,8 @@ static void test_tier_capacity_exact(void **state)
 
 /* Issue 22 (12): repeats are dropped in linear time: an op listing
  * 200,000 distinct inputs, each twice, and 50,000 updates that are also
- * outputs of nothing. A quadratic pass takes 10 s or more here; the cap
- * of 3 s leaves room for sanitizers and a loaded machine. */
+ * outputs of nothing. A quadratic pass took 15 s here, the linear one
+ * 0.26 s; the time is printed, not asserted. */
 static void test_many_inputs_linear(void **state)
 {
 	(void)state;
@@ -843,7 +844,9 @@ static void test_many_inputs_linear(void **state)
 	for (int i = 0; i < N; i++)
 		assert_int_equal(g->in[i], i); /* in the order written */
 	assert_int_equal(g->tensor[N - 1].first_use, 0);
-	assert_true(s < 3.0);
+	/* printed, not asserted (issue 34, 13): a loaded machine stretches
+	 * any bound; bench/ measures speed */
+	print_message("200000 inputs read in %.2f s\n", s);
 	hoff_graph_free(g);
 	free(t);
 }

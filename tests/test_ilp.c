@@ -70,21 +70,21 @@ static void test_intervals(void **state)
 	int found = 0;
 	for (int32_t i = 0; i < n; i++) {
 		const hoff_ilp_iv *v = &iv[i];
-		if (v->t == w && v->kind == HOFF_ILP_START) {
-			assert_int_equal(v->a, -1);
-			assert_int_equal(v->b, 0);
-			assert_int_equal(v->fetch_ps, 4 * MS);
+		if (v->c.t == w && v->c.kind == HOFF_CAND_START) {
+			assert_int_equal(v->c.a, -1);
+			assert_int_equal(v->c.b, 0);
+			assert_int_equal(v->c.fetch_ps, 4 * MS);
 			found |= 1;
-		} else if (v->t == w && v->b == 3) {
-			assert_int_equal(v->kind, HOFF_ILP_CLEAN);
-			assert_int_equal(v->a, 0);
+		} else if (v->c.t == w && v->c.b == 3) {
+			assert_int_equal(v->c.kind, HOFF_CAND_CLEAN);
+			assert_int_equal(v->c.a, 0);
 			assert_int_equal(v->lo, 1);
 			found |= 2;
-		} else if (v->t == a) {
-			assert_int_equal(v->kind, HOFF_ILP_DIRTY);
-			assert_int_equal(v->a, 0);
-			assert_int_equal(v->b, 3);
-			assert_int_equal(v->store_ps, 1 * MS);
+		} else if (v->c.t == a) {
+			assert_int_equal(v->c.kind, HOFF_CAND_DIRTY);
+			assert_int_equal(v->c.a, 0);
+			assert_int_equal(v->c.b, 3);
+			assert_int_equal(v->c.store_ps, 1 * MS);
 			found |= 8;
 		}
 	}
@@ -211,7 +211,7 @@ static void test_hand_store_time(void **state)
 		hoff_graph *g = tu_graph(src);
 		free(src);
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 		assert_false(m->infeasible);
 		int32_t nd = 0;
 		for (int32_t i = 1; i <= m->nrows; i++) {
@@ -283,10 +283,10 @@ static void test_hand_fetch_time(void **state)
 	o.prune = false;
 	hoff_err e;
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	int32_t ng = 0;
 	for (int32_t i = 1; i <= m->nrows; i++) {
-		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].b != 4)
+		if (m->rtag[i] != 'G' || m->iv[m->rarg[i]].c.b != 4)
 			continue;
 		/* the rows of w's interval: sel (zd), R(p - 1) for p = 3,
 		 * and s_4 */
@@ -351,11 +351,28 @@ static void test_hand_overhead(void **state)
 		     {0.5, 4 * MB, 18 * MS},
 		     {0.1, 5 * MB, 16 * MS},
 		     {0, 5 * MB, 16 * MS}};
-	/* each case also with GLPK's MIR cuts off (the bound phase's retry):
-	 * the same proven optimum */
+	/* each case also the min-peak model solved with GLPK's MIR cuts off
+	 * (the bound phase's retry): the same proven optimum */
 	for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
 		hoff_ilp_opts o = opts_overhead(cases[i / 2].x);
-		o.no_mir = i % 2;
+		if (i % 2) {
+			hoff_ilp_req rq = hoff_ilp_request(&o);
+			rq.no_mir = true;
+			hoff_ilp *m = NULL;
+			hoff_err e;
+			assert_int_equal(hoff_ilp_build(g, &o, &rq, &m, &e),
+					 HOFF_OK);
+			hoff_ilp_sol sol;
+			assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e),
+					 HOFF_OK);
+			assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+			assert_int_equal(
+				llround(hoff_ilp_objective_value(m, sol.obj)),
+				cases[i / 2].peak);
+			free(sol.x);
+			hoff_ilp_free(m);
+			continue;
+		}
 		hoff_exact_report rep = exact_report(g, &o);
 		assert_int_equal(rep.lower_bound_ps, 16 * MS);
 		assert_true(rep.feasible);
@@ -412,12 +429,12 @@ static void test_hand_crowded(void **state)
 		o.prune = prune;
 		hoff_err e;
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 		int32_t wback = 0, kback = 0;
 		for (int32_t i = 0; i < m->niv; i++) {
 			const hoff_ilp_iv *v = &m->iv[i];
-			const char *id = g->tensor[v->t].id;
-			if (v->a == 0 && v->b == 2) {
+			const char *id = g->tensor[v->c.t].id;
+			if (v->c.a == 0 && v->c.b == 2) {
 				wback += strcmp(id, "w") == 0;
 				kback += strcmp(id, "k") == 0;
 			}
@@ -455,7 +472,7 @@ static void test_hand_deadlines(void **state)
 	o.prune = false;
 	hoff_err e;
 	hoff_ilp *m = NULL;
-	assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	assert_int_equal(m->bound_ps - m->compute_ps, 19101 * MS / 1000);
 	/* (10): R_e1(q) + R_e2(q) >= 1 at q = 0 and q = -1 */
 	int32_t ni = 0;
@@ -481,7 +498,7 @@ static void test_hand_deadlines(void **state)
 		if (m->ctag[j] != 'Q')
 			continue;
 		const hoff_ilp_iv *v = &m->iv[m->carg0[j]];
-		if (strcmp(g->tensor[v->t].id, "v") == 0) {
+		if (strcmp(g->tensor[v->c.t].id, "v") == 0) {
 			assert_true(m->cub[j] == 0);
 			nq++;
 		}
@@ -645,9 +662,10 @@ static void compare_one(hoff_graph *g, bool budget_mode, int64_t budget,
 		hoff_err e;
 		hoff_ilp_intervals(g, false, &iv, &niv, &e);
 		for (int32_t i = 0; i < niv; i++)
-			print_message("  iv %d t=%s a=%d b=%d kind=%d pick=%d\n",
-				      i, g->tensor[iv[i].t].id, iv[i].a,
-				      iv[i].b, iv[i].kind, bf.pick[i]);
+			print_message(
+				"  iv %d t=%s a=%d b=%d kind=%d pick=%d\n", i,
+				g->tensor[iv[i].c.t].id, iv[i].c.a, iv[i].c.b,
+				iv[i].c.kind, bf.pick[i]);
 		free(iv);
 	}
 	if (verbose && !(dec_ok && fabs(ilp - bf.obj) <= 1e-6 * fmax(1, bf.obj)))
@@ -1000,10 +1018,11 @@ static void test_fetch_counts(void **state)
 		hoff_ilp_opts o = kind == 0 ? opts_overhead(0.01)
 					    : opts_budget(40 * MB);
 		o.prune = false;
+		hoff_ilp_req rq = hoff_ilp_request(&o);
 		if (kind == 2)
-			o.max_stall_ps = 19101 * MS / 1000;
+			rq.max_stall_ps = 19101 * MS / 1000;
 		hoff_ilp *m = NULL;
-		assert_int_equal(hoff_ilp_build(g, &o, &m, &e), HOFF_OK);
+		assert_int_equal(hoff_ilp_build(g, &o, &rq, &m, &e), HOFF_OK);
 		int32_t nx = 0, nrow = 0;
 		for (int32_t j = 1; j <= m->ncols; j++) {
 			assert_int_not_equal(m->ctag[j], 'O');
@@ -1043,6 +1062,184 @@ static void test_fetch_counts(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2, rule 9) A repeat graph's state goes home. w (2 MB, host) is read
+ * by op0 and updated by op1, the last op; m (100 B, host, optimizer
+ * state, small) is updated by op1; g (1 MB) flows op0 -> op1. 1 ms
+ * ops, 1 GB/s each way. The candidates give neither a tail (op1 is the
+ * last op, and m is small), so the model adds one each that it must use
+ * (home_end): both dirty, stored home after op1. Least stall, hand
+ * worked: w's fetch before op0 (2 ms; m's 0.1 us rides behind it), then
+ * after op1 the stores of w (2 ms) and m (0.1 us) on the d2h FIFO: 2 ms
+ * + 2.0001 ms = 4.0001 ms, against 2 ms for the same graph without
+ * repeat, whose state may stay on the device. */
+#define REPEAT_GRAPH(repeat)                                                      \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"repeat\": " repeat     \
+	", \"name\": \"r\", \"machine\": {\"device\": {\"memory_bytes\": "        \
+	"100000000}, \"tiers\": [" HOST "]}, \"tensors\": ["                      \
+	"{\"id\": \"w\", \"bytes\": 2000000, \"kind\": \"weight\", "              \
+	"\"home\": \"host\"},"                                                    \
+	"{\"id\": \"m\", \"bytes\": 100, \"kind\": \"optimizer\", "               \
+	"\"home\": \"host\"},"                                                    \
+	"{\"id\": \"g\", \"bytes\": 1000000, \"kind\": \"activation\"}], "        \
+	"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w\"], \"outputs\": [\"g\"], " \
+	"\"time_s\": 0.001},"                                                     \
+	"{\"id\": \"op1\", \"inputs\": [\"g\"], \"updates\": [\"w\", \"m\"], "    \
+	"\"time_s\": 0.001}]}"
+
+static void test_repeat_end_state(void **state)
+{
+	(void)state;
+	for (int repeat = 0; repeat < 2; repeat++) {
+		hoff_graph *g = tu_graph(repeat ? REPEAT_GRAPH("true")
+						: REPEAT_GRAPH("false"));
+		hoff_ilp_opts o = opts_budget(100000000);
+		hoff_ilp *m = NULL;
+		hoff_err e;
+		assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+		int32_t nhome = 0;
+		for (int32_t i = 0; i < m->niv; i++) {
+			const hoff_ilp_iv *v = &m->iv[i];
+			if (!v->home_end)
+				continue;
+			nhome++;
+			assert_int_equal(v->c.kind, HOFF_CAND_DIRTY);
+			assert_int_equal(v->c.a, 1);
+			assert_int_equal(v->c.b, 2);
+			assert_int_equal(v->c.tier, 0);
+		}
+		assert_int_equal(nhome, repeat ? 2 : 0);
+		hoff_ilp_sol sol;
+		assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
+		assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+		double stall = hoff_ilp_objective_value(m, sol.obj);
+		assert_true(fabs(stall - (repeat ? 4.0001e-3 : 2e-3)) < 1e-12);
+		int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+		assert_non_null(pick);
+		hoff_ilp_decode(m, sol.x, pick);
+		hoff_sched *s = NULL;
+		assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact",
+					       &s, &e),
+				 HOFF_OK);
+		/* the schedule ends with both stores home, after op1 */
+		int64_t k = s->nsteps;
+		if (repeat) {
+			assert_true(k >= 3);
+			assert_int_equal(s->step[k - 3].kind, HOFF_STEP_OP);
+			for (int64_t j = k - 2; j < k; j++) {
+				assert_int_equal(s->step[j].kind,
+						 HOFF_STEP_STORE);
+				assert_int_equal(s->step[j].tier, 0);
+			}
+		} else {
+			assert_int_equal(s->step[k - 1].kind, HOFF_STEP_OP);
+		}
+		hoff_sim_result r;
+		hoff_sim_opts so = hoff_sim_defaults();
+		assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+		assert_true(r.valid);
+		assert_int_equal(r.summary.stall_ps,
+				 repeat ? 4000100000 : 2000000000);
+		hoff_sim_result_free(&r);
+		hoff_sched_free(s);
+		free(pick);
+		free(sol.x);
+		hoff_ilp_free(m);
+		hoff_graph_free(g);
+	}
+}
+
+/* (v2, rule 3) Duplex, rows (5d), hand-worked. One tier, 1 GB/s each
+ * way, h2d_duplex_factor f = 0.75, d2h_duplex_factor g = 0.5 (f + g >=
+ * 1: rows x + y (1-f)/g <= L and y + x (1-g)/f <= L). Repeat graph: s
+ * (3 MB, optimizer, host) is updated by op0 (1 ms) and must be stored
+ * home; w (4 MB, host) is read by op2 (1 ms) after op1 (3 ms); x (1 KB)
+ * flows op1 -> op2. Best schedule: s fetched (3 ms of stall), w fetched
+ * behind it from 3 ms, s stored after op0 from 4 ms. The machine: w has
+ * 3 ms of nominal work left at 4 ms, and both channels run from 4 ms:
+ * h2d at 0.75 finishes w at 8 ms (d2h has done 0.5 x 4 = 2 of s's 3),
+ * 1 ms after op1 ends, then d2h finishes s alone at 9 ms, as op2 ends:
+ * stall 3 + 1 = 4 ms. The model, in op1's window (L = 3): x + 0.5 y <= 3
+ * and y + x (2/3) <= 3 bind at x = 2.25, y = 1.5 (the machine's 0.75 x 3
+ * and 0.5 x 3); the stall before op2 (1 ms) takes w's last 0.75 and 0.5
+ * of s (x + 0.5 y = 1, y + (2/3) x = 1), and op2's 1 ms the last 1 of
+ * s: stall 4 ms too. Without the factors the same model needs 3 ms
+ * (both fit op1 side by side), and with (5b) unrelaxed (a busy channel
+ * moves len, not 0.75 len) 7 ms, which no timing needs. */
+#define DUPLEX_GRAPH(f, g)                                                      \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"repeat\": true, "    \
+	"\"name\": \"d\", \"machine\": {\"device\": {\"memory_bytes\": "        \
+	"100000000}, \"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, "       \
+	"\"d2h_Bps\": 1e9, \"h2d_duplex_factor\": " f ", "                      \
+	"\"d2h_duplex_factor\": " g "}]}, \"tensors\": ["                       \
+	"{\"id\": \"s\", \"bytes\": 3000000, \"kind\": \"optimizer\", "         \
+	"\"home\": \"host\"},"                                                  \
+	"{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "            \
+	"\"home\": \"host\"},"                                                  \
+	"{\"id\": \"x\", \"bytes\": 1000, \"kind\": \"activation\"}], "         \
+	"\"ops\": [{\"id\": \"op0\", \"updates\": [\"s\"], \"time_s\": 0.001}," \
+	"{\"id\": \"op1\", \"outputs\": [\"x\"], \"time_s\": 0.003},"           \
+	"{\"id\": \"op2\", \"inputs\": [\"w\", \"x\"], \"time_s\": 0.001}]}"
+
+/* The least stall (s) of the budget-mode model of graph text json, and
+ * in *sim_ps the stall of its decoded schedule on the simulator (rule
+ * 3's integer arithmetic), which must be valid. */
+static double model_stall(const char *json, int64_t *sim_ps)
+{
+	hoff_graph *g = tu_graph(json);
+	hoff_ilp_opts o = opts_budget(100000000);
+	hoff_ilp *m = NULL;
+	hoff_err e;
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+	hoff_ilp_sol sol;
+	assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
+	assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
+	double stall = hoff_ilp_objective_value(m, sol.obj);
+	int32_t nk = 0;
+	for (int32_t i = 1; i <= m->nrows; i++)
+		nk += m->rtag[i] == 'K';
+	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+	assert_non_null(pick);
+	hoff_ilp_decode(m, sol.x, pick);
+	hoff_sched *s = NULL;
+	assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e),
+			 HOFF_OK);
+	hoff_sim_result r;
+	hoff_sim_opts so = hoff_sim_defaults();
+	assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+	assert_true(r.valid);
+	*sim_ps = r.summary.stall_ps;
+	print_message("duplex model: stall %.9g s, %d duplex rows; "
+		      "simulated %lld ps\n",
+		      stall, nk, (long long)*sim_ps);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	free(pick);
+	free(sol.x);
+	hoff_ilp_free(m);
+	hoff_graph_free(g);
+	return stall;
+}
+
+static void test_duplex_rows(void **state)
+{
+	(void)state;
+	int64_t sim;
+	/* the rows and the simulator agree: 4 ms (w done at 8 ms, s at 9) */
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.75", "0.5"), &sim) -
+			 4e-3) < 1e-9);
+	assert_int_equal(sim, 4000000000);
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("1", "1"), &sim) - 3e-3) <
+		    1e-9);
+	assert_int_equal(sim, 3000000000);
+	/* f + g < 1 (0.4 each): the row x + y <= L, the hull of what a
+	 * window holds, a relaxation: 6 ms of work in op1's 3 ms, op2's
+	 * 1 ms (d2h alone) and the stalls: 3 + 2 ms, where the machine,
+	 * running both at 0.4 from 4 ms, ends both at 11.5 ms: 7.5 ms */
+	assert_true(fabs(model_stall(DUPLEX_GRAPH("0.4", "0.4"), &sim) - 5e-3) <
+		    1e-9);
+	assert_int_equal(sim, 7500000000);
+}
+
 int main(void)
 {
 	exact_test_env();
@@ -1063,6 +1260,8 @@ int main(void)
 		cmocka_unit_test(test_export_and_cbc),
 		cmocka_unit_test(test_fetch_counts),
 		cmocka_unit_test(test_write_probe),
+		cmocka_unit_test(test_repeat_end_state),
+		cmocka_unit_test(test_duplex_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,7 +183,7 @@ static void test_all_finish(void **state)
 				hoff_graph_free(g);
 				n++;
 			}
-	assert_int_equal(n, 4 * 3 * 4);
+	assert_int_equal(n, 4 * 3 * 5);
 }
 
 /* Op counts by hand.
@@ -984,6 +984,7 @@ static void test_json_roundtrip(void **state)
 		hoff_model_opts o = opts("deepseek-v3", phases[p], 4, 100);
 		o.machine = "supernode";
 		o.kv_block_tokens = 32;
+		o.version = 2;
 		hoff_graph *g = build(&o);
 		FILE *f = tmpfile();
 		assert_non_null(f);
@@ -1007,6 +1008,16 @@ static void test_json_roundtrip(void **state)
 		assert_int_equal(h->nops, g->nops);
 		assert_int_equal(h->ntensors, g->ntensors);
 		assert_int_equal(h->ntiers, g->ntiers);
+		/* (v2) the loop and the duplex factors survive */
+		assert_int_equal(h->version, 2);
+		assert_int_equal(h->repeat, p != 0);
+		for (int32_t r = 0; r < g->ntiers; r++) {
+			assert_int_equal(h->tier[r].h2d_duplex_ppm,
+					 g->tier[r].h2d_duplex_ppm);
+			assert_int_equal(h->tier[r].d2h_duplex_ppm,
+					 g->tier[r].d2h_duplex_ppm);
+		}
+		assert_int_equal(h->tier[0].h2d_duplex_ppm, 920000);
 		for (int32_t t = 0; t < g->ntensors; t++) {
 			assert_string_equal(h->tensor[t].id, g->tensor[t].id);
 			assert_int_equal(h->tensor[t].bytes, g->tensor[t].bytes);
@@ -1060,6 +1071,67 @@ static void test_simulates(void **state)
 		}
 }
 
+/* (v2) Train and decode graphs are one step of a loop (repeat), prefill
+ * is not; every tier carries its preset's duplex factors as FORMAT.md's
+ * integer F: h200's PCIe 5.0 host 0.92 (920000 ppm, measured on an H200),
+ * gh200's C2C 0.446, a100-pcie4's asymmetric Gen4 link 0.48 / 0.98, the
+ * supernode pool 1 (unmeasured). Version 1 (gen --v1, the library's
+ * default): no repeat, no factor written, the same tensors and ops. */
+static void test_v2_fields(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *phase;
+		bool repeat;
+	} ph[] = {{"prefill", false}, {"decode", true}, {"train", true}};
+	for (int i = 0; i < 3; i++) {
+		hoff_model_opts o = opts("llama3-8b", ph[i].phase, 2, 512);
+		o.machine = "h200";
+		o.version = 2;
+		hoff_graph *g = build(&o);
+		assert_int_equal(g->version, 2);
+		assert_int_equal(g->repeat, ph[i].repeat);
+		assert_true(g->tier[0].has_h2d_duplex &&
+			    g->tier[0].has_d2h_duplex);
+		assert_true(g->tier[0].h2d_duplex == 0.92);
+		assert_int_equal(g->tier[0].h2d_duplex_ppm, 920000);
+		assert_int_equal(g->tier[0].d2h_duplex_ppm, 920000);
+		o.version = 1;
+		hoff_graph *h = build(&o);
+		assert_int_equal(h->version, 1);
+		assert_false(h->repeat);
+		assert_false(h->tier[0].has_h2d_duplex ||
+			     h->tier[0].has_d2h_duplex);
+		assert_int_equal(h->tier[0].h2d_duplex_ppm, HOFF_DUPLEX_ONE);
+		assert_int_equal(h->nops, g->nops);
+		assert_int_equal(h->ntensors, g->ntensors);
+		hoff_graph_free(g);
+		hoff_graph_free(h);
+	}
+	static const struct {
+		const char *machine;
+		int tier;
+		int32_t h2d_ppm, d2h_ppm;
+		bool has;
+	} m[] = {{"h100-pcie5", 0, 920000, 920000, true},
+		 {"gh200", 0, 446000, 446000, true},
+		 {"supernode", 0, 920000, 920000, true},
+		 {"supernode", 1, HOFF_DUPLEX_ONE, HOFF_DUPLEX_ONE, false},
+		 {"a100-pcie4", 0, 480000, 980000, true}};
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
+		hoff_model_opts o = opts("llama3-8b", "decode", 1, 64);
+		o.machine = m[i].machine;
+		o.version = 2;
+		hoff_graph *g = build(&o);
+		const hoff_tier *t = &g->tier[m[i].tier];
+		assert_int_equal(t->h2d_duplex_ppm, m[i].h2d_ppm);
+		assert_int_equal(t->d2h_duplex_ppm, m[i].d2h_ppm);
+		assert_int_equal(t->has_h2d_duplex, m[i].has);
+		assert_int_equal(t->has_d2h_duplex, m[i].has);
+		hoff_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1077,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_bad_opts),
 		cmocka_unit_test(test_roofline),
 		cmocka_unit_test(test_presets),
+		cmocka_unit_test(test_v2_fields),
 		cmocka_unit_test(test_scale),
 		cmocka_unit_test(test_json_roundtrip),
 		cmocka_unit_test(test_simulates),

@@ -278,6 +278,7 @@ static void test_conformance_schedules(void **state)
 {
 	(void)state;
 	tu_vectors(".json", read_schedule, NULL, NULL);
+	tu_vectors_in("conformance/v2", ".json", read_schedule, NULL, NULL);
 }
 
 static void test_truncated(void **state)

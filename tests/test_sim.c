@@ -576,6 +576,318 @@ static void test_zero_transfer(void **state)
 	hoff_sim_result_free(&r);
 }
 
+/* ---- FORMAT v2: duplex (rule 3), recompute and drop (10, 11), repeat
+ * (9) ---- */
+
+#define GRAPH2(top, budget, tiers, tensors, ops)                              \
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": \"t\"" top \
+	", " MACHINE(budget, tiers) ", \"tensors\": [" tensors                \
+				    "], \"ops\": [" ops "]}"
+#define SCHED2(steps)                                                           \
+	"{\"format\": \"hoffopt.schedule\", \"version\": 2, \"steps\": [" steps \
+	"]}"
+#define TENSOR(id, bytes, rest) \
+	"{\"id\": \"" id "\", \"bytes\": " bytes rest "}"
+#define OP1(id, in, out, rest)                                          \
+	"{\"id\": \"" id "\", \"inputs\": [" in "], \"outputs\": [" out \
+	"], \"time_s\": 0.001" rest "}"
+
+/* Duplex: a 5 MB prefetch of w from 0 and a 2 MB store of a from 1 ms
+ * overlap partly; h2d factor 0.5 (F = 500000), d2h 0.3 (F = 300000).
+ * w alone for 1 ms does R = 1e15 of its 5e15. From 1e9 ps both run:
+ * a's R = 2e15 at 3e5/ps ends at 1e9 + ceil(6666666666.67) =
+ * 7666666667 ps; w does 6666666667 * 5e5 = 3.3333333335e15 by then, so
+ * R = 6.666666665e14 is left at 1e6/ps: ceil(666666666.5) = 666666667 more,
+ * w ends at 8333333334 ps. f2 (needs w) runs to 9333333334; a comes back
+ * alone in 2 ms (11333333334), f3 ends at 12333333334. Peak: w 5 MB +
+ * a 2 MB + y 1 MB + ... at f3: w, a, b, y = 9 MB. */
+#define DX_TENSORS                                                                           \
+	TENSOR("x", "1000000", ", \"kind\": \"input\"")                                      \
+	"," TENSOR("w", "5000000", ", \"kind\": \"weight\", \"home\": \"host\"") "," TENSOR( \
+		"a", "2000000",                                                              \
+		"") "," TENSOR("b", "1000000",                                               \
+			       "") "," TENSOR("y", "1000000",                                \
+					      ", \"kind\": \"output\"")
+#define DX_OPS                                                            \
+	OP1("f1", "\"x\"", "\"a\"", "")                                   \
+	"," OP1("f2", "\"w\"", "\"b\"", "") "," OP1("f3", "\"a\", \"b\"", \
+						    "\"y\"", "")
+#define DX_STEPS                                                        \
+	"{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"f1\"}, " \
+	"{\"store\": \"a\", \"to\": \"host\"}, {\"op\": \"f2\"}, "      \
+	"{\"prefetch\": \"a\", \"from\": \"host\"}, {\"op\": \"f3\"}"
+
+static void test_duplex_partial_overlap(void **state)
+{
+	(void)state;
+	hoff_sim_result r = run_expect(
+		GRAPH2("", "100000000",
+		       "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, "
+		       "\"h2d_duplex_factor\": 0.5, \"d2h_duplex_factor\": 0.3}",
+		       DX_TENSORS, DX_OPS),
+		SCHED(DX_STEPS), true,
+		(expect){.peak = 9 * MB,
+			 .makespan = 12333333334LL,
+			 .compute = 3 * MS,
+			 .stall = 9333333334LL,
+			 .h2d = 7 * MB,
+			 .d2h = 2 * MB});
+	const hoff_event *w = xfer_at(&r, 0), *a = xfer_at(&r, 2);
+	assert_int_equal(w->start_ps, 0);
+	assert_int_equal(w->end_ps, 8333333334LL);
+	assert_int_equal(a->start_ps, 1 * MS);
+	assert_int_equal(a->end_ps, 7666666667LL);
+	assert_int_equal(xfer_at(&r, 4)->start_ps, 9333333334LL);
+	assert_int_equal(xfer_at(&r, 4)->end_ps, 11333333334LL);
+	assert_int_equal(r.summary.recompute_ps, 0);
+	hoff_sim_result_free(&r);
+	/* Factors of 1 (and version 1): each transfer lasts exactly D; w
+	 * ends at 5 ms, a at 3 ms; f2 5-6, a back 6-8, f3 8-9. */
+	r = run_expect(GRAPH("100000000", HOST, DX_TENSORS, DX_OPS),
+		       SCHED(DX_STEPS), true,
+		       (expect){.peak = 9 * MB,
+				.makespan = 9 * MS,
+				.compute = 3 * MS,
+				.stall = 6 * MS,
+				.h2d = 7 * MB,
+				.d2h = 2 * MB});
+	assert_int_equal(xfer_at(&r, 0)->end_ps, 5 * MS);
+	assert_int_equal(xfer_at(&r, 2)->end_ps, 3 * MS);
+	hoff_sim_result_free(&r);
+}
+
+/* Recompute and drop on a chain x -> f1 -> a -> f2 -> b -> f3 -> c, with
+ * f4 reading c and a (1 ms each; a 4 MB, b and c 2 MB, x and y 1 MB). */
+#define RC_TENSORS                                            \
+	TENSOR("x", "1000000", ", \"kind\": \"input\"")       \
+	"," TENSOR("a", "4000000", "") "," TENSOR(            \
+		"b", "2000000",                               \
+		"") "," TENSOR("c", "2000000",                \
+			       "") "," TENSOR("y", "1000000", \
+					      ", \"kind\": \"output\"")
+#define RC_OPS                                      \
+	OP1("f1", "\"x\"", "\"a\"", "")             \
+	"," OP1("f2", "\"a\"", "\"b\"",             \
+		"") "," OP1("f3", "\"b\"", "\"c\"", \
+			    "") "," OP1("f4", "\"c\", \"a\"", "\"y\"", "")
+#define RC_GRAPH GRAPH2("", "100000000", HOST, RC_TENSORS, RC_OPS)
+
+static void test_recompute_remakes_dropped(void **state)
+{
+	(void)state;
+	/* x stays for the recompute (rule 6 counts it as x's last use):
+	 * f1 x1+a4 = 5, f2 +b2 = 7, drop a: 3, f3 +c2 = 5 then -b: 3,
+	 * recompute f1 +a4 = 7 and x freed after it: 6, f4 +y1 = 7. Without
+	 * the drop (x freed after f1) the peak is a+b+c = 8 MB at f3. */
+	hoff_sim_result r = run_expect(
+		RC_GRAPH,
+		SCHED2("{\"op\": \"f1\"}, {\"op\": \"f2\"}, {\"drop\": \"a\"}, "
+		       "{\"op\": \"f3\"}, {\"recompute\": \"f1\"}, "
+		       "{\"op\": \"f4\"}"),
+		true,
+		(expect){.peak = 7 * MB,
+			 .makespan = 5 * MS,
+			 .compute = 4 * MS,
+			 .stall = 0,
+			 .h2d = 0,
+			 .d2h = 0});
+	assert_int_equal(r.summary.recompute_ps, 1 * MS);
+	bool seen = false;
+	for (size_t i = 0; i < r.tl.nev; i++)
+		if (r.tl.ev[i].kind == HOFF_EV_RECOMPUTE) {
+			assert_int_equal(r.tl.ev[i].start_ps, 3 * MS);
+			assert_int_equal(r.tl.ev[i].end_ps, 4 * MS);
+			assert_int_equal(r.tl.ev[i].step, 4);
+			seen = true;
+		}
+	assert_true(seen);
+	hoff_sim_result_free(&r);
+	r = run_expect(RC_GRAPH,
+		       SCHED(""
+			     "{\"op\": \"f1\"}, {\"op\": \"f2\"}, "
+			     "{\"op\": \"f3\"}, {\"op\": \"f4\"}"),
+		       false,
+		       (expect){.peak = 8 * MB,
+				.makespan = 4 * MS,
+				.compute = 4 * MS,
+				.stall = 0});
+	hoff_sim_result_free(&r);
+}
+
+static void test_dropped_read_before_recompute(void **state)
+{
+	(void)state;
+	const char *sched =
+		SCHED2("{\"op\": \"f1\"}, {\"op\": \"f2\"}, {\"drop\": \"a\"}, "
+		       "{\"op\": \"f3\"}, {\"op\": \"f4\"}, "
+		       "{\"recompute\": \"f1\"}");
+	expect_invalid(RC_GRAPH, sched, HOFF_NONE, 1, 4, 1);
+	hoff_graph *g = tu_graph(RC_GRAPH);
+	hoff_sched *s = tu_sched(g, sched);
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	char line[256];
+	hoff_violation_format(g, s, &r.viol[0], line, sizeof line);
+	assert_string_equal(line,
+			    "steps[4] op \"f4\": \"a\": rule 1: input was "
+			    "dropped and is not re-made (no recompute, no "
+			    "prefetch)");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+	/* Rule 11: a persistent tensor is never dropped. */
+	expect_invalid(GRAPH2("", "100000000", HOST,
+			      TENSOR("x", "1", ", \"kind\": \"weight\""),
+			      OP1("f", "\"x\"", "", "")),
+		       SCHED2("{\"op\": \"f\"}, {\"drop\": \"x\"}"), HOFF_NONE,
+		       11, 1, 1);
+}
+
+static void test_recompute_after_update(void **state)
+{
+	(void)state;
+	/* f2 updates f1's input s in place: re-running f1 after it would not
+	 * give a's bytes (rule 10); the recompute does not run, so f3 then
+	 * reads a dropped tensor (rule 1). */
+	const char *graph = GRAPH2(
+		"", "100000000", HOST,
+		TENSOR("s", "1000", ", \"kind\": \"kv\"") "," TENSOR(
+			"a", "1000", "") "," TENSOR("y", "1000",
+						    ", \"kind\": \"output\""),
+		OP1("f1", "\"s\"", "\"a\"",
+		    "") ","
+			"{\"id\": \"f2\", \"updates\": [\"s\"], \"time_s\": 0.001}," OP1(
+				"f3", "\"a\"", "\"y\"", ""));
+	hoff_sim_result r = run(
+		graph,
+		SCHED2("{\"op\": \"f1\"}, {\"drop\": \"a\"}, {\"op\": \"f2\"}, "
+		       "{\"recompute\": \"f1\"}, {\"op\": \"f3\"}"),
+		HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 2);
+	assert_int_equal(r.viol[0].rule, 10);
+	assert_int_equal(r.viol[0].step, 3);
+	assert_int_equal(r.viol[1].rule, 1);
+	assert_int_equal(r.viol[1].step, 4);
+	hoff_sim_result_free(&r);
+	/* Before the update it is fine: 4 ms, 1 of them recompute. */
+	r = run_expect(graph,
+		       SCHED2("{\"op\": \"f1\"}, {\"drop\": \"a\"}, "
+			      "{\"recompute\": \"f1\"}, {\"op\": \"f2\"}, "
+			      "{\"op\": \"f3\"}"),
+		       false,
+		       (expect){.peak = 3000,
+				.makespan = 4 * MS,
+				.compute = 3 * MS,
+				.stall = 0});
+	hoff_sim_result_free(&r);
+}
+
+/* Repeat (rule 9): w a host weight f reads, m host optimizer state u
+ * updates, v a device weight. 1 MB moves in 1 ms. */
+#define RP_TENSORS                                                                              \
+	TENSOR("w", "1000000", ", \"kind\": \"weight\", \"home\": \"host\"")                    \
+	"," TENSOR("m", "1000000", ", \"kind\": \"optimizer\", \"home\": \"host\"") "," TENSOR( \
+		"v", "1000000",                                                                 \
+		", \"kind\": \"weight\"") "," TENSOR("y", "1000000",                            \
+						     ", \"kind\": \"output\"")
+#define RP_OPS                                                        \
+	OP1("f", "\"w\", \"v\"", "\"y\"", "")                         \
+	","                                                           \
+	"{\"id\": \"u\", \"inputs\": [\"y\"], \"updates\": [\"m\"], " \
+	"\"time_s\": 0.001}"
+#define RP_HEAD                                                             \
+	"{\"prefetch\": \"w\", \"from\": \"host\"}, {\"prefetch\": \"m\", " \
+	"\"from\": \"host\"}, {\"op\": \"f\"}, {\"detach\": \"w\"}, "       \
+	"{\"op\": \"u\"}"
+
+static void test_repeat_end_state(void **state)
+{
+	(void)state;
+	const char *rp = GRAPH2(", \"repeat\": true", "100000000", HOST,
+				RP_TENSORS, RP_OPS);
+	const char *once = GRAPH("100000000", HOST, RP_TENSORS, RP_OPS);
+	/* Stored back: w 0-1, m 1-2 ms; f 1-2, u 2-3, m's store 3-4. */
+	hoff_sim_result r = run_expect(
+		rp, SCHED(RP_HEAD ", {\"store\": \"m\", \"to\": \"host\"}"),
+		false,
+		(expect){.peak = 4 * MB,
+			 .makespan = 4 * MS,
+			 .compute = 2 * MS,
+			 .stall = 2 * MS,
+			 .h2d = 2 * MB,
+			 .d2h = 1 * MB});
+	hoff_sim_result_free(&r);
+	/* m left dirty on the device: fine for one step, not for a loop. */
+	r = run_expect(once, SCHED(RP_HEAD), false,
+		       (expect){.peak = 4 * MB,
+				.makespan = 3 * MS,
+				.compute = 2 * MS,
+				.stall = 1 * MS,
+				.h2d = 2 * MB});
+	hoff_sim_result_free(&r);
+	r = run(rp, SCHED(RP_HEAD), HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 9);
+	assert_int_equal(r.viol[0].step, HOFF_NONE);
+	assert_int_equal(r.viol[0].tensor, 1); /* m */
+	hoff_sim_result_free(&r);
+	/* The device-homed v stored out and left on the host: invalid in a
+	 * loop (its next step expects it resident), valid once. */
+	const char *out = SCHED(RP_HEAD
+				", {\"store\": \"m\", \"to\": \"host\"}, "
+				"{\"store\": \"v\", \"to\": \"host\"}");
+	r = run(rp, out, HOFF_NONE, false);
+	assert_false(r.valid);
+	assert_int_equal(r.nviol, 1);
+	assert_int_equal(r.viol[0].rule, 9);
+	assert_int_equal(r.viol[0].tensor, 2); /* v */
+	hoff_sim_result_free(&r);
+	r = run(once, out, HOFF_NONE, false);
+	assert_true(r.valid);
+	hoff_sim_result_free(&r);
+}
+
+/* lower_bound_s's repeat term, by hand: host h2d 1 MB/ms, d2h 1 MB per
+ * 4 ms; ops f, u, g of 1 ms; w (weight) read by f, m (optimizer) updated
+ * by u, s (not persistent) updated by g, all 1 MB on the host. Fetch
+ * terms: k = f: w 1 + compute 3 = 4 ms; k = u: w + m 2 + 2 = 4; k = g:
+ * 3 + 1 = 4. Repeat terms count m only (w is never updated, s is not
+ * persistent): k = f: 1 + 4 = 5, k = u: 2 + 4 = 6 ms, the bound. */
+static void test_repeat_lower_bound(void **state)
+{
+	(void)state;
+#define LB_PARTS(top)                                                                                       \
+	GRAPH2(top, "100000000",                                                                            \
+	       "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 2.5e8}",                                \
+	       TENSOR("w", "1000000", ", \"kind\": \"weight\", \"home\": \"host\"") "," TENSOR(             \
+		       "m", "1000000",                                                                      \
+		       ", \"kind\": \"optimizer\", \"home\": \"host\"") "," TENSOR("s",                     \
+										   "1000000",               \
+										   ", \"home\": \"host\""), \
+	       OP1("f", "\"w\"", "",                                                                        \
+		   "") ","                                                                                  \
+		       "{\"id\": \"u\", \"updates\": [\"m\"], \"time_s\": 0.001},"                          \
+		       "{\"id\": \"g\", \"updates\": [\"s\"], \"time_s\": 0.001}")
+	hoff_analysis a;
+	hoff_err e;
+	hoff_graph *g = tu_graph(LB_PARTS(", \"repeat\": true"));
+	assert_int_equal(hoff_analyze(g, &a, &e), HOFF_OK);
+	assert_int_equal(a.lower_bound_ps, 6 * MS);
+	assert_int_equal(a.repeat_bound_ps, 6 * MS);
+	assert_true(a.lb_store);
+	assert_int_equal(a.lb_op, 1);
+	assert_int_equal(a.lb_tier, 0);
+	hoff_graph_free(g);
+	g = tu_graph(LB_PARTS(""));
+	assert_int_equal(hoff_analyze(g, &a, &e), HOFF_OK);
+	assert_int_equal(a.lower_bound_ps, 4 * MS);
+	assert_int_equal(a.repeat_bound_ps, 0);
+	assert_false(a.lb_store);
+	hoff_graph_free(g);
+#undef LB_PARTS
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +908,12 @@ int main(void)
 		cmocka_unit_test(test_roofline),
 		cmocka_unit_test(test_two_tiers),
 		cmocka_unit_test(test_zero_transfer),
+		cmocka_unit_test(test_duplex_partial_overlap),
+		cmocka_unit_test(test_recompute_remakes_dropped),
+		cmocka_unit_test(test_dropped_read_before_recompute),
+		cmocka_unit_test(test_recompute_after_update),
+		cmocka_unit_test(test_repeat_end_state),
+		cmocka_unit_test(test_repeat_lower_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

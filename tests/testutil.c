@@ -93,33 +93,6 @@ hoff_sched *tu_sched(const hoff_graph *g, const char *json)
 	return s;
 }
 
-/* The end of tu_model and tu_synth: st OK and a graph, or the test
- * fails with e's message. */
-static hoff_graph *built(hoff_status st, hoff_graph *g, const hoff_err *e)
-{
-	if (st != HOFF_OK)
-		print_error("build: %s\n", e->msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(g);
-	return g;
-}
-
-hoff_graph *tu_model(const hoff_model_opts *o)
-{
-	hoff_graph *g = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_model_build(o, &g, &e);
-	return built(st, g, &e);
-}
-
-hoff_graph *tu_synth(const hoff_synth_opts *o)
-{
-	hoff_graph *g = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_synth_build(o, &g, &e);
-	return built(st, g, &e);
-}
-
 hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 		       int64_t budget)
 {

@@ -1,6 +1,11 @@
 /* testutil.h: helpers shared by the cmocka programs — graphs and schedules
  * from JSON text, files, and a one-call simulation. Each helper fails the
- * running test (cmocka assert) rather than returning an error. */
+ * running test (cmocka assert) rather than returning an error.
+ * The library hoff_testutil (testutil.c) needs only the core's headers: a
+ * core test that links it sees no other folder's (it reads JSON through
+ * hoff_formats, linked privately). tu_model and tu_synth are in
+ * hoff_testutil_gen (testutil_gen.c), which links hoff_gen: a test that
+ * calls them links it and includes models.h or synth.h itself. */
 #ifndef HOFF_TESTUTIL_H
 #define HOFF_TESTUTIL_H
 
@@ -14,10 +19,11 @@
 #include <cjson/cJSON.h>
 
 #include "graph.h"
-#include "models.h"
 #include "sched.h"
 #include "sim.h"
-#include "synth.h"
+
+struct hoff_model_opts; /* models.h (src/gen) */
+struct hoff_synth_opts; /* synth.h (src/gen) */
 
 /* FORMAT.md's example graph, verbatim. */
 extern const char tu_example_graph[];
@@ -28,10 +34,12 @@ char *tu_slurp(const char *path, size_t *len);
 hoff_graph *tu_graph(const char *json);
 /* Parses schedule JSON text against g, failing the test on error. */
 hoff_sched *tu_sched(const hoff_graph *g, const char *json);
-/* Builds a model-shaped graph, failing the test on error (caller frees). */
-hoff_graph *tu_model(const hoff_model_opts *o);
-/* Builds a synthetic graph, failing the test on error (caller frees). */
-hoff_graph *tu_synth(const hoff_synth_opts *o);
+/* Builds a model-shaped graph, failing the test on error (caller frees;
+ * testutil_gen.c). */
+hoff_graph *tu_model(const struct hoff_model_opts *o);
+/* Builds a synthetic graph, failing the test on error (caller frees;
+ * testutil_gen.c). */
+hoff_graph *tu_synth(const struct hoff_synth_opts *o);
 /* Simulates with an explicit budget (HOFF_NONE: the default rules). */
 hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 		       int64_t budget);

@@ -3,12 +3,16 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
-#include "outfile.h"
+#include "fileio.h"
+
+/* Longest path hoff_cli_mem_available builds. */
+#define MEM_PATH 4096
 
 int hoff_cli_exit(hoff_status st)
 {
@@ -118,56 +122,179 @@ bool hoff_cli_stop(int *rc, bool help, const char *usage, bool operands,
 	return false;
 }
 
+/* A decimal number as written, held exactly: mant × 10^exp10. */
+typedef struct dec {
+	uint64_t mant; /* its significant digits, at most 19 */
+	int64_t exp10; /* bounded to +-100000 (past it: 0 or too large) */
+	bool neg;      /* a leading '-' */
+	bool plain;    /* digits alone: no point, no exponent */
+	bool inexact;  /* nonzero digits past the 19th were dropped */
+} dec;
+
+/* Reads the decimal number at the start of s, spaces before it skipped:
+ * [+-]digits[.digits][(e|E)[+-]digits], at least one digit, nothing else
+ * (no hex, no inf or nan, which strtod would take). Returns the first
+ * byte after it, or NULL when s does not start with one. */
+static const char *scan_dec(const char *s, dec *d)
+{
+	memset(d, 0, sizeof *d);
+	d->plain = true;
+	while (*s == ' ')
+		s++;
+	if (*s == '+' || *s == '-')
+		d->neg = *s++ == '-';
+	int nd = 0, digits = 0;
+	bool point = false;
+	for (;; s++) {
+		if (*s == '.' && !point) {
+			point = true;
+			d->plain = false;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			break;
+		digits++;
+		unsigned dg = (unsigned)(*s - '0');
+		if (nd < 19 && (nd > 0 || dg > 0)) {
+			d->mant = d->mant * 10 + dg;
+			nd++;
+			d->exp10 -= point;
+		} else if (nd >= 19) {
+			/* a digit dropped: before the point, it counts */
+			d->exp10 += !point;
+			d->inexact |= point && dg > 0;
+		} else {
+			d->exp10 -= point; /* a leading zero after the point */
+		}
+	}
+	if (!digits)
+		return NULL;
+	if (*s == 'e' || *s == 'E') {
+		const char *q = s + 1;
+		bool eneg = *q == '-';
+		q += *q == '+' || *q == '-';
+		if (*q < '0' || *q > '9')
+			return NULL;
+		int64_t x = 0;
+		for (; *q >= '0' && *q <= '9'; q++)
+			x = x < 100000 ? x * 10 + (*q - '0') : x;
+		d->exp10 += eneg ? -x : x;
+		d->plain = false;
+		s = q;
+	}
+	if (d->mant == 0)
+		d->exp10 = 0;
+	while (d->mant && d->mant % 10 == 0) {
+		d->mant /= 10;
+		d->exp10++;
+	}
+	return s;
+}
+
+/* Whether s is nothing but spaces. */
+static bool blank(const char *s)
+{
+	while (*s == ' ')
+		s++;
+	return !*s;
+}
+
+/* Reads s as a plain decimal number, spaces around it allowed, into *v
+ * (strtod's correctly rounded value); `unit`, when not NULL, may follow
+ * it directly. false otherwise. */
+static bool scan_real(const char *s, const char *unit, double *v,
+		      bool *had_unit)
+{
+	dec d;
+	const char *end = scan_dec(s, &d);
+	if (!end)
+		return false;
+	*had_unit = unit && !strncmp(end, unit, strlen(unit));
+	if (!blank(*had_unit ? end + strlen(unit) : end))
+		return false;
+	*v = strtod(s, NULL); /* the same digits, validated above */
+	return isfinite(*v);
+}
+
 double hoff_cli_frac(const char *s)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+	double v;
+	bool pc;
+	if (!scan_real(s, "%", &v, &pc) || v < 0)
 		return -1;
-	if (!strcmp(end, "%"))
-		return v / 100.0;
-	return *end ? -1 : v;
+	return pc ? v / 100.0 : v;
+}
+
+/* floor(d × num / den) into *v, exactly (num, den > 0); 1 when the
+ * division left a remainder (or d was inexact), 0 when exact, -2 when
+ * the value passes INT64_MAX. */
+static int dec_scale(const dec *d, uint64_t num, uint64_t den, int64_t *v)
+{
+	__extension__ typedef unsigned __int128 u128;
+	const u128 lim = (u128)INT64_MAX;
+	u128 x = (u128)d->mant * num, q = den;
+	for (int64_t k = 0; k < d->exp10 && x; k++) {
+		if (x / den > lim) /* and more so once multiplied */
+			return -2;
+		x *= 10;
+	}
+	bool zero = false;
+	for (int64_t k = d->exp10; k < 0 && !zero; k++) {
+		if (q > x / 10) /* x / (q × 10) is 0, and stays 0 */
+			zero = true;
+		else
+			q *= 10;
+	}
+	if (zero) {
+		*v = 0;
+		return x ? 1 : 0;
+	}
+	if (x / q > lim)
+		return -2;
+	*v = (int64_t)(x / q);
+	return x % q || d->inexact;
 }
 
 int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak)
 {
 	static const struct {
 		const char *unit;
-		double scale; /* -1: a percentage */
-	} units[] = {{"", 1},
-		     {"B", 1},
-		     {"KiB", 1024.0},
-		     {"MiB", 1048576.0},
-		     {"GiB", 1073741824.0},
-		     {"TiB", 1099511627776.0},
-		     {"KB", 1e3},
-		     {"MB", 1e6},
-		     {"GB", 1e9},
-		     {"TB", 1e12},
-		     {"%", -1}};
-	errno = 0;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+		uint64_t num, den; /* den 0: a percentage of the peak */
+	} units[] = {{"", 1, 1},
+		     {"B", 1, 1},
+		     {"KiB", (uint64_t)1 << 10, 1},
+		     {"MiB", (uint64_t)1 << 20, 1},
+		     {"GiB", (uint64_t)1 << 30, 1},
+		     {"TiB", (uint64_t)1 << 40, 1},
+		     {"KB", 1000, 1},
+		     {"MB", 1000000, 1},
+		     {"GB", 1000000000, 1},
+		     {"TB", 1000000000000, 1},
+		     {"%", 0, 0}};
+	dec d;
+	const char *end = scan_dec(s, &d);
+	if (!end || (d.neg && d.mant))
 		return -1;
 	while (*end == ' ')
 		end++;
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcmp(end, units[i].unit) != 0)
+		size_t n = strlen(units[i].unit);
+		if (strncmp(end, units[i].unit, n) != 0 || !blank(end + n) ||
+		    (n == 0 && *end))
 			continue;
-		double b = units[i].scale < 0
-				   ? v / 100.0 * (double)noffload_peak
-				   : v * units[i].scale;
-		if (units[i].scale == 1 && b != floor(b))
+		int64_t b = 0;
+		int rc = units[i].den
+				 ? dec_scale(&d, units[i].num, units[i].den, &b)
+				 : dec_scale(&d,
+					     (uint64_t)(noffload_peak > 0
+								? noffload_peak
+								: 0),
+					     100, &b);
+		if (rc == -2)
+			return HOFF_CLI_TOO_LARGE;
+		if (rc == 1 && units[i].num == 1 && units[i].den == 1)
 			return -1; /* bytes are whole */
-		/* 33.3% of 1000 B is 333 B, not the 332.99999... of the
-		 * binary arithmetic */
-		if (fabs(b - round(b)) <= 1e-9 * fmax(1, b))
-			b = round(b);
-		if (!(b < 9.0e18))
-			return -1;
-		return (int64_t)floor(b);
+		return b;
 	}
 	return -1;
 }
@@ -206,11 +333,35 @@ hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 			return st;
 	}
 	*budget = hoff_cli_budget_bytes(arg, peak);
+	if (*budget == HOFF_CLI_TOO_LARGE)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "--budget: '%s' is too large (at most "
+				   "9223372036854775807 B)",
+				   arg);
 	if (*budget < 0)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "--budget: '%s' is not a byte count "
 				   "(e.g. 80000000, 40GiB, 75%%)",
 				   arg);
+	return HOFF_OK;
+}
+
+hoff_status hoff_cli_plan_budget(const hoff_graph *g, const char *arg,
+				 int64_t *budget, bool *capped, hoff_err *e)
+{
+	*capped = false;
+	hoff_status st = hoff_cli_budget(g, arg, budget, e);
+	if (st != HOFF_OK || *budget <= g->device.memory_bytes)
+		return st;
+	char safe[256];
+	fprintf(stderr,
+		"hoffopt: note: --budget %s is %" PRId64 " B, over the "
+		"device's %" PRId64 " B: planning for the device's memory (a "
+		"plan over it could not run)\n",
+		hoff_cli_safe(arg, safe, sizeof safe), *budget,
+		g->device.memory_bytes);
+	*budget = g->device.memory_bytes;
+	*capped = true;
 	return HOFF_OK;
 }
 
@@ -242,10 +393,14 @@ void hoff_json_summary_v2(FILE *f, const hoff_summary *s, bool v2)
 
 bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
 {
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (end == s || *end || errno || x < lo || x > hi)
+	dec d;
+	const char *end = scan_dec(s, &d);
+	int64_t x = 0;
+	if (!end || !blank(end) || !d.plain || dec_scale(&d, 1, 1, &x) != 0)
+		return false;
+	if (d.neg)
+		x = -x;
+	if (x < lo || x > hi)
 		return false;
 	*v = x;
 	return true;
@@ -253,10 +408,9 @@ bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v)
 
 bool hoff_cli_real(const char *s, double *v)
 {
-	char *end;
-	errno = 0;
-	double x = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(x) || x <= 0)
+	double x;
+	bool unit;
+	if (!scan_real(s, NULL, &x, &unit) || x <= 0)
 		return false;
 	*v = x;
 	return true;
@@ -305,15 +459,27 @@ static bool store(const hoff_opt *o, const char *v, void *dst)
 	}
 }
 
+/* The row of table named by a (for "--name=value", the part before '=',
+ * with *val the value; else *val NULL); NULL when none is. */
+static const hoff_opt *find(const char *a, const hoff_opt *table, size_t n,
+			    const char **val)
+{
+	const char *eq = strncmp(a, "--", 2) ? NULL : strchr(a, '=');
+	size_t len = eq ? (size_t)(eq - a) : strlen(a);
+	*val = eq ? eq + 1 : NULL;
+	for (size_t j = 0; j < n; j++)
+		if (strlen(table[j].name) == len &&
+		    !strncmp(a, table[j].name, len))
+			return &table[j];
+	return NULL;
+}
+
 int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 		   size_t n, void *dst, const char **pos, int maxpos, int *npos)
 {
 	for (int i = from; i < argc; i++) {
-		const char *a = argv[i];
-		const hoff_opt *o = NULL;
-		for (size_t j = 0; j < n && !o; j++)
-			if (!strcmp(a, table[j].name))
-				o = &table[j];
+		const char *a = argv[i], *v;
+		const hoff_opt *o = find(a, table, n, &v);
 		if (!o && a[0] == '-' && a[1] != '\0')
 			return hoff_cli_bad("unknown option '%s'", a);
 		if (!o) {
@@ -324,6 +490,11 @@ int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 			continue;
 		}
 		char *field = (char *)dst + o->off;
+		bool value = o->kind != HOFF_OPT_FLAG &&
+			     o->kind != HOFF_OPT_UNFLAG &&
+			     o->kind != HOFF_OPT_CONST;
+		if (!value && v)
+			return hoff_cli_bad("option '%s' takes no value", a);
 		switch (o->kind) {
 		case HOFF_OPT_FLAG:
 		case HOFF_OPT_UNFLAG:
@@ -335,9 +506,10 @@ int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 		default:
 			break;
 		}
-		if (i + 1 >= argc)
+		if (!v && i + 1 >= argc)
 			return hoff_cli_bad("option '%s' needs a value", a);
-		const char *v = argv[++i];
+		if (!v)
+			v = argv[++i];
 		if (!store(o, v, dst))
 			return hoff_cli_bad(o->bad ? o->bad : "bad value '%s'",
 					    v);
@@ -377,4 +549,93 @@ void hoff_json_overhead(FILE *f, const hoff_summary *s)
 	else
 		fprintf(f, "\"overhead\": %.17g",
 			hoff_cli_over(s->makespan_ps, s->compute_ps));
+}
+
+/* The first number in file root/path, or -1 (missing, unreadable, "max"
+ * or anything but a number). */
+static int64_t read_num(const char *root, const char *path)
+{
+	char name[MEM_PATH], buf[64] = "";
+	snprintf(name, sizeof name, "%s%s", root, path);
+	FILE *f = fopen(name, "r");
+	if (!f)
+		return -1;
+	bool ok = fgets(buf, sizeof buf, f) != NULL;
+	fclose(f);
+	int64_t v;
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return ok && hoff_cli_int(buf, 0, INT64_MAX, &v) ? v : -1;
+}
+
+/* What one cgroup hierarchy mounted at root/mnt leaves to the process in
+ * its cgroup cg (a path under the mount) and every cgroup above it:
+ * min(limit - usage) over the levels that exist. INT64_MAX: no limit. */
+static int64_t cgroup_room(const char *root, const char *mnt, const char *cg,
+			   const char *limit, const char *usage)
+{
+	char dir[MEM_PATH];
+	int64_t room = INT64_MAX;
+	snprintf(dir, sizeof dir, "%s%s", mnt, strcmp(cg, "/") ? cg : "");
+	for (;;) {
+		char lp[MEM_PATH + 64], up[MEM_PATH + 64];
+		snprintf(lp, sizeof lp, "%s/%s", dir, limit);
+		snprintf(up, sizeof up, "%s/%s", dir, usage);
+		int64_t lim = read_num(root, lp), use = read_num(root, up);
+		if (lim >= 0 && lim < ((int64_t)1 << 60)) { /* v1: none */
+			int64_t left = lim - (use > 0 ? use : 0);
+			room = left < 0 ? 0 : left < room ? left : room;
+		}
+		char *slash = strrchr(dir, '/');
+		if (strlen(dir) <= strlen(mnt) || !slash)
+			break;
+		*slash = '\0';
+	}
+	return room;
+}
+
+int64_t hoff_cli_mem_available(const char *root)
+{
+	char name[MEM_PATH], line[MEM_PATH];
+	int64_t avail = INT64_MAX;
+	snprintf(name, sizeof name, "%s/proc/meminfo", root);
+	FILE *f = fopen(name, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		long long kb;
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1 &&
+		    kb >= 0 && kb < INT64_MAX / 1024)
+			avail = (int64_t)kb * 1024;
+	}
+	if (f)
+		fclose(f);
+	/* /proc/self/cgroup: "0::/path" (v2), "N:a,memory,b:/path" (v1) */
+	snprintf(name, sizeof name, "%s/proc/self/cgroup", root);
+	f = fopen(name, "r");
+	while (f && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':'),
+		     *c2 = c1 ? strchr(c1 + 1, ':') : 0;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		const char *ctl = c1 + 1, *cg = c2 + 1;
+		int64_t r = INT64_MAX;
+		if (!*ctl) {
+			r = cgroup_room(root, "/sys/fs/cgroup", cg,
+					"memory.max", "memory.current");
+			int64_t u = cgroup_room(root, "/sys/fs/cgroup/unified",
+						cg, "memory.max",
+						"memory.current");
+			r = u < r ? u : r;
+		} else if (strstr(ctl, "memory")) {
+			r = cgroup_room(root, "/sys/fs/cgroup/memory", cg,
+					"memory.limit_in_bytes",
+					"memory.usage_in_bytes");
+		}
+		avail = r < avail ? r : avail;
+	}
+	if (f)
+		fclose(f);
+	return avail;
 }

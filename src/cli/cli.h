@@ -1,7 +1,9 @@
-/* cli.h: what the commands (main.c, cmd_exact.c, cmd_run.c) share — the
- * usage error, the number syntaxes of their options, the --budget
- * resolution and the JSON writers of a summary. Prints only to the FILE
- * given and to stderr for hoff_cli_bad. */
+/* cli.h: what every command of src/cli/ (main.c, each cmd_*.c,
+ * pipeline.c) shares, implemented in cli.c: the exit codes, the
+ * table-driven option parser and the number syntaxes of the options, the
+ * usage error, the --budget resolution, the output checks (an output
+ * equal to an input, stdout's close) and the JSON writers of a summary.
+ * Prints only to the FILE given and to stderr for hoff_cli_bad. */
 #ifndef HOFF_CLI_H
 #define HOFF_CLI_H
 
@@ -79,17 +81,20 @@ typedef struct hoff_opt {
 #define HOFF_NOPTS(t)	(sizeof(t) / sizeof *(t))
 
 /* Parses argv[from..argc) by the n options of table into the struct at
- * dst, and up to maxpos operands into pos[*npos++]. Returns 0, or prints
- * one line (an unknown option, a missing or bad value, an operand too
- * many) and returns HOFF_EXIT_BAD. */
+ * dst, and up to maxpos operands into pos[*npos++]. An option's value is
+ * the next word or, GNU style, follows '=' (--budget=40GB). Returns 0, or
+ * prints one line (an unknown option, a missing or bad value, a value
+ * given to a flag, an operand too many) and returns HOFF_EXIT_BAD. */
 int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 		   size_t n, void *dst, const char **pos, int maxpos,
 		   int *npos);
 
-/* A whole decimal number in [lo, hi] into *v; false otherwise. */
+/* A whole decimal number in [lo, hi] into *v, read exactly (spaces
+ * around it allowed; no hex, point or exponent); false otherwise. */
 bool hoff_cli_int(const char *s, int64_t lo, int64_t hi, int64_t *v);
 
-/* A finite number > 0 into *v; false otherwise. */
+/* A finite decimal number > 0 into *v (spaces around it allowed; no hex,
+ * inf or nan); false otherwise. */
 bool hoff_cli_real(const char *s, double *v);
 
 /* The progress of the libraries on stderr, one "hoffopt: LINE" a line. */
@@ -130,11 +135,17 @@ int hoff_cli_bad(const char *fmt, const char *arg);
 bool hoff_cli_stop(int *rc, bool help, const char *usage, bool operands,
 		   const char *missing);
 
-/* A fraction: "0.01" or "1%"; -1 when s is not a number >= 0. */
+/* A fraction: "0.01" or "1%" (decimal, spaces around it allowed); -1 when
+ * s is not a number >= 0. */
 double hoff_cli_frac(const char *s);
 
-/* A budget: bytes with an optional unit (B, KiB..TiB, KB..TB), or a
- * percentage of noffload_peak; -1 when s is not a budget. */
+/* hoff_cli_budget_bytes: a budget past INT64_MAX bytes. */
+#define HOFF_CLI_TOO_LARGE (-2)
+
+/* A budget: a decimal number (read exactly, spaces around it allowed) of
+ * bytes with an optional unit (B, KiB..TiB, KB..TB), or a percentage of
+ * noffload_peak, rounded down to a byte; plain bytes must be whole. -1
+ * when s is not a budget, HOFF_CLI_TOO_LARGE past INT64_MAX bytes. */
 int64_t hoff_cli_budget_bytes(const char *s, int64_t noffload_peak);
 
 /* Simulates the no-offload schedule of g into *r (measured, not judged
@@ -148,6 +159,12 @@ hoff_status hoff_cli_noffload(const hoff_graph *g, bool snap,
  * with HOFF_EUSAGE naming the value. */
 hoff_status hoff_cli_budget(const hoff_graph *g, const char *arg,
 			    int64_t *budget, hoff_err *e);
+
+/* hoff_cli_budget for a planner (--greedy, --policy, --exact, compare):
+ * a budget over the device's memory is capped at it (*capped), with a
+ * note on stderr; a plan over the device could not run. */
+hoff_status hoff_cli_plan_budget(const hoff_graph *g, const char *arg,
+				 int64_t *budget, bool *capped, hoff_err *e);
 
 /* "key": seconds, from ps, with 17 significant digits. */
 void hoff_json_time(FILE *f, const char *key, int64_t ps);
@@ -167,6 +184,13 @@ void hoff_cli_bytes(FILE *f, int64_t b);
  * base_ps is 0. The overhead of a makespan over compute or over the
  * lower bound, in every report. */
 double hoff_cli_over(int64_t ps, int64_t base_ps);
+
+/* The bytes this process may still allocate before the kernel kills it:
+ * the least of /proc/meminfo's MemAvailable and, for each memory cgroup
+ * it is in (v2's memory.max, v1's memory.limit_in_bytes) and each one
+ * above it, the limit less what is used; INT64_MAX when none is known.
+ * root prefixes every path ("" for this machine; a test's fake tree). */
+int64_t hoff_cli_mem_available(const char *root);
 
 /* "overhead": the makespan over compute, null when compute is 0. */
 void hoff_json_overhead(FILE *f, const hoff_summary *s);

@@ -9,6 +9,10 @@
 
 #include "exec.h"
 
+/* The message of --backend cuda in a hoffopt built without CUDA. */
+#define HOFF_NO_CUDA \
+	"--backend cuda: this hoffopt was built without its CUDA backend"
+
 /* analyze GRAPH: lifetimes, the no-offload peak, the lower bound. */
 int hoff_cmd_analyze(int argc, char **argv);
 /* simulate GRAPH SCHEDULE: validity and summary on the machine model. */

@@ -10,9 +10,10 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "sim.h"
+#include "sort.h"
 
 static const char *const usage =
 	"usage: hoffopt analyze GRAPH [--json] [--tensors] [--top N]\n"
@@ -42,10 +43,10 @@ static const hoff_opt table[] = {
 		 "--top takes a count, not '%s'"),
 };
 
-/* Sorts tensor ids by bytes descending, then id ascending. */
-static const hoff_graph *sort_graph;
-static int by_bytes(const void *a, const void *b)
+/* Orders tensor ids of graph ctx by bytes descending, then id ascending. */
+static int by_bytes(const void *a, const void *b, void *ctx)
 {
+	const hoff_graph *sort_graph = ctx;
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
 	int64_t bx = sort_graph->tensor[x].bytes,
 		by = sort_graph->tensor[y].bytes;
@@ -59,6 +60,8 @@ int hoff_cmd_analyze(int argc, char **argv)
 	analyze_opts o = {.top = 10};
 	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
 				o.pos, 1, &o.npos);
+	if (!rc && !o.help && o.tensors && !o.json)
+		rc = hoff_cli_bad("%s", "--tensors needs --json");
 	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
 			  "analyze needs GRAPH (see --help)"))
 		return rc;
@@ -75,9 +78,7 @@ int hoff_cmd_analyze(int argc, char **argv)
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	sort_graph = g;
-	if (r.nsnap)
-		qsort(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes);
+	hoff_sort_ctx(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes, g);
 	int64_t ntop = r.nsnap < o.top ? r.nsnap : o.top;
 	FILE *f = stdout;
 	if (o.json) {
@@ -88,6 +89,10 @@ int hoff_cmd_analyze(int argc, char **argv)
 		hoff_json_time(f, "compute_s", a.compute_ps);
 		fputs(", ", f);
 		hoff_json_time(f, "lower_bound_s", a.lower_bound_ps);
+		if (g->repeat) { /* (v2) the repeat term */
+			fputs(", ", f);
+			hoff_json_time(f, "repeat_bound_s", a.repeat_bound_ps);
+		}
 		fprintf(f, ", \"budget_bytes\": %" PRId64,
 			g->device.memory_bytes);
 		fprintf(f, ", \"no_offload\": {");
@@ -142,12 +147,26 @@ int hoff_cmd_analyze(int argc, char **argv)
 		g->nops, g->ntensors, g->ntiers);
 	fprintf(f, "compute       %.9g s\n", hoff_s(a.compute_ps));
 	fprintf(f, "lower bound   %.9g s", hoff_s(a.lower_bound_ps));
-	if (a.lb_op != HOFF_NONE)
+	if (a.lb_op != HOFF_NONE && !a.lb_store)
 		fprintf(f,
 			" (transfers from %s needed by op \"%s\", then the "
 			"rest of compute)",
 			hoff_cli_safe(g->tier[a.lb_tier].name, sa, sizeof sa),
 			hoff_cli_safe(g->op[a.lb_op].id, sb, sizeof sb));
+	else if (a.lb_op != HOFF_NONE)
+		fprintf(f, " (the repeat bound below)");
+	if (g->repeat && a.rb_op != HOFF_NONE)
+		fprintf(f,
+			"\nrepeat bound  %.9g s (compute through op \"%s\", "
+			"then a store back to %s of the state updated from "
+			"there on)",
+			hoff_s(a.repeat_bound_ps),
+			hoff_cli_safe(g->op[a.rb_op].id, sb, sizeof sb),
+			hoff_cli_safe(g->tier[a.rb_tier].name, sa, sizeof sa));
+	else if (g->repeat)
+		fputs("\nrepeat bound  none (no state homed on a tier is "
+		      "updated)",
+		      f);
 	fputs("\nno-offload    peak ", f);
 	hoff_cli_bytes(f, r.summary.peak_bytes);
 	fprintf(f, " at %.9g s, makespan %.9g s; device holds ",

@@ -1,6 +1,7 @@
-/* cmd_exact.c: `hoffopt --exact` and `hoffopt compare` — read the graph,
- * run the exact pipeline (solver/ilp.h), simulate what it returns, write
- * the schedule and report. Mirrors main.c's cmd_plan: same options, same
+/* cmd_exact.c: `hoffopt --exact` — read the graph, run the exact
+ * pipeline (solver/ilp.h), simulate what it returns, write the schedule
+ * and report; and the options and report lines it shares with `compare`
+ * (cmd_exact.h, cmd_compare.c). Mirrors cmd_plan.c's `--policy`: same
  * budget syntax, same output style and exit codes (0 ok, 1 infeasible or
  * over the device, 2 bad input or usage, 3 internal error). */
 #include <errno.h>
@@ -13,9 +14,10 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "cmd_exact.h"
+#include "fileio.h"
 #include "graph_json.h"
 #include "ilp.h"
-#include "outfile.h"
 #include "pipeline.h"
 #include "sched_json.h"
 #include "sim.h"
@@ -37,6 +39,7 @@ const char *const hoff_usage_exact =
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         least total stall with peak at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the no-offload peak\n"
+	"                     (capped at the device's memory, with a note)\n"
 	"  --max-overhead X   without --budget: least peak with makespan at\n"
 	"                     most (1 + X) * lower_bound_s (default 1%)\n"
 	"  --time-limit S     solver time limit in seconds (default 60)\n"
@@ -61,22 +64,6 @@ const char *const hoff_usage_exact =
 	"\n"
 	"Exit codes: 0 ok, 1 infeasible or over the device's memory_bytes\n"
 	"(nothing is written), 2 bad input or usage, 3 internal error (a bug).\n";
-
-const char *const hoff_usage_compare =
-	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
-	"                [--time-limit S] [--gap G] [--json] [...]\n"
-	"\n"
-	"Runs greedy and the exact scheduler on GRAPH and prints, side by\n"
-	"side, the objective (total stall under a budget, else the peak),\n"
-	"the exact solver's bound, each one's gap to it, the simulated peak\n"
-	"and makespan, and the time each took. Options as hoffopt --exact.\n";
-
-typedef struct xopts {
-	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps, *probe;
-	const char *time_limit, *gap, *stride;
-	int npos;
-	bool json, quiet, verbose, help, no_incumbent, all_candidates;
-} xopts;
 
 /* compare takes the same options less the outputs of a schedule. */
 #define XOPTS_COMMON                                                  \
@@ -103,7 +90,7 @@ static const hoff_opt exact_table[] = {
 
 static const hoff_opt compare_table[] = {XOPTS_COMMON};
 
-static int parse(int argc, char **argv, xopts *o, bool compare)
+int hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare)
 {
 	memset(o, 0, sizeof *o);
 	return compare ? hoff_cli_parse(argc, argv, 2, compare_table,
@@ -114,14 +101,13 @@ static int parse(int argc, char **argv, xopts *o, bool compare)
 					1, &o->npos);
 }
 
-/* Refuses outputs that would overwrite the graph or one another. */
-static int clobbers(const xopts *x)
+int hoff_xopts_clobbers(const xopts *x)
 {
 	const char *outs[] = {x->out, x->trace, x->lp, x->mps, x->probe};
 	return hoff_cli_clobbers(outs, 5, &x->graph, 1);
 }
 
-static void json_num(FILE *f, const char *key, bool has, double v)
+void hoff_exact_json_num(FILE *f, const char *key, bool has, double v)
 {
 	if (has)
 		fprintf(f, "\"%s\": %.17g", key, v);
@@ -129,8 +115,7 @@ static void json_num(FILE *f, const char *key, bool has, double v)
 		fprintf(f, "\"%s\": null", key);
 }
 
-/* Options shared by both commands into the pipeline's. */
-static int setup(const xopts *x, hoff_ilp_opts *io)
+int hoff_xopts_setup(const xopts *x, hoff_ilp_opts *io)
 {
 	*io = hoff_ilp_defaults();
 	if (x->budget && x->overhead)
@@ -174,13 +159,32 @@ static int setup(const xopts *x, hoff_ilp_opts *io)
 	return 0;
 }
 
-static double greedy_gap(const hoff_exact_report *r)
+double hoff_exact_greedy_gap(const hoff_exact_report *r)
 {
 	double go = hoff_exact_objective(r->budget_mode, &r->greedy);
-	return go > 0 ? fmax(0, go - r->bound) / go : 0;
+	return go > 0 ? (go - r->bound) / go : 0;
 }
 
-static void print_model_line(FILE *f, const hoff_exact_report *r)
+void hoff_exact_source_line(FILE *f, const hoff_exact_report *r)
+{
+	if (strcmp(r->source, "greedy") != 0)
+		return;
+	fprintf(f, "exact returns greedy's schedule: %s\n",
+		r->note[0] ? r->note
+			   : "the model's solution simulated no better");
+}
+
+char *hoff_exact_gap_cell(char *buf, size_t n, double obj, double bound)
+{
+	double d = obj - bound;
+	if (d >= 0)
+		snprintf(buf, n, "%.3f%%", obj > 0 ? 100 * d / obj : 0.0);
+	else /* a schedule outside the candidates beats their bound */
+		snprintf(buf, n, "below");
+	return buf;
+}
+
+void hoff_exact_model_line(FILE *f, const hoff_exact_report *r)
 {
 	fprintf(f,
 		"model: %d ops, %d candidate tensors, %d intervals, %d columns "
@@ -215,13 +219,14 @@ static hoff_status plan_exact(hoff_pipeline *p, void *ctx, hoff_err *e)
 int hoff_cmd_exact(int argc, char **argv)
 {
 	xopts x;
-	int rc = parse(argc, argv, &x, false);
+	int rc = hoff_xopts_parse(argc, argv, &x, false);
 	if (hoff_cli_stop(&rc, x.help, hoff_usage_exact, x.graph != NULL,
 			  "needs one GRAPH (see hoffopt --exact --help)"))
 		return rc;
 	exact_ctx c;
 	memset(&c, 0, sizeof c);
-	if ((rc = setup(&x, &c.io)) || (rc = clobbers(&x)))
+	if ((rc = hoff_xopts_setup(&x, &c.io)) ||
+	    (rc = hoff_xopts_clobbers(&x)))
 		return rc;
 	const hoff_ilp_opts io = c.io; /* less the budget: p.budget_bytes */
 	hoff_pipeline p = {.graph_file = x.graph,
@@ -290,11 +295,12 @@ int hoff_cmd_exact(int argc, char **argv)
 		hoff_json_string(f, g->name ? g->name : "");
 		fprintf(f, ", \"status\": \"%s\", \"objective_kind\": \"%s\", ",
 			hoff_exact_status_name(&rep), okind);
-		json_num(f, "objective", rep.has_objective, rep.objective);
+		hoff_exact_json_num(f, "objective", rep.has_objective,
+				    rep.objective);
 		fputs(", ", f);
-		json_num(f, "bound", rep.has_bound, rep.bound);
+		hoff_exact_json_num(f, "bound", rep.has_bound, rep.bound);
 		fputs(", ", f);
-		json_num(f, "gap", rep.has_gap, rep.gap);
+		hoff_exact_json_num(f, "gap", rep.has_gap, rep.gap);
 		fprintf(f, ", \"solve_s\": %.6f, \"build_s\": %.6f, ",
 			rep.solve_s, rep.build_s);
 		fprintf(f, "\"valid\": %s, \"feasible\": %s, ",
@@ -311,7 +317,9 @@ int hoff_cmd_exact(int argc, char **argv)
 				", \"max_overhead\": null, ",
 				p.budget_bytes);
 		hoff_json_summary(f, &r.summary);
-		fputs(", ", f);
+		fprintf(f, ", \"overhead_vs_lower_bound\": %.17g, ",
+			hoff_cli_over(r.summary.makespan_ps,
+				      rep.lower_bound_ps));
 		hoff_json_time(f, "lower_bound_s", rep.lower_bound_ps);
 		fprintf(f,
 			", \"simulated_objective\": %.17g, \"source\": "
@@ -356,8 +364,8 @@ int hoff_cmd_exact(int argc, char **argv)
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
-		json_num(f, "probe_peak", rep.probe_peak > 0,
-			 (double)rep.probe_peak);
+		hoff_exact_json_num(f, "probe_peak", rep.probe_peak > 0,
+				    (double)rep.probe_peak);
 		fputs(", \"note\": ", f);
 		hoff_json_string(f, rep.note);
 		fputs(", \"restriction\": ", f);
@@ -365,16 +373,21 @@ int hoff_cmd_exact(int argc, char **argv)
 		fputs("}\n", f);
 		goto out;
 	}
-	fprintf(f, "%-8s %-23s %14s %12s %12s %9s %14s %14s %9s\n", "policy",
-		"status", "peak_bytes", "makespan_s", "stall_s", "overhead",
-		"h2d_bytes", "d2h_bytes", "solve_s");
+	hoff_exact_source_line(f, &rep);
+	/* both overheads, named as the README's glossary names them:
+	 * --max-overhead limits the first */
+	fprintf(f, "%-8s %-23s %14s %12s %12s %10s %12s %14s %14s %9s\n",
+		"policy", "status", "peak_bytes", "makespan_s", "stall_s",
+		"over_bound", "over_compute", "h2d_bytes", "d2h_bytes",
+		"solve_s");
 	double ovh = hoff_cli_over(r.summary.makespan_ps, r.summary.compute_ps);
+	double ovb = hoff_cli_over(r.summary.makespan_ps, rep.lower_bound_ps);
 	fprintf(f,
-		"%-8s %-23s %14" PRId64 " %12.6g %12.6g %8.2f%% %14" PRId64
-		" %14" PRId64 " %9.3f\n",
+		"%-8s %-23s %14" PRId64 " %12.6g %12.6g %9.2f%% %11.2f%% "
+		"%14" PRId64 " %14" PRId64 " %9.3f\n",
 		"exact", hoff_exact_status_name(&rep), r.summary.peak_bytes,
 		hoff_s(r.summary.makespan_ps), hoff_s(r.summary.stall_ps),
-		100 * ovh, r.summary.h2d_bytes, r.summary.d2h_bytes,
+		100 * ovb, 100 * ovh, r.summary.h2d_bytes, r.summary.d2h_bytes,
 		rep.solve_s);
 	fprintf(f, "objective (%s): ", okind);
 	if (rep.has_objective)
@@ -406,11 +419,13 @@ int hoff_cmd_exact(int argc, char **argv)
 		"greedy: objective %.9g, peak %" PRId64 " B, makespan %.9g s",
 		hoff_exact_objective(rep.budget_mode, &rep.greedy),
 		rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps));
-	if (rep.has_bound)
+	if (rep.has_bound && hoff_exact_greedy_gap(&rep) >= 0)
 		fprintf(f, ", gap to the model's bound %.4f%%",
-			100 * greedy_gap(&rep));
+			100 * hoff_exact_greedy_gap(&rep));
+	else if (rep.has_bound)
+		fputs(", below the model's bound (outside its candidates)", f);
 	fputc('\n', f);
-	print_model_line(f, &rep);
+	hoff_exact_model_line(f, &rep);
 	if (x.probe && rep.probe_peak)
 		fprintf(f,
 			"probe: %s asks for a peak of at most %" PRId64
@@ -429,115 +444,5 @@ int hoff_cmd_exact(int argc, char **argv)
 	fflush(f);
 out:
 	hoff_pipeline_free(&p);
-	return rc;
-}
-
-int hoff_cmd_compare(int argc, char **argv)
-{
-	xopts x;
-	int rc = parse(argc, argv, &x, true);
-	if (hoff_cli_stop(
-		    &rc, x.help, hoff_usage_compare, x.graph != NULL,
-		    "compare needs one GRAPH (see hoffopt compare --help)"))
-		return rc;
-	hoff_ilp_opts io;
-	if ((rc = setup(&x, &io)) || (rc = clobbers(&x)))
-		return rc;
-	hoff_err e = {{0}};
-	hoff_graph *g = NULL;
-	hoff_sched *s = NULL;
-	hoff_exact_report rep;
-	memset(&rep, 0, sizeof rep);
-	hoff_status st = hoff_graph_read(x.graph, &g, &e);
-	if (st == HOFF_OK)
-		st = hoff_cli_budget(g, x.budget, &io.budget_bytes, &e);
-	if (st == HOFF_OK)
-		st = hoff_exact_run(g, &io, &s, &rep, &e);
-	if (st != HOFF_OK) {
-		rc = hoff_cli_fail(st, &e);
-		goto out;
-	}
-	rc = rep.feasible && (rep.budget_mode ||
-			      rep.best.peak_bytes <= g->device.memory_bytes)
-		     ? 0
-		     : HOFF_EXIT_INVALID;
-	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
-	double gobj = hoff_exact_objective(rep.budget_mode, &rep.greedy);
-	double xobj = hoff_exact_objective(rep.budget_mode, &rep.best);
-	FILE *f = stdout;
-	if (x.json) {
-		fputs("{\"graph\": ", f);
-		hoff_json_string(f, g->name ? g->name : "");
-		fprintf(f, ", \"objective_kind\": \"%s\", ", okind);
-		json_num(f, "bound", rep.has_bound, rep.bound);
-		fputs(", \"greedy\": {", f);
-		fprintf(f, "\"objective\": %.17g, ", gobj);
-		json_num(f, "gap", rep.has_bound, greedy_gap(&rep));
-		fprintf(f, ", \"feasible\": %s, ",
-			rep.greedy_feasible ? "true" : "false");
-		hoff_json_summary(f, &rep.greedy);
-		fprintf(f,
-			", \"solve_s\": %.6f}, \"exact\": {\"status\": "
-			"\"%s\", ",
-			rep.greedy_s, hoff_exact_status_name(&rep));
-		json_num(f, "objective", rep.has_objective, rep.objective);
-		fprintf(f, ", \"simulated_objective\": %.17g, ", xobj);
-		json_num(f, "bound", rep.has_bound, rep.bound);
-		fputs(", ", f);
-		json_num(f, "gap", rep.has_gap, rep.gap);
-		fprintf(f, ", \"feasible\": %s, \"source\": \"%s\", ",
-			rep.feasible ? "true" : "false", rep.source);
-		hoff_json_summary(f, &rep.best);
-		fprintf(f,
-			", \"solve_s\": %.6f, \"model\": {\"ops\": %d, "
-			"\"candidates\": %d, \"intervals\": %d, \"columns\": "
-			"%d, \"binaries\": %d, \"rows\": %d, \"stride\": %d, "
-			"\"nodes\": %" PRId64 ", \"probes\": %d, "
-			"\"probes_cut\": %d}}, \"restriction\": ",
-			rep.solve_s + rep.build_s, rep.nops, rep.ncand, rep.niv,
-			rep.ncols, rep.nbin, rep.nrows, rep.stride, rep.nodes,
-			rep.probes, rep.probes_cut);
-		hoff_json_string(f, rep.restriction);
-		fputs("}\n", f);
-		goto out;
-	}
-	char sa[1024];
-	fprintf(f, "graph %s: %d ops; objective %s",
-		g->name ? hoff_cli_safe(g->name, sa, sizeof sa) : "?", rep.nops,
-		okind);
-	if (rep.budget_mode)
-		fprintf(f, " under a budget of %" PRId64 " B\n",
-			rep.budget_bytes);
-	else
-		fprintf(f, " with makespan at most %.6g s\n",
-			hoff_s(rep.bound_ps));
-	fprintf(f, "%-8s %-23s %14s %14s %9s %14s %12s %9s\n", "policy",
-		"status", "objective", "cand_bound", "gap", "peak_bytes",
-		"makespan_s", "solve_s");
-	char bnd[32] = "-", gg[32] = "-", xg[32] = "-";
-	if (rep.has_bound) {
-		snprintf(bnd, sizeof bnd, "%.9g", rep.bound);
-		snprintf(gg, sizeof gg, "%.3f%%", 100 * greedy_gap(&rep));
-		double d = xobj - rep.bound;
-		snprintf(xg, sizeof xg, "%.3f%%",
-			 xobj > 0 ? 100 * fmax(0, d) / xobj : 0.0);
-	}
-	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"greedy", rep.greedy_feasible ? "feasible" : "infeasible", gobj,
-		bnd, gg, rep.greedy.peak_bytes, hoff_s(rep.greedy.makespan_ps),
-		rep.greedy_s);
-	fprintf(f, "%-8s %-23s %14.9g %14s %9s %14" PRId64 " %12.6g %9.3f\n",
-		"exact", hoff_exact_status_name(&rep), xobj, bnd, xg,
-		rep.best.peak_bytes, hoff_s(rep.best.makespan_ps),
-		rep.solve_s + rep.build_s);
-	print_model_line(f, &rep);
-	if (rep.note[0])
-		fprintf(f, "note: %s\n", rep.note);
-	if (rep.restriction[0])
-		fprintf(f, "status, cand_bound and gaps are %s\n",
-			rep.restriction);
-out:
-	hoff_sched_free(s);
-	hoff_graph_free(g);
 	return rc;
 }

@@ -9,9 +9,9 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
 #include "models.h"
-#include "outfile.h"
 
 static const char *const usage =
 	"usage: hoffopt gen MODEL [--phase prefill|decode|train] [--seq N]\n"
@@ -19,7 +19,7 @@ static const char *const usage =
 	"                  [--kv-block N] [--weights auto|device|host]\n"
 	"                  [--kv auto|device|host]\n"
 	"                  [--optimizer-step end|in-backward]\n"
-	"                  [--optimizer-home host|device] [-o GRAPH]\n"
+	"                  [--optimizer-home host|device] [--v1] [-o GRAPH]\n"
 	"       hoffopt gen --list\n"
 	"\n"
 	"Writes graph.json for a public model at its real dimensions (bf16),\n"
@@ -28,6 +28,9 @@ static const char *const usage =
 	"keeps no seq x seq scores, SwiGLU's product inside down_proj, norms\n"
 	"that keep only their input (an eager PyTorch trace, formats/torch,\n"
 	"holds more at long sequences).\n"
+	"A train or decode graph is one step of a loop (FORMAT v2 \"repeat\":\n"
+	"a plan for one step leaves the machine as it found it); tiers carry\n"
+	"the preset's measured duplex factors.\n"
 	"Defaults: decode, seq 4096, batch 1, full depth, h100-pcie5, seed 1,\n"
 	"-o - (stdout).\n"
 	"\n"
@@ -47,12 +50,14 @@ static const char *const usage =
 	"                    right after the backward op that finalises its\n"
 	"                    last gradient\n"
 	"  --optimizer-home  train: where the Adam moments (8 bytes a\n"
-	"                    parameter) start; host (default) or device\n";
+	"                    parameter) start; host (default) or device\n"
+	"  --v1              a FORMAT version-1 graph (no repeat, no duplex\n"
+	"                    factors), as gen wrote before version 2\n";
 
 typedef struct gen_opts {
 	const char *pos[1];
 	int npos;
-	bool help, list;
+	bool help, list, v1;
 	const char *out;
 	hoff_model_opts mo;
 	int64_t layers, seed, kv_block; /* -1: not given */
@@ -61,6 +66,7 @@ typedef struct gen_opts {
 static const hoff_opt table[] = {
 	HOFF_HELP(gen_opts, help),
 	HOFF_FLAG("--list", gen_opts, list),
+	HOFF_FLAG("--v1", gen_opts, v1),
 	HOFF_STR("--phase", gen_opts, mo.phase),
 	HOFF_STR("--machine", gen_opts, mo.machine),
 	HOFF_STR("--weights", gen_opts, mo.weights),
@@ -81,8 +87,8 @@ static const hoff_opt table[] = {
 };
 
 /* gen --list: the names the options take, with each model's size and
- * each machine preset's figures. */
-static void print_gen_list(void)
+ * each machine preset's figures (with v1, not the duplex factors). */
+static void print_gen_list(bool v1)
 {
 	const char *const *m = hoff_model_names();
 	printf("models (bf16, full depth):\n");
@@ -104,13 +110,18 @@ static void print_gen_list(void)
 		       "TB/s\n",
 		       *n, x.device, (double)x.memory_bytes / 1e9,
 		       x.flops_per_s / 1e12, x.mem_bandwidth_Bps / 1e12);
-		for (int i = 0; i < x.ntiers; i++)
+		for (int i = 0; i < x.ntiers; i++) {
+			const hoff_build_tier *t = &x.tier[i];
 			printf("  %-11s   %-6s %6.0f GB  h2d %3.0f GB/s  d2h %3.0f "
-			       "GB/s  latency %2.0f us\n",
-			       "", x.tier[i].name,
-			       (double)x.tier[i].capacity_bytes / 1e9,
-			       x.tier[i].h2d_Bps / 1e9, x.tier[i].d2h_Bps / 1e9,
-			       x.tier[i].latency_s * 1e6);
+			       "GB/s  latency %2.0f us",
+			       "", t->name, (double)t->capacity_bytes / 1e9,
+			       t->h2d_Bps / 1e9, t->d2h_Bps / 1e9,
+			       t->latency_s * 1e6);
+			if (!v1 && t->h2d_duplex > 0 && t->h2d_duplex < 1)
+				printf("  both at once: h2d x%.3g, d2h x%.3g",
+				       t->h2d_duplex, t->d2h_duplex);
+			putchar('\n');
+		}
 	}
 }
 
@@ -148,8 +159,11 @@ int hoff_cmd_gen(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	if (o.list && o.npos)
+		return hoff_cli_bad("gen --list takes no MODEL ('%s')",
+				    o.pos[0]);
 	if (o.list) {
-		print_gen_list();
+		print_gen_list(o.v1);
 		return 0;
 	}
 	if (o.npos == 0)
@@ -157,6 +171,7 @@ int hoff_cmd_gen(int argc, char **argv)
 				    "gen needs a MODEL (hoffopt gen --list)");
 	hoff_model_opts mo = o.mo;
 	mo.model = o.pos[0];
+	mo.version = o.v1 ? 1 : 2;
 	if (o.layers >= 0)
 		mo.layers = (int32_t)o.layers;
 	if (o.seed >= 0)

@@ -10,8 +10,8 @@
 #include "baselines.h"
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "pipeline.h"
 #include "policy.h"
 #include "sim.h"
@@ -33,7 +33,8 @@ static const char *const usage =
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the all-resident\n"
-	"                     (no-offload) peak\n"
+	"                     (no-offload) peak; one over the device's memory\n"
+	"                     is capped at it, with a note on stderr\n"
 	"  --max-overhead X   without --budget: smallest peak whose makespan is\n"
 	"                     at most (1 + X) * lower_bound_s; X as 0.01 or 1%\n"
 	"                     (default 1%)\n"
@@ -297,7 +298,10 @@ report:;
 	if (given) {
 		fputs(", the fastest found under the budget ", f);
 		hoff_cli_bytes(f, po->budget_bytes);
-		if (strchr(o.budget, '%'))
+		if (p.budget_capped)
+			fprintf(f, " (--budget %s, capped at the device)",
+				o.budget);
+		else if (strchr(o.budget, '%'))
 			fprintf(f, " (--budget %s of the all-resident peak)",
 				o.budget);
 	} else if (c.within_peak != HOFF_NONE) {

@@ -1,4 +1,4 @@
-/* cmd_run.c: `hoffopt run` and `hoffopt calibrate` — read → check on the
+/* cmd_run.c: `hoffopt run` — read → check on the
  * simulator (an invalid schedule never runs) → scale → simulate the scaled
  * graph (the prediction) → lower (xplan) → run on a backend → compare and
  * report. Prints for the user and returns exit codes; main.c dispatches. */
@@ -14,8 +14,8 @@
 
 #include "cli.h"
 #include "exec.h"
+#include "fileio.h"
 #include "graph_json.h"
-#include "outfile.h"
 #include "sched_json.h"
 #include "sim.h"
 #include "trace_json.h"
@@ -59,9 +59,11 @@ static const char *usage_run =
 	"                   least 1 byte) and every rate by K, so transfer\n"
 	"                   times are unchanged: shrinks a real-size graph to\n"
 	"                   this machine's memory with its ratios kept.\n"
-	"                   Default on cpu: 1, or what fits the tensors in\n"
-	"                   an eighth of this machine's memory (at most\n"
-	"                   1 GiB), said in the report\n"
+	"                   Where rounding up makes a moved tensor over 1%\n"
+	"                   larger (so its transfers slower), a warning names\n"
+	"                   the worst one. Default on cpu: 1, or what fits\n"
+	"                   the tensors in an eighth of this machine's memory\n"
+	"                   (at most 1 GiB), said in the report\n"
 	"  --json           one JSON object on stdout: backend, verified,\n"
 	"                   predicted, measured, error_pct, arena_bytes, ...\n"
 	"  --trace T        write the measured timeline as a Chrome trace, in\n"
@@ -85,46 +87,28 @@ static const char *usage_run_more =
 	"                   before running it: exit 1 naming the two commands\n"
 	"                   and their tensors, else the run goes on\n"
 	"  --no-run         with --check-plan: check only, run nothing; prints\n"
-	"                   \"no race, N waits\" or \"race, N waits\"\n"
+	"                   \"no race, N waits\" or \"race, N waits\" (with\n"
+	"                   --json: {\"race\": false, \"waits\": N})\n"
 	"  --drop-wait N    testing: leave out the plan's wait number N\n"
 	"                   (0-based; --check-plan --no-run prints how many)\n"
 	"  --slow-step N    testing: the transfer at step N takes 4 times its\n"
 	"                   duration (waits keep the run correct; a missing\n"
 	"                   one shows under --verify)\n"
-	"  --corrupt-step N testing: flip one byte of the transfer at step N\n"
-	"                   (with --verify, shows the check at work)\n"
+	"  --corrupt-step N testing: flip one byte of the transfer at step N,\n"
+	"                   or with --verify of what the recompute at step N\n"
+	"                   re-makes (with --verify, shows the check at work)\n"
 	"\n"
 	"Predicted and measured figures are in the scaled units. The cpu\n"
 	"backend reports its emulated device's clock: a command starts when\n"
 	"its stream and its waits allow and ends after its duration, or\n"
 	"later when the host's work or scheduling overran it (counted; the\n"
 	"largest lag is reported). Keep commands well above ~0.1 ms there.\n"
+	"The arena and the host copies must fit in the memory this process may\n"
+	"still take (MemAvailable, and the memory cgroup's limit less its use):\n"
+	"a run that would not is refused before anything is allocated. --trace\n"
+	"and --sim-trace may not name an input or each other.\n"
 	"Exit codes: 0 ok, 1 invalid schedule or verification failure, 2 bad\n"
-	"input or usage, no GPU, or a backend failure.\n";
-
-static const char *usage_calibrate =
-	"usage: hoffopt calibrate [--backend cpu|cuda] [--device N] [-o MACHINE]\n"
-	"       hoffopt calibrate --backend cuda [--device N] --sweep MAXBYTES\n"
-	"\n"
-	"Measures a backend's machine: h2d and d2h bandwidth from pinned and\n"
-	"pageable host memory, the latency of one copy, the compute rate and\n"
-	"device memory bandwidth, and writes a graph.json `machine` object\n"
-	"(device, one tier \"host\", and the extra figures under\n"
-	"\"calibration\", which readers ignore) to MACHINE ('-' or no -o:\n"
-	"stdout). Put it in a graph with, e.g.,\n"
-	"  jq --slurpfile m MACHINE '.machine = $m[0]' graph.json\n"
-	"\n"
-	"  --backend cpu    memcpy rates, thread hand-off latency, a\n"
-	"                   multiply-add loop (default)\n"
-	"  --backend cuda   cudaMemcpy rates (also h2d and d2h at once), a small\n"
-	"                   copy's latency, an FMA kernel, the spin kernel's\n"
-	"                   fixed cost (needs a GPU)\n"
-	"  --device N       the CUDA device to measure (default 0)\n"
-	"  --sweep MAX      cuda: instead, a markdown table of pinned copies\n"
-	"                   from 4 KiB to MAX bytes (x4): h2d alone, d2h alone,\n"
-	"                   and both at once\n"
-	"\n"
-	"Exit codes: 0 ok, 2 bad usage, no GPU or a failure.\n";
+	"input or usage, no GPU, a backend failure, or not enough memory.\n";
 
 typedef struct run_opts {
 	const char *pos[2];
@@ -184,6 +168,9 @@ static int parse_run(int argc, char **argv, run_opts *o)
 		o->size_k = 1;
 	if (o->no_run && !o->check)
 		return hoff_cli_bad("%s", "--no-run needs --check-plan");
+	if ((o->pace || o->cuda_graph) && strcmp(o->backend, "cuda"))
+		return hoff_cli_bad("%s needs --backend cuda",
+				    o->pace ? "--pace" : "--cuda-graph");
 	if (o->align == 0)
 		o->align = strcmp(o->backend, "cuda") ? 1 : 256;
 	return 0;
@@ -270,8 +257,8 @@ static void print_json(FILE *f, const hoff_graph *g, const hoff_sched *s,
 	fputs("], \"ops\": [", f);
 	for (int32_t k = 0; k < p->nops; k++) {
 		fputs(k ? ",\n  {\"id\": " : "\n  {\"id\": ", f);
-		hoff_json_string(f, g->op[k].id);
-		fputs(", ", f);
+		hoff_json_string(f, g->op[p->op[k].op].id);
+		fputs(p->op[k].recompute ? ", \"recompute\": true, " : ", ", f);
 		hoff_json_time(f, "predicted_start_s", p->op[k].pred_start_ps);
 		fputs(", ", f);
 		hoff_json_time(f, "predicted_end_s", p->op[k].pred_end_ps);
@@ -323,6 +310,8 @@ static void print_text(FILE *f, const hoff_graph *g, const hoff_sched *s,
 		"error");
 	row_time(f, "makespan_s", a->makespan_ps, b->makespan_ps);
 	row_time(f, "compute_s", a->compute_ps, b->compute_ps);
+	if (p->nrecompute)
+		row_time(f, "recompute_s", a->recompute_ps, b->recompute_ps);
 	row_time(f, "stall_s", a->stall_ps, b->stall_ps);
 	row_bytes(f, "peak_bytes", a->peak_bytes, b->peak_bytes);
 	row_bytes(f, "h2d_bytes", a->h2d_bytes, b->h2d_bytes);
@@ -415,22 +404,27 @@ static int refuse_invalid(const hoff_graph *g, const hoff_sched *s,
 
 /* A test hook's step (HOFF_NONE: unused) must be a prefetch or a store of
  * s: 0, else a message and the usage exit code. */
-static int need_transfer(const hoff_sched *s, const char *opt, int64_t step)
+static int need_transfer(const hoff_sched *s, const char *opt, int64_t step,
+			 bool recompute)
 {
 	if (step == HOFF_NONE ||
-	    (step < s->nsteps && (s->step[step].kind == HOFF_STEP_PREFETCH ||
-				  s->step[step].kind == HOFF_STEP_STORE)))
+	    (step < s->nsteps &&
+	     (s->step[step].kind == HOFF_STEP_PREFETCH ||
+	      s->step[step].kind == HOFF_STEP_STORE ||
+	      (recompute && s->step[step].kind == HOFF_STEP_RECOMPUTE))))
 		return 0;
 	fprintf(stderr, "hoffopt: %s %lld: %s\n", opt, (long long)step,
 		step >= s->nsteps ? "past the schedule's last step"
+		: recompute	  ? "not a prefetch, a store or a recompute"
 				  : "not a prefetch or a store");
 	return HOFF_EXIT_BAD;
 }
 
-/* --check-plan: the checker on the plan; prints its verdict. 0: no race,
- * 1: a race, 2: a failure. */
+/* --check-plan: the checker on the plan; prints its verdict (quiet_ok:
+ * the --no-run line on stdout, as JSON with `json`). 0: no race, 1: a
+ * race, 2: a failure. */
 static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
-		      const char *file, bool quiet_ok, hoff_err *e)
+		      const char *file, bool quiet_ok, bool json, hoff_err *e)
 {
 	hoff_race r;
 	hoff_status st = hoff_exec_check(p, eo, &r, e);
@@ -440,22 +434,28 @@ static int check_plan(const hoff_xplan *p, const hoff_exec_opts *eo,
 	}
 	char line[HOFF_ERRLEN + 400];
 	hoff_race_format(p, &r, line, sizeof line);
-	if (r.kind != HOFF_RACE_NONE) {
+	bool race = r.kind != HOFF_RACE_NONE;
+	if (race)
 		fprintf(stderr, "%s: race: %s\n", file, line);
-		if (quiet_ok)
-			printf("race, %lld waits\n", (long long)r.nwaits);
-		return EXIT_INVALID;
+	if (quiet_ok && json) {
+		printf("{\"race\": %s, \"waits\": %lld",
+		       race ? "true" : "false", (long long)r.nwaits);
+		if (race) {
+			fputs(", \"what\": ", stdout);
+			hoff_json_string(stdout, line);
+		}
+		puts("}");
+	} else if (quiet_ok) {
+		printf("%s, %lld waits\n", race ? "race" : "no race",
+		       (long long)r.nwaits);
 	}
-	if (quiet_ok)
-		printf("no race, %lld waits\n", (long long)r.nwaits);
-	else
+	if (race)
+		return EXIT_INVALID;
+	if (!quiet_ok)
 		fprintf(stderr, "%s: plan checked: no race (%lld waits)\n",
 			file, (long long)r.nwaits);
 	return 0;
 }
-
-#define NO_CUDA \
-	"--backend cuda: this hoffopt was built without its CUDA backend"
 
 static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 			       const hoff_exec_opts *eo, hoff_backend **b,
@@ -465,7 +465,7 @@ static hoff_status new_backend(const run_opts *o, const hoff_xplan *p,
 		return hoff_backend_cpu_new(p, eo, b, e);
 	if (o->cuda)
 		return o->cuda->backend_new(p, eo, b, e);
-	return hoff_seterr(e, HOFF_EIO, "%s", NO_CUDA);
+	return hoff_seterr(e, HOFF_EIO, "%s", HOFF_NO_CUDA);
 }
 
 /* The CPU backend holds every tensor's bytes in this machine's memory
@@ -485,6 +485,86 @@ static double fit_size_scale(const hoff_graph *g)
 	return total > limit ? limit / total : 1;
 }
 
+/* --size-scale K rounds each byte count up, to at least 1 byte, while
+ * rates scale by K exactly: a tensor that grows by rounding moves slower
+ * than unscaled. Warns (stderr) naming the moved tensor whose transfers
+ * it slows most, when that is over 1%; g is not yet scaled. */
+static void warn_rounding(const hoff_graph *g, const hoff_sched *s, double k)
+{
+	double worst = 1.01;
+	int32_t wt = HOFF_NONE;
+	for (int64_t i = 0; k != 1 && i < s->nsteps; i++) {
+		const hoff_step *st = &s->step[i];
+		if (st->kind != HOFF_STEP_PREFETCH &&
+		    st->kind != HOFF_STEP_STORE)
+			continue;
+		double exact = (double)g->tensor[st->id].bytes * k;
+		double r = fmax(1, ceil(exact)) / exact;
+		if (r > worst) {
+			worst = r;
+			wt = st->id;
+		}
+	}
+	if (wt == HOFF_NONE)
+		return;
+	char safe[4 * HOFF_ERRLEN];
+	const hoff_tensor *t = &g->tensor[wt];
+	fprintf(stderr,
+		"hoffopt: run: warning: --size-scale %g rounds tensor \"%s\" "
+		"(%" PRId64 " B) up to %.0f B, %.4g times its scaled size: its "
+		"transfers take that much longer than unscaled, and the "
+		"prediction and the run with them (sizes are whole bytes, at "
+		"least 1)\n",
+		k, hoff_cli_safe(t->id, safe, sizeof safe), t->bytes,
+		fmax(1, ceil((double)t->bytes * k)), worst);
+}
+
+/* Refuses (exit 2, one line) a plan whose arena and host copies would
+ * not fit in what this process may still allocate: the cpu backend
+ * allocates and touches both, the cuda one pins the host copies. */
+static int refuse_oom(const run_opts *o, const hoff_xplan *p)
+{
+	bool cpu = !strcmp(o->backend, "cpu");
+	double need =
+		(double)p->host_bytes + (cpu ? (double)p->arena_bytes : 0);
+	int64_t avail = hoff_cli_mem_available("");
+	if (need <= (double)avail)
+		return 0;
+	fprintf(stderr,
+		"hoffopt: run: the %s backend needs %.0f B of this machine's "
+		"memory (%s%" PRId64 " B of host copies), more than the "
+		"%" PRId64 " B it may still take (MemAvailable, the memory "
+		"cgroup's limit less its use): nothing was run (try "
+		"--size-scale %.3g)\n",
+		o->backend, need, cpu ? "a device arena and " : "",
+		p->host_bytes, avail, o->size_k * 0.5 * (double)avail / need);
+	return EXIT_BAD;
+}
+
+/* --trace and --sim-trace, as a pair when both are given: one never
+ * lands beside the other's old version. */
+static hoff_status write_traces(const run_opts *o, const hoff_graph *g,
+				const hoff_timeline *measured,
+				const hoff_timeline *predicted, hoff_err *e)
+{
+	if (!o->trace || !o->sim_trace)
+		return o->trace ? hoff_trace_write(g, measured, o->trace, e)
+		       : o->sim_trace
+			       ? hoff_trace_write(g, predicted, o->sim_trace, e)
+			       : HOFF_OK;
+	hoff_outfile a, b;
+	hoff_status st = hoff_outfile_open(&a, o->trace, e);
+	if (st != HOFF_OK)
+		return st;
+	if ((st = hoff_outfile_open(&b, o->sim_trace, e)) != HOFF_OK) {
+		hoff_outfile_abort(&a);
+		return st;
+	}
+	hoff_trace_print(g, measured, a.f);
+	hoff_trace_print(g, predicted, b.f);
+	return hoff_outfile_commit_pair(&a, &b, e);
+}
+
 int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	run_opts o;
@@ -497,6 +577,9 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 	}
 	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
 			  "run needs GRAPH and SCHEDULE (see --help)"))
+		return rc;
+	const char *outs[] = {o.trace, o.sim_trace};
+	if ((rc = hoff_cli_clobbers(outs, 2, o.pos, 2)) != 0)
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
@@ -513,8 +596,8 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		rc = hoff_cli_exit(st);
 		goto out;
 	}
-	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt)) != 0 ||
-	    (rc = need_transfer(s, "--slow-step", o.slow)) != 0)
+	if ((rc = need_transfer(s, "--corrupt-step", o.corrupt, true)) != 0 ||
+	    (rc = need_transfer(s, "--slow-step", o.slow, false)) != 0)
 		goto out;
 	if ((rc = refuse_invalid(g, s, o.pos[1])) != 0)
 		goto out;
@@ -534,6 +617,7 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 	eo.pace = o.pace;
 	if (o.size_auto && !strcmp(o.backend, "cpu"))
 		o.size_k = fit_size_scale(g);
+	warn_rounding(g, s, o.size_k);
 	if (o.time_k != 1 || o.size_k != 1)
 		st = hoff_exec_scale(g, o.time_k, o.size_k, &e);
 	if (st == HOFF_OK)
@@ -545,9 +629,12 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 				 o.pos[1]);
 	if (st == HOFF_OK)
 		st = hoff_xplan_build(g, s, &pr, o.align, &plan, &e);
+	if (st == HOFF_OK && !(o.check && o.no_run) &&
+	    (rc = refuse_oom(&o, &plan)) != 0)
+		goto out;
 	if (st == HOFF_OK && o.check) {
-		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, &e)) !=
-			    0 ||
+		if ((rc = check_plan(&plan, &eo, o.pos[1], o.no_run, o.json,
+				     &e)) != 0 ||
 		    o.no_run)
 			goto out;
 	}
@@ -555,10 +642,8 @@ int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 		st = new_backend(&o, &plan, &eo, &be, &e);
 	if (st == HOFF_OK)
 		st = hoff_exec_run(be, &m, &e);
-	if (st == HOFF_OK && o.trace)
-		st = hoff_trace_write(g, &m.tl, o.trace, &e);
-	if (st == HOFF_OK && o.sim_trace)
-		st = hoff_trace_write(g, &pr.tl, o.sim_trace, &e);
+	if (st == HOFF_OK)
+		st = write_traces(&o, g, &m.tl, &pr.tl, &e);
 	if (st != HOFF_OK) {
 		fprintf(stderr, "hoffopt: run: %s\n", e.msg);
 		rc = st == HOFF_EINVALID ? EXIT_BAD : hoff_cli_exit(st);
@@ -583,127 +668,4 @@ out:
 	hoff_sched_free(s);
 	hoff_graph_free(g);
 	return rc;
-}
-
-static void put_num(FILE *f, const char *key, double v)
-{
-	fprintf(f, "\"%s\": %.6g", key, isfinite(v) ? v : 0.0);
-}
-
-/* The machine object; rates FORMAT.md requires > 0 are kept > 0. */
-static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
-{
-	fputs("{\n  \"device\": {\"name\": ", f);
-	hoff_json_string(f, c->device);
-	fprintf(f, ", \"memory_bytes\": %" PRId64 ", ",
-		c->memory_bytes > 0 ? c->memory_bytes : 1);
-	put_num(f, "flops_per_s", c->flops_per_s > 0 ? c->flops_per_s : 1);
-	fputs(", ", f);
-	put_num(f, "mem_bandwidth_Bps",
-		c->mem_bandwidth_Bps > 0 ? c->mem_bandwidth_Bps : 1);
-	fputs(", ", f);
-	put_num(f, "op_overhead_s", c->op_overhead_s);
-	fputs("},\n  \"tiers\": [\n    {\"name\": \"host\", ", f);
-	put_num(f, "h2d_Bps", c->h2d_Bps > 0 ? c->h2d_Bps : 1);
-	fputs(", ", f);
-	put_num(f, "d2h_Bps", c->d2h_Bps > 0 ? c->d2h_Bps : 1);
-	fputs(", ", f);
-	put_num(f, "latency_s", c->latency_s);
-	fputs("}\n  ],\n  \"calibration\": {\"backend\": ", f);
-	hoff_json_string(f, backend);
-	fputs(", ", f);
-	put_num(f, "h2d_pageable_Bps", c->h2d_pageable_Bps);
-	fputs(", ", f);
-	put_num(f, "d2h_pageable_Bps", c->d2h_pageable_Bps);
-	if (c->spin_hz > 0) {
-		fputs(", ", f);
-		put_num(f, "spin_hz", c->spin_hz);
-	}
-	if (c->h2d_both_Bps > 0) {
-		fputs(", ", f);
-		put_num(f, "h2d_both_Bps", c->h2d_both_Bps);
-		fputs(", ", f);
-		put_num(f, "d2h_both_Bps", c->d2h_both_Bps);
-	}
-	fputs("}\n}\n", f);
-}
-
-typedef struct calib_opts {
-	const char *backend, *out;
-	int64_t device, sweep;
-	bool help;
-	int npos;
-} calib_opts;
-
-static const hoff_opt calib_table[] = {
-	HOFF_HELP(calib_opts, help),
-	HOFF_CHOICE("--backend", calib_opts, backend, "cpu|cuda",
-		    "--backend: '%s' is not cpu or cuda"),
-	HOFF_STR("-o", calib_opts, out),
-	HOFF_INT("--device", calib_opts, device, 0, 1024,
-		 "--device: '%s' is not a device number"),
-	HOFF_INT("--sweep", calib_opts, sweep, 4096, (int64_t)1 << 36,
-		 "--sweep: '%s' is not a byte count in 4096 .. 2^36"),
-};
-
-int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
-{
-	calib_opts o = {.backend = "cpu", .out = "-"};
-	int rc = hoff_cli_parse(argc, argv, 2, calib_table,
-				HOFF_NOPTS(calib_table), &o, NULL, 0, &o.npos);
-	if (rc)
-		return rc;
-	if (o.help) {
-		fputs(usage_calibrate, stdout);
-		return 0;
-	}
-	const char *backend = o.backend, *out = o.out;
-	const int64_t device = o.device, sweep = o.sweep;
-	hoff_calib c;
-	hoff_err e = {{0}};
-	hoff_status st;
-	if (sweep && strcmp(backend, "cuda"))
-		return hoff_cli_bad("%s", "--sweep needs --backend cuda");
-	if (!strcmp(backend, "cpu")) {
-		st = hoff_calibrate_cpu(&c, &e);
-	} else {
-		if (!cuda) {
-			st = hoff_seterr(&e, HOFF_EIO, "%s", NO_CUDA);
-		} else if (sweep) {
-			st = cuda->copy_sweep((int32_t)device, sweep, stdout,
-					      &e);
-			if (st != HOFF_OK) {
-				fprintf(stderr, "hoffopt: calibrate: %s\n",
-					e.msg);
-				return EXIT_BAD;
-			}
-			return 0;
-		} else {
-			st = cuda->calibrate((int32_t)device, &c, &e);
-		}
-	}
-	if (st != HOFF_OK) {
-		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
-		return EXIT_BAD;
-	}
-	hoff_outfile f;
-	if ((st = hoff_outfile_open(&f, out, &e)) != HOFF_OK) {
-		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
-		return EXIT_BAD;
-	}
-	print_machine(f.f, backend, &c);
-	if ((st = hoff_outfile_commit(&f, &e)) != HOFF_OK) {
-		fprintf(stderr, "hoffopt: calibrate: %s\n", e.msg);
-		return EXIT_BAD;
-	}
-	if (strcmp(out, "-"))
-		printf("calibrated %s (%s): h2d %.4g B/s, d2h %.4g B/s "
-		       "(pageable %.4g, %.4g; at once %.4g, %.4g), latency "
-		       "%.3g s, compute %.4g flop/s, memory %.4g B/s; wrote "
-		       "%s\n",
-		       backend, c.device, c.h2d_Bps, c.d2h_Bps,
-		       c.h2d_pageable_Bps, c.d2h_pageable_Bps, c.h2d_both_Bps,
-		       c.d2h_both_Bps, c.latency_s, c.flops_per_s,
-		       c.mem_bandwidth_Bps, out);
-	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "fileio.h"
 #include "hoff.h"
 
 /* The CUDA backend, when this executable links hoff_cuda (only it does:
@@ -121,6 +122,8 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	hoff_tune_malloc();
+	/* A signal mid-write removes the temporary files (fileio.h). */
+	hoff_outfile_signals();
 	/* Every report ends on stdout: a write that failed there (a full
 	 * disk, /dev/full) is an error, not a silent exit 0. */
 	return hoff_cli_close_stdout(dispatch(argc, argv));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "graph_json.h"
 #include "sched_json.h"
 #include "trace_json.h"
@@ -14,7 +15,8 @@ hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e)
 	p->budget_bytes = HOFF_NONE;
 	hoff_status st = hoff_graph_read(p->graph_file, &p->g, e);
 	if (st == HOFF_OK)
-		st = hoff_cli_budget(p->g, p->budget_arg, &p->budget_bytes, e);
+		st = hoff_cli_plan_budget(p->g, p->budget_arg, &p->budget_bytes,
+					  &p->budget_capped, e);
 	double t1 = hoff_now_s();
 	p->read_s = t1 - t0;
 	if (st != HOFF_OK)
@@ -53,12 +55,22 @@ void hoff_pipeline_violation(const hoff_pipeline *p, char *buf, size_t n)
 hoff_status hoff_pipeline_write(const hoff_pipeline *p, const char *out,
 				const char *trace, hoff_err *e)
 {
-	hoff_status st = HOFF_OK;
-	if (out)
-		st = hoff_sched_write(p->s, p->g, out, e);
-	if (st == HOFF_OK && trace)
-		st = hoff_trace_write(p->g, &p->r.tl, trace, e);
-	return st;
+	if (!out || !trace)
+		return out     ? hoff_sched_write(p->s, p->g, out, e)
+		       : trace ? hoff_trace_write(p->g, &p->r.tl, trace, e)
+			       : HOFF_OK;
+	/* both open before either lands; the old trace goes first */
+	hoff_outfile so, to;
+	hoff_status st = hoff_outfile_open(&so, out, e);
+	if (st != HOFF_OK)
+		return st;
+	if ((st = hoff_outfile_open(&to, trace, e)) != HOFF_OK) {
+		hoff_outfile_abort(&so);
+		return st;
+	}
+	hoff_sched_print(p->s, p->g, so.f);
+	hoff_trace_print(p->g, &p->r.tl, to.f);
+	return hoff_outfile_commit_pair(&so, &to, e);
 }
 
 void hoff_pipeline_free(hoff_pipeline *p)

@@ -29,7 +29,9 @@ struct hoff_pipeline {
 	/* what it gave */
 	hoff_graph *g;
 	hoff_analysis an;     /* g's, analysed once, passed to the planner */
-	int64_t budget_bytes; /* --budget resolved; HOFF_NONE without */
+	int64_t budget_bytes; /* --budget resolved, at most the device's
+				 memory; HOFF_NONE without */
+	bool budget_capped;   /* --budget was over the device's memory */
 	int64_t budget;	      /* what the plan must meet: --budget, else
 				 the device's memory (FORMAT.md rule 8) */
 	hoff_sched *s;
@@ -48,7 +50,9 @@ hoff_status hoff_pipeline_run(hoff_pipeline *p, hoff_err *e);
 /* The first rule p's schedule breaks, as one line for a terminal. */
 void hoff_pipeline_violation(const hoff_pipeline *p, char *buf, size_t n);
 
-/* Writes the schedule to out and the trace to trace (NULL: not that). */
+/* Writes the schedule to out and the trace to trace (NULL: not that),
+ * as a pair (hoff_outfile_commit_pair): a failed or killed write never
+ * leaves the new schedule beside the old trace. */
 hoff_status hoff_pipeline_write(const hoff_pipeline *p, const char *out,
 				const char *trace, hoff_err *e);
 

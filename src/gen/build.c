@@ -120,7 +120,17 @@ void hoff_build_device(hoff_build *b, const char *name, int64_t memory_bytes,
 	}
 }
 
-int32_t hoff_build_tier_add(hoff_build *b, const hoff_build_tier *t)
+/* Sets a duplex factor f (0 or 1: left at the default, not written). */
+static void duplex(double f, double *x, bool *has, int32_t *ppm)
+{
+	if (f <= 0 || f >= 1)
+		return;
+	*x = f;
+	*has = true;
+	*ppm = (int32_t)(f * 1e6 + 0.5); /* FORMAT.md rule 3's F */
+}
+
+int32_t hoff_build_tier_add(hoff_build *b, const hoff_build_tier *t, bool v1)
 {
 	if (b->st != HOFF_OK)
 		return HOFF_NONE;
@@ -133,6 +143,12 @@ int32_t hoff_build_tier_add(hoff_build *b, const hoff_build_tier *t)
 	x->latency_s = t->latency_s;
 	x->has_latency = true;
 	x->capacity_bytes = t->capacity_bytes;
+	if (!v1) {
+		duplex(t->h2d_duplex, &x->h2d_duplex, &x->has_h2d_duplex,
+		       &x->h2d_duplex_ppm);
+		duplex(t->d2h_duplex, &x->d2h_duplex, &x->has_d2h_duplex,
+		       &x->d2h_duplex_ppm);
+	}
 	return r;
 }
 

@@ -40,6 +40,9 @@ typedef struct hoff_build_tier {
 	const char *name;
 	int64_t capacity_bytes; /* HOFF_UNLIMITED: none written */
 	double h2d_Bps, d2h_Bps, latency_s;
+	/* (v2) FORMAT.md rule 3: the fraction of a channel's rate while the
+	 * other channel transfers; 0 or 1: none written (full duplex). */
+	double h2d_duplex, d2h_duplex;
 } hoff_build_tier;
 
 /* Starts *b on an empty graph; who prefixes messages, limit caps the op
@@ -66,8 +69,9 @@ void hoff_build_set(hoff_build *b, int field, const char *fmt, ...)
 void hoff_build_device(hoff_build *b, const char *name, int64_t memory_bytes,
 		       double flops_per_s, double mem_bandwidth_Bps,
 		       double overhead_s);
-/* Adds tier t; its id, or HOFF_NONE. */
-int32_t hoff_build_tier_add(hoff_build *b, const hoff_build_tier *t);
+/* Adds tier t (its duplex factors too unless v1: a version-1 graph
+ * cannot hold them); its id, or HOFF_NONE. */
+int32_t hoff_build_tier_add(hoff_build *b, const hoff_build_tier *t, bool v1);
 
 /* A new tensor of kind `kind` (hoff_kind) homed on `home` (a tier,
  * HOFF_DEVICE, or HOFF_BUILD_PRODUCED); its id, or HOFF_NONE. */

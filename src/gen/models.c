@@ -130,14 +130,20 @@ typedef struct machine {
  * host_to_device_memcpy_ce measures about 55 GB/s from pinned memory on
  * Gen5 hosts, about the same back. The latency is an assumption: the
  * submit-to-first-byte cost of a cudaMemcpyAsync, a few to ~10 us. A 2 TB
- * DDR5 host is an assumption (a 2-socket server). */
-#define PCIE5_HOST(cap)                          \
-	{                                        \
-		"host", (cap), 55e9, 55e9, 10e-6 \
+ * DDR5 host is an assumption (a 2-socket server).
+ * Duplex (FORMAT.md rule 3): 0.92 each way, this project's own
+ * measurement of pinned copies over a Gen5 x16 host link on an NVIDIA
+ * H200 (bench/README.md, "Pinned copies, alone and both directions at
+ * once", 1 GiB row: h2d 55.42 GB/s alone, 51.18 both at once, 0.924;
+ * d2h 55.37 and 50.89, 0.919; README "Measured on an NVIDIA H200"). The
+ * H100 PCIe preset gets the same factors for the same reason: its host
+ * link is the same PCIe 5.0 x16 and no H100 was measured. */
+#define PCIE5_HOST(cap)                                      \
+	{                                                    \
+		"host", (cap), 55e9, 55e9, 10e-6, 0.92, 0.92 \
 	}
 
 /* Left unformatted: clang-format would give each field a line. */
-/* clang-format off */
 /* clang-format off */
 static const machine machines[] = {
 	/* H100 PCIe 80GB datasheet: 756 TFLOPS bf16 dense (1513 with
@@ -145,7 +151,7 @@ static const machine machines[] = {
 	{"h100-pcie5", {"H100-PCIe-80GB", 80000000000, 756e12, 2.0e12, 1,
 	  {PCIE5_HOST(2000000000000)}}},
 	/* H200 SXM datasheet: 141 GB HBM3e at 4.8 TB/s, 989 TFLOPS bf16
-	 * dense; host over PCIe 5.0 as above. */
+	 * dense; host over PCIe 5.0 as above (duplex measured on an H200). */
 	{"h200", {"H200-SXM-141GB", 141000000000, 989e12, 4.8e12, 1,
 	  {PCIE5_HOST(2000000000000)}}},
 	/* GH200 96GB: HBM3 4.0 TB/s, 989 TFLOPS; Grace LPDDR5X 480 GB over
@@ -153,26 +159,39 @@ static const machine machines[] = {
 	 * 375 GB/s host-to-device and 297 GB/s device-to-host (Li et al.,
 	 * "Harnessing Integrated CPU-GPU System Memory for HPC: a first look
 	 * into Grace Hopper", ICPP 2024, arXiv:2407.07850). Latency 5 us is an
-	 * assumption (copy-engine submit; no PCIe round trips). */
+	 * assumption (copy-engine submit; no PCIe round trips). Duplex: the
+	 * C2C link carries about 300 GB/s in total with both directions busy
+	 * against 360-380 GB/s one way (the figure issue 30 cites); how the
+	 * 300 splits is not published, so both directions get the same
+	 * factor, 300 / (375 + 297) = 0.446. */
 	{"gh200", {"GH200-96GB", 96000000000, 989e12, 4.0e12, 1,
-	  {{"host", 480000000000, 375e9, 297e9, 5e-6}}}},
+	  {{"host", 480000000000, 375e9, 297e9, 5e-6, 0.446, 0.446}}}},
 	/* A supernode device: H200-class compute and HBM, a host DDR share
-	 * over PCIe 5.0 (512 GB is an assumption), and a memory pool shared
-	 * by the node's devices over the scale-out RDMA network. The pool is
-	 * an assumption in the spirit of Huawei's CloudMatrix384 (arXiv:
-	 * 2506.12708: a 400 Gb/s RDMA plane per NPU, 50 GB/s on the wire)
-	 * and of CXL memory pools: 40 GB/s effective each way, 20 us a
-	 * transfer, 16 TB. */
+	 * over PCIe 5.0 (512 GB is an assumption; duplex as measured above),
+	 * and a memory pool shared by the node's devices over the scale-out
+	 * RDMA network. The pool is an assumption in the spirit of Huawei's
+	 * CloudMatrix384 (arXiv: 2506.12708: a 400 Gb/s RDMA plane per NPU,
+	 * 50 GB/s on the wire) and of CXL memory pools: 40 GB/s effective
+	 * each way, 20 us a transfer, 16 TB. Its duplex factors are 1: no
+	 * measurement of such a pool exists to take them from. */
 	{"supernode", {"H200-class", 141000000000, 989e12, 4.8e12, 2,
 	  {PCIE5_HOST(512000000000),
-	   {"remote", 16000000000000, 40e9, 40e9, 20e-6}}}},
+	   {"remote", 16000000000000, 40e9, 40e9, 20e-6, 1, 1}}}},
+	/* A100 PCIe 80GB datasheet: 312 TFLOPS bf16 dense, HBM2e 1.935 TB/s;
+	 * host over PCIe 4.0 x16. NVIDIA's nvbandwidth on Gen4 hosts: about
+	 * 25 GB/s host-to-device and 24 GB/s device-to-host alone; both at
+	 * once, host-to-device falls to 11-13 GB/s while device-to-host keeps
+	 * about 24 GB/s (the figures issue 30 cites): h2d 12 / 25 = 0.48,
+	 * d2h 0.98 (it keeps its rate, less a little). Latency and the 1 TB
+	 * host are assumptions, as for Gen5. */
+	{"a100-pcie4", {"A100-PCIe-80GB", 80000000000, 312e12, 1.935e12, 1,
+	  {{"host", 1000000000000, 25e9, 24e9, 10e-6, 0.48, 0.98}}}},
 };
-/* clang-format on */
 /* clang-format on */
 #define NMACHINES ((int)(sizeof machines / sizeof *machines))
 
-static const char *const machine_names[] = {"h100-pcie5", "h200", "gh200",
-					    "supernode", NULL};
+static const char *const machine_names[] = {"h100-pcie5", "h200",	"gh200",
+					    "supernode",  "a100-pcie4", NULL};
 
 enum { P_PREFILL, P_DECODE, P_TRAIN, NPHASES };
 static const char *const phase_names[NPHASES + 1] = {"prefill", "decode",
@@ -1103,7 +1122,7 @@ static hoff_status check(bld *b, const hoff_model_opts *o, hoff_err *e)
 	if (b->nblk > MAX_BLOCKS)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "model: %lld KV blocks a layer; at most %d "
-				   "(raise kv_block_tokens)",
+				   "(raise --kv-block, kv_block_tokens)",
 				   (long long)b->nblk, MAX_BLOCKS);
 	const cfg *c = b->c;
 	b->kvtok = c->mla ? (c->kv_lora + c->qk_rope) * DT
@@ -1221,6 +1240,7 @@ hoff_model_opts hoff_model_defaults(void)
 		.kv = NULL,
 		.optimizer_step = NULL,
 		.optimizer_home = NULL,
+		.version = 1,
 	};
 }
 
@@ -1242,7 +1262,12 @@ hoff_status hoff_model_build(const hoff_model_opts *o, hoff_graph **out,
 	hoff_build_device(&b.gb, m->device, m->memory_bytes, m->flops_per_s,
 			  m->mem_bandwidth_Bps, LAUNCH_S);
 	for (int i = 0; i < m->ntiers; i++)
-		hoff_build_tier_add(&b.gb, &m->tier[i]);
+		hoff_build_tier_add(&b.gb, &m->tier[i], o->version < 2);
+	/* (v2) A training or decode step is one iteration of a loop: the
+	 * plan must leave the state as it found it. Version 1 is the graph
+	 * of before (no repeat, no duplex factors), byte for byte. */
+	b.gb.g->version = o->version < 2 ? 1 : 2;
+	b.gb.g->repeat = o->version >= 2 && b.phase != P_PREFILL;
 	/* "<model>[-l<L>]-<phase>", then a suffix for each shape option off
 	 * its default, so that the name tells the shapes apart. */
 	char depth[16] = "";

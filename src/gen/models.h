@@ -36,11 +36,15 @@ typedef struct hoff_model_opts {
 				that finalises its last gradient) */
 	const char *optimizer_home; /* train: Adam state on NULL or "host"
 				(the first tier with room) or "device" */
+	int32_t version; /* FORMAT version: 2 (`gen`'s default): repeat for
+			    train and decode, the preset's duplex factors;
+			    1: neither, the graph gen wrote before v2 */
 } hoff_model_opts;
 
 /* Defaults: llama3-8b, decode, seq 4096, batch 1, full depth, h100-pcie5,
  * seed 1, KV blocks of 2048 tokens, weights and KV "auto", optimizer step
- * at the end, optimizer state on the host. */
+ * at the end, optimizer state on the host, version 1 (callers that plan
+ * the graph keep the graphs they had; `gen` asks for 2). */
 hoff_model_opts hoff_model_defaults(void);
 
 /* Builds the graph o describes into *out (finished; caller frees with

@@ -582,11 +582,11 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 	/* The host's capacity and the device's memory follow from the graph,
 	 * below. */
 	static const hoff_build_tier tiers[2] = {
-		{"host", HOFF_UNLIMITED, 2.5e10, 2.5e10, 5e-6},
-		{"remote", HOFF_UNLIMITED, 5e9, 5e9, 2e-5}};
+		{"host", HOFF_UNLIMITED, 2.5e10, 2.5e10, 5e-6, 1, 1},
+		{"remote", HOFF_UNLIMITED, 5e9, 5e9, 2e-5, 1, 1}};
 	hoff_build_device(&s.b, "synth-gpu", 0, FLOPS_PER_S, MEM_BPS, -1);
 	for (int32_t i = 0; i < o->ntiers; i++)
-		hoff_build_tier_add(&s.b, &tiers[i]);
+		hoff_build_tier_add(&s.b, &tiers[i], true); /* version 1 */
 	s.host = 0;
 	s.home = o->weights_on_host ? s.host : HOFF_DEVICE;
 

@@ -39,6 +39,14 @@ _KIND = {"mm": "matmul", "addmm": "matmul", "bmm": "matmul",
          "avg_pool2d": "pool", "avg_pool2d_backward": "pool",
          "_adaptive_avg_pool2d": "pool",
          "_adaptive_avg_pool2d_backward": "pool"}
+# aten ops that draw random numbers: re-running one gives other bytes, so
+# the exporter marks it `recomputable: false` (FORMAT v2)
+RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "_fused_dropout",
+          "dropout", "dropout_", "feature_dropout", "alpha_dropout",
+          "feature_alpha_dropout", "multinomial", "normal", "normal_",
+          "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+          "random_", "randperm", "rrelu_with_noise", "rrelu_with_noise_",
+          "poisson", "binomial", "_standard_gamma", "_sample_dirichlet"}
 SOFTMAX_FLOPS = 5
 NORM_FLOPS = 8
 ADAM_FLOPS = 12
@@ -60,6 +68,12 @@ def kind(name):
     if name in _NORM:
         return "norm"
     return _KIND.get(name, "elementwise")
+
+
+def draws_random(name):
+    """True when aten op `name` draws random numbers (rand, randn,
+    randint and their _like forms, randperm, bernoulli, dropout, ...)."""
+    return name in RANDOM or name.startswith("rand")
 
 
 def flops(name, args, tensors_in, tensors_out):

@@ -11,13 +11,12 @@ inputs and captured constants `input`; the loss (train) or the model's
 results (infer) `output`; everything else `activation`.
 """
 import json
-import os
-import tempfile
 
 import torch
 
 from . import costs
 from .machines import machine_block
+from .outfile import write_file
 from .trace import (ExportError, MetaDevice, Recorder, build_on_meta,
                     meta_like, swap_to_meta, tensors_of)
 
@@ -62,7 +61,8 @@ def _check(mode, weights_home, optimizer, machine_tiers, optimizer_home):
 
 def export(model, example_inputs, path=None, mode="train",
            machine="h100-pcie5", weights_home="device", optimizer="adam",
-           loss=None, bf16=False, optimizer_home=None, name=None):
+           loss=None, bf16=False, optimizer_home=None, name=None,
+           repeat=None, v1=False, _capture=None):
     """Traces model on example_inputs and returns graph.json as a dict;
     writes it to path when given. model: an nn.Module, or a zero-argument
     callable that builds one (built on the meta device, nn.init off), or
@@ -74,7 +74,12 @@ def export(model, example_inputs, path=None, mode="train",
     device). loss: callable(outputs) -> scalar tensor (default: the sum of
     the first output). bf16: count floating tensors as 2 bytes an element
     (Adam's moments keep the parameter's real dtype, as in mixed-precision
-    training). Raises ExportError naming the module and the aten op the
+    training). repeat: the graph is one iteration of a loop (FORMAT v2
+    `"repeat": true`; default: True in train mode, one training step).
+    Ops that draw random numbers are marked `recomputable: false`; a graph
+    with either is written as version 2, else version 1. v1: write
+    FORMAT v1 (no repeat, no recomputable), for readers that lack v2.
+    Raises ExportError naming the module and the aten op the
     trace could not follow, ValueError for bad arguments."""
     mach = machine_block(machine)
     tiers = mach.get("tiers", [])
@@ -103,6 +108,7 @@ def export(model, example_inputs, path=None, mode="train",
 
     elsize = _elsize_fn(bf16)
     rec = Recorder(model, elsize)
+    rec.calls = _capture is not None
     restore, params, buffers = swap_to_meta(model)
     was_training = model.training
     handles = []
@@ -113,9 +119,11 @@ def export(model, example_inputs, path=None, mode="train",
             if not rec.known(b) and not rec.skip(b):
                 rec.add(b, "other", name=n)
         margs, mkwargs = _to_meta((args, kwargs))
+        input_gids = []
         for i, t in enumerate(tensors_of((margs, mkwargs))):
             if not rec.known(t) and not rec.skip(t):
                 rec.add(t, "input", name="input.%d" % i)
+            input_gids.append(rec.gid(t))
         model.train(train)
         mm = torch.nn.modules.module
         handles = [mm.register_module_forward_pre_hook(rec.pre_hook),
@@ -187,9 +195,27 @@ def export(model, example_inputs, path=None, mode="train",
         grad_of[n] = g
     if optimizer == "adam":
         _add_adam(rec, params, grad_of, elsize)
+    if repeat is None:
+        repeat = train
     graph = _graph(rec, model, params, mach, weights_home, optimizer_home,
                    mode, optimizer, bf16,
-                   name or type(model).__name__)
+                   name or type(model).__name__,
+                   repeat=bool(repeat) and not v1, v2_ops=not v1,
+                   capture=_capture)
+    if _capture is not None:
+        views = {}
+        for t in tensors_of((out, lossv, grads)):
+            if not rec.skip(t) and rec.gid(t) is not None:
+                views.setdefault(rec.gid(t), (tuple(t.shape),
+                                              tuple(t.stride()),
+                                              t.storage_offset()))
+        for n, p in list(params.items()) + list(buffers.items()):
+            views.setdefault(rec.gid(p), (tuple(p.shape), tuple(p.stride()),
+                                          p.storage_offset()))
+        _capture.update(views=views, rec=rec, model=model, args=args, kwargs=kwargs,
+                        params=params, buffers=buffers, grad_of=grad_of,
+                        input_gids=input_gids, outputs=outputs,
+                        train=train, optimizer=optimizer)
     if path is not None:
         write(graph, path)
     return graph
@@ -248,6 +274,7 @@ def _add_adam(rec, params, grad_of, elsize):
         o.name, o.path, o.layer, o.bwd = "adam", n, layer.get(w, 0), False
         o.inputs, o.outputs, o.updates = [grad_of[n]], [], [w] + mv
         o.kind = "optimizer"
+        o.call = None
         o.flops = costs.ADAM_FLOPS * p.numel()
         o.bytes = (gt.elems * elsize(gt.dtype) +
                    2 * wt.elems * elsize(wt.dtype) +
@@ -260,8 +287,10 @@ def _persistent(t):
 
 
 def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
-           optimizer, bf16, name):
-    """Drops dead ops, names what is left, and lays out graph.json."""
+           optimizer, bf16, name, repeat=False, v2_ops=True, capture=None):
+    """Drops dead ops, names what is left, and lays out graph.json:
+    version 2 when repeat or when an op draws random numbers (marked
+    `recomputable: false`, unless v2_ops is False), else version 1."""
     T = rec.tensors
     needed = [_persistent(t) for t in T]
     live = [False] * len(rec.ops)
@@ -311,6 +340,7 @@ def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
             d["output"] = True
         tensors.append(d)
     out_ops = []
+    v2 = repeat
     for o in ops:
         d = {"id": opid[id(o)], "kind": o.kind,
              "inputs": [ids[g] for g in o.inputs]}
@@ -321,6 +351,9 @@ def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
         d["flops"] = int(o.flops)
         d["bytes_accessed"] = int(o.bytes)
         d["layer"] = int(o.layer)
+        if v2_ops and costs.draws_random(o.name):
+            d["recomputable"] = False
+            v2 = True
         out_ops.append(d)
     nparams = sum(p.numel() for p in params.values())
     meta = {"source": "hoffopt_torch", "torch": torch.__version__,
@@ -329,33 +362,31 @@ def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
             "params": int(nparams), "layers": len(rec.rank),
             "ops_traced": len(rec.ops), "ops_dropped":
             len(rec.ops) - len(ops)}
-    return {"format": "hoffopt.graph", "version": 1, "name": name,
-            "meta": meta, "machine": mach, "tensors": tensors,
-            "ops": out_ops}
+    if capture is not None:
+        capture.update(ops=ops, ids=ids, opid=opid)
+    g = {"format": "hoffopt.graph", "version": 2 if v2 else 1, "name": name}
+    if repeat:
+        g["repeat"] = True
+    g.update({"meta": meta, "machine": mach, "tensors": tensors,
+              "ops": out_ops})
+    return g
 
 
 def write(graph, path):
-    """Writes graph (a dict) to path through a temporary file in the same
-    folder, renamed into place: a reader never sees half a file."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".hoffopt_torch.", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            head = {k: graph[k] for k in graph if k not in ("tensors", "ops")}
-            s = json.dumps(head, separators=(", ", ": "))
-            f.write(s[:-1] + ",\n")
-            for key in ("tensors", "ops"):
-                f.write(' "%s": [\n' % key)
-                items = graph[key]
-                for i, x in enumerate(items):
-                    f.write("  " + json.dumps(x, separators=(", ", ": ")) +
-                            (",\n" if i + 1 < len(items) else "\n"))
-                f.write(" ]" + (",\n" if key == "tensors" else "\n"))
-            f.write("}\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    """Writes graph (a dict) to path by outfile.py's rules: a regular file
+    through a temporary file renamed into place (a reader never sees half
+    a file; the mode is kept), a device or FIFO in place, a symlink
+    followed. Raises OutputError (one line) when it cannot."""
+    def fill(f):
+        head = {k: graph[k] for k in graph if k not in ("tensors", "ops")}
+        s = json.dumps(head, separators=(", ", ": "))
+        f.write(s[:-1] + ",\n")
+        for key in ("tensors", "ops"):
+            f.write(' "%s": [\n' % key)
+            items = graph[key]
+            for i, x in enumerate(items):
+                f.write("  " + json.dumps(x, separators=(", ", ": ")) +
+                        (",\n" if i + 1 < len(items) else "\n"))
+            f.write(" ]" + (",\n" if key == "tensors" else "\n"))
+        f.write("}\n")
+    write_file(path, fill)

@@ -25,7 +25,7 @@ import warnings
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from . import costs
 
@@ -200,7 +200,37 @@ class Tensor:
 
 class Op:
     __slots__ = ("name", "path", "layer", "bwd", "inputs", "outputs",
-                 "updates", "flops", "bytes", "kind")
+                 "updates", "flops", "bytes", "kind", "call")
+
+
+class Ref:
+    """A tensor argument in a recorded call: a view of graph tensor `gid`'s
+    storage (size, stride, storage offset, dtype)."""
+    __slots__ = ("gid", "size", "stride", "offset", "dtype")
+
+    def __init__(self, t, gid):
+        self.gid, self.size, self.stride = gid, tuple(t.shape), \
+            tuple(t.stride())
+        self.offset, self.dtype = t.storage_offset(), t.dtype
+
+
+class Const:
+    """A tensor argument no graph tensor holds: a Python number wrapped as
+    a CPU scalar (its value, kept), or an empty tensor (its shape)."""
+    __slots__ = ("value",)
+
+    def __init__(self, t):
+        if t.device.type == "meta":
+            t = torch.empty_strided(tuple(t.shape), tuple(t.stride()),
+                                    dtype=t.dtype)
+        self.value = t.detach().clone()
+
+
+class Call:
+    """A recorded aten call: func, its arguments with tensors as Ref or
+    Const, and its results in tensors_of order, each ("new", gid),
+    ("alias", gid) or None (an empty or wrapped result)."""
+    __slots__ = ("func", "args", "kwargs", "results")
 
 
 class Recorder(TorchDispatchMode):
@@ -223,6 +253,7 @@ class Recorder(TorchDispatchMode):
         self.device = "meta"
         self.error = None
         self.pending = []   # saved tensors unpacked, for the next op
+        self.calls = False  # keep each op's Call (for the replay)
 
     # ---- where we are -------------------------------------------------
     def where(self):
@@ -403,10 +434,33 @@ class Recorder(TorchDispatchMode):
         o.inputs = [g for i, g in enumerate(ins)
                     if g not in upd and g not in ins[:i]]
         o.kind = costs.kind(name)
+        o.call = _call_of(self, func, args, kwargs, out, outs) \
+            if self.calls else None
         o.flops = int(costs.flops(name, args, reads, news))
         o.bytes = int(costs.bytes_accessed(name, reads, news, written,
                                            self.elsize))
         self.ops.append(o)
+
+
+def _call_of(rec, func, args, kwargs, out, outs):
+    """The Call of one recorded op (Recorder.calls on)."""
+    def enc(x):
+        if not isinstance(x, torch.Tensor):
+            return x
+        if rec.skip(x):
+            return Const(x)
+        return Ref(x, rec.gid(x))
+    c = Call()
+    c.func = func
+    c.args, c.kwargs = tree_map(enc, (tuple(args), dict(kwargs)))
+    c.results = []
+    for t in tensors_of(out):
+        if rec.skip(t):
+            c.results.append(None)
+        else:
+            g = rec.gid(t)
+            c.results.append(("new" if g in outs else "alias", g))
+    return c
 
 
 def swap_to_meta(model):

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""greedy_table.py HOFFOPT DATA WITNESS TMP: the tables of bench/greedy_table.sh
-(issue 20), in markdown on stdout. See greedy_table.sh for what each column
-means; floors come from bench/floor.py."""
+"""greedy_table.py HOFFOPT DATA WITNESS TMP: the two tables of
+bench/studies/greedy_table.sh (greedy against witnesses, floors and
+baselines), in markdown on stdout. See greedy_table.sh for what each column
+means; floors come from bench/studies/floor.py (imported from this folder)."""
 import glob
 import hashlib
 import json
@@ -15,9 +16,10 @@ import floor as floormod  # noqa: E402
 HOFF, DATA, WIT, TMP = sys.argv[1:5]
 TIMEOUT = int(os.environ.get("GREEDY_TABLE_TIMEOUT", "600"))
 
-# The gen shapes issue 20 names: (row label, gen arguments, issue figure).
-# The two gh200 training figures are issue 20's witness peaks (no schedule
-# file; the issue's greedy figures reproduce on these graphs).
+# The gen shapes of table 1: (row label, gen arguments, witness peak).
+# The two gh200 training peaks are witness figures given with the task
+# (issue 20; no schedule file; its greedy figures reproduce on these
+# graphs); the output marks them "(issue 20)".
 GEN = [
     ("train 16K gh200, step end",
      "llama3-8b --phase train --seq 16384 --machine gh200", 78201241604),

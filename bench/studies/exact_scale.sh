@@ -8,11 +8,11 @@
 # With KEEP=DIR, the generated graphs and exact's JSON reports are kept in
 # DIR (gN.json, rN.json), so greedy can be compared later with the proven
 # optima without solving again.
-# Usage: bench/exact_scale.sh [-b hoffopt] [-t seconds] [-- exact options]
-# e.g.   bench/exact_scale.sh -t 60 -- --budget 90%
+# Usage: bench/studies/exact_scale.sh [-b hoffopt] [-t seconds] [-- exact options]
+# e.g.   bench/studies/exact_scale.sh -t 60 -- --budget 90%
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-. "$root/bench/exact_opts.sh"
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/bench/lib/exact_opts.sh"
 usage() { echo "usage: $0 [-b hoffopt] [-t s] [-- options]" >&2; exit 2; }
 exact_opts "b:t:" "$@"
 shift "$nopts"

@@ -11,9 +11,9 @@
 # is past the budget).
 # Every schedule is checked by `hoffopt simulate`. Prints markdown; exits
 # 1 if a schedule is invalid.
-# Usage: bench/greedy_witness.sh [hoffopt] [graph.json ...]
+# Usage: bench/studies/greedy_witness.sh [hoffopt] [graph.json ...]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 hoff=${1:-$root/build/hoffopt}
 shift || true
 [ -x "$hoff" ] || { echo "greedy_witness.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }

@@ -1,7 +1,7 @@
-# exact_opts.sh: sourced by exact_table.sh, exact_scale.sh, probe_cbc.sh
-# and greedy_exact.sh, after they set root: their defaults (hoff, the
-# hoffopt binary: build/hoffopt; limit, exact's time limit: 60 s) and the
-# options they share.
+# exact_opts.sh: sourced (not run) by bench/studies/exact_scale.sh,
+# probe_cbc.sh and greedy_exact.sh, after they set root: their defaults
+# (hoff, the hoffopt binary: build/hoffopt; limit, exact's time limit:
+# 60 s) and the options they share.
 # - exact_opts SPEC "$@": getopts with SPEC, which has b: (hoff) and t:
 #   (limit); any other letter of SPEC goes to the caller's own_opt LETTER
 #   ARG, a bad option to its usage. nopts is then the count to shift.

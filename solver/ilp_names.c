@@ -1,10 +1,10 @@
-/* mip.c: the table of the model's column kinds (mip.h), and the names of
- * its columns and rows, which the backend writes into LP/MPS files. */
+/* ilp_names.c: the table of the model's column kinds (ilp_names.h), and the
+ * names of its columns and rows, which the backend writes into LP/MPS files. */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "ilp.h"
-#include "mip.h"
+#include "ilp_names.h"
 
 /* Indexed by letter. Branching: the fetch counts (13) first, O_c before
  * X_cq (glpk_backend.c). */

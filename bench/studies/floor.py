@@ -27,8 +27,8 @@ the max term adds to the footprint there. O(ops^2) with numpy.
 
 Also printed: the largest footprint of one op ("footprint_floor": no
 schedule of any makespan goes below it), and per-layer weight and KV bytes
-(the largest layer's), for the host-KV target of issue 20: the footprint
-floor plus two layers' weights plus one layer's KV.
+(the largest layer's), for the host-KV decode target greedy_table.sh
+prints: the footprint floor plus two layers' weights plus one layer's KV.
 """
 import json
 import math

@@ -9,12 +9,12 @@
 # building on meta to the graph written: no interpreter start, no import),
 # then `hoffopt analyze` reads the graph.
 # Prints a markdown table; writes it to bench/results/torch_export.md.
-# Usage: bench/torch_export.sh [HOFFOPT]   (default: build/hoffopt, built
+# Usage: bench/studies/torch_export.sh [HOFFOPT]   (default: build/hoffopt, built
 #        in Release when missing). Needs /usr/bin/python3 with
 #        python3-torch and python3-torchvision (tests/deps.sh installs them).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 tests/deps.sh time python3-torch python3-torchvision
 hoffopt=${1:-$root/build/hoffopt}

@@ -1,5 +1,5 @@
-# small_graphs.sh: sourced by exact_table.sh, probe_cbc.sh, greedy_exact.sh,
-# same_output.sh and policy_table.sh (the last two with no op cap). After
+# small_graphs.sh: sourced (not run) by bench/studies/probe_cbc.sh and
+# greedy_exact.sh, and by bench/same_output.sh (with no op cap). After
 # getopts, split_args "$@" puts the .json arguments in graphs and the
 # rest (the hoffopt options after "--") in extra; with no graph given,
 # the hoffopt graphs of data/ with at most $maxops ops (MAXOPS, default

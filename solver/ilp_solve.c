@@ -1,6 +1,7 @@
-/* ilp_decode.c: a solution's decisions, its model objective, and what
- * the model predicts for it (makespan, peak). */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+/* ilp_solve.c: the solve (through the backend, glpk_backend.c), the LP
+ * relaxation's bound, and what a solution says: its decisions, its
+ * model objective, and what the model predicts for it (makespan,
+ * peak). */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -17,18 +18,17 @@
 #include "policy.h"
 #include "sim.h"
 
-
 void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 {
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
-		bool sel = v->kind == HOFF_ILP_START || v->fixed ||
+		bool sel = v->c.kind == HOFF_CAND_START || v->fixed ||
 			   (v->zs && x[v->zs] > 0.5) ||
 			   (v->zd && x[v->zd] > 0.5);
 		pick[i] = HOFF_ILP_OFF;
 		if (!sel)
 			continue;
-		if (v->b >= m->n) {
+		if (v->c.b >= m->n) {
 			pick[i] = m->n - 1;
 			continue;
 		}
@@ -45,11 +45,6 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 			}
 		}
 	}
-}
-
-double hoff_ilp_objective_value(const hoff_ilp *m, double obj)
-{
-	return m->budget_mode ? obj * m->tu : obj * m->bu;
 }
 
 /* Instants the model can constrain: op starts, and the end of op k - 1
@@ -71,8 +66,8 @@ static double absence(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w,
 	if (w < w0 || w > w1)
 		return 0;
 #define COL(c) ((c) ? (round ? (double)(x[c] > 0.5) : x[c]) : 0)
-	double ab = v->kind == HOFF_ILP_START || v->fixed ? 1 : COL(v->zd);
-	if (v->b < m->n)
+	double ab = v->c.kind == HOFF_CAND_START || v->fixed ? 1 : COL(v->zd);
+	if (v->c.b < m->n)
 		ab -= COL(hoff_ilp_r_at(m, v, hoff_ilp_bound_of(w)));
 	if (v->zs)
 		ab += COL(hoff_ilp_q_at(m, v, w));
@@ -92,7 +87,7 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 			continue;
 		int64_t mem = m->fixed[IDX(w)];
 		for (int32_t i = 0; i < m->niv; i++)
-			mem -= m->iv[i].bytes *
+			mem -= m->iv[i].c.bytes *
 			       (int64_t)absence(m, &m->iv[i], w, x, true);
 		if (mem > peak)
 			peak = mem;
@@ -100,8 +95,8 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 	return peak;
 }
 
-void hoff_ilp_predict(const hoff_ilp *m, const double *x,
-		      int64_t *makespan_ps, int64_t *peak_bytes)
+void hoff_ilp_predict(const hoff_ilp *m, const double *x, int64_t *makespan_ps,
+		      int64_t *peak_bytes)
 {
 	double stall = 0;
 	for (int32_t k = 0; k <= m->n; k++)
@@ -112,7 +107,7 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
 		double mem = (double)m->fixed[IDX(w)];
 		for (int32_t i = 0; i < m->niv; i++)
-			mem -= (double)m->iv[i].bytes *
+			mem -= (double)m->iv[i].c.bytes *
 			       floor(absence(m, &m->iv[i], w, x, false) + 0.5);
 		if (mem > (double)peak)
 			peak = (int64_t)llround(mem);
@@ -120,4 +115,31 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x,
 	if (!m->budget_mode && m->peak_col)
 		peak = (int64_t)llround(x[m->peak_col] * m->bu);
 	*peak_bytes = peak;
+}
+
+hoff_status hoff_ilp_solve(const hoff_ilp *m, const double *start,
+			   hoff_ilp_sol *sol, hoff_err *e)
+{
+	memset(sol, 0, sizeof *sol);
+	if (m->rq.write_files && (m->o.write_lp || m->o.write_mps)) {
+		hoff_status st =
+			hoff_glpk_write(m, m->o.write_lp, m->o.write_mps, e);
+		if (st != HOFF_OK)
+			return st;
+	}
+	if (m->infeasible) {
+		sol->status = HOFF_ILP_INFEASIBLE;
+		snprintf(sol->note, sizeof sol->note, "%s", m->why);
+		return HOFF_OK;
+	}
+	return hoff_glpk_solve(m, start, sol, e);
+}
+
+hoff_status hoff_ilp_lp_bound(const hoff_ilp *m, double time_limit_s,
+			      double *bound, bool *ok, hoff_err *e)
+{
+	*ok = false;
+	if (m->infeasible)
+		return HOFF_OK;
+	return hoff_glpk_lp(m, time_limit_s, bound, ok, e);
 }

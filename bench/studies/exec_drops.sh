@@ -12,13 +12,13 @@
 # the two racing commands overlapped at all (apart: timing ordered them,
 # the gap is printed; overlapped: a real miss of --verify).
 # Prints a markdown table and the totals.
-# Usage: bench/exec_drops.sh [GRAPH ...]  (default: the small data/ graphs)
+# Usage: bench/studies/exec_drops.sh [GRAPH ...]  (default: the small data/ graphs)
 # Env: POLICIES (default "reactive lookahead:1 greedy"), SAMPLE (default
 #      12), MAX_BYTES (default 67108864), MIN_OP_S (default 0.0005),
 #      HOFFOPT (default build-exec/hoffopt, built if absent).
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 policies=(${POLICIES:-reactive lookahead:1 greedy})
 sample=${SAMPLE:-12}

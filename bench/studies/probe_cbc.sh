@@ -7,13 +7,13 @@
 # "infeasible" means no schedule within the makespan bound has a lower
 # peak: the best is optimal, proven by CBC, not by hoffopt's GLPK.
 # Prints a markdown table. Needs cbc (Debian: coinor-cbc).
-# Usage: bench/probe_cbc.sh [-b hoffopt] [-t seconds] [-c cbc seconds]
+# Usage: bench/studies/probe_cbc.sh [-b hoffopt] [-t seconds] [-c cbc seconds]
 #        [-- exact options] [graph.json ...]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 climit=120
-. "$root/bench/exact_opts.sh"
-. "$root/bench/small_graphs.sh"
+. "$root/bench/lib/exact_opts.sh"
+. "$root/bench/lib/small_graphs.sh"
 usage() { echo "usage: $0 [-b hoffopt] [-t s] [-c s] [-- options] [graphs]" >&2; exit 2; }
 own_opt() { climit=$2; } # -c
 exact_opts "b:t:c:" "$@"

@@ -1,17 +1,77 @@
-/* outfile.c: write-then-rename output files, the whole-file slurp of the
+/* fileio.c: write-then-rename output files, the whole-file slurp of the
  * readers, and the JSON string escaper of the writers.
  * Invariant: a regular target holds either its old content or the complete
  * new one, with its mode kept; a failed write leaves no temporary file
- * behind; a non-regular target (/dev/null, a FIFO, a terminal) is written
- * in place and never replaced; a symlink is followed to its target. */
+ * behind, nor does SIGINT, SIGTERM, SIGHUP or SIGPIPE once
+ * hoff_outfile_signals has run (the live temporary files are in `live`);
+ * a non-regular target (/dev/null, a FIFO, a terminal) is written in
+ * place and never replaced; a symlink is followed to its target. */
 #define _POSIX_C_SOURCE 200809L
-#include "outfile.h"
+#include "fileio.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporary files that exist now, for the signal handler to remove:
+ * a slot is set once the name is complete, and cleared after the file is
+ * renamed or removed and before the name is freed. */
+#define LIVE_MAX 16
+static char *_Atomic live[LIVE_MAX];
+
+static void live_add(char *tmp)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		char *none = NULL;
+		if (atomic_compare_exchange_strong(&live[i], &none, tmp))
+			return;
+	} /* all taken: this one is not removed on a signal */
+}
+
+static void live_drop(const char *tmp)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		char *cur = (char *)tmp;
+		if (atomic_compare_exchange_strong(&live[i], &cur, NULL))
+			return;
+	}
+}
+
+/* Removes the live temporary files, then dies of sig as it would have. */
+static void on_signal(int sig)
+{
+	for (int i = 0; i < LIVE_MAX; i++) {
+		char *p = atomic_load(&live[i]);
+		if (p)
+			unlink(p);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void hoff_outfile_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction old, sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESETHAND;
+		/* one ignored at start (nohup, a shell's background job)
+		 * stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+	/* Past a file size limit, a write fails (EFBIG: exit 2, the
+	 * temporary file removed) instead of killing the process. */
+	signal(SIGXFSZ, SIG_IGN);
+}
 
 /* The file a path names, following symlinks: a malloc'd path (caller
  * frees), or NULL with errno set. A dangling link resolves to where it
@@ -85,6 +145,7 @@ static hoff_status open_target(hoff_outfile *o, const char *path, bool stream,
 		return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", path,
 				   strerror(err));
 	}
+	live_add(o->tmp);
 	mode_t mode;
 	if (exists) {
 		mode = sb.st_mode & 07777;
@@ -146,11 +207,13 @@ const char *hoff_outfile_name(const hoff_outfile *o)
 	return o->tmp ? o->tmp : o->path;
 }
 
-hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
+/* Flushes and closes o's stream: HOFF_EIO naming the target when a write
+ * failed (o then still holds its temporary file, for abort). */
+static hoff_status finish(hoff_outfile *o, hoff_err *e)
 {
-	hoff_status st = HOFF_OK;
-	if (!o->path) {
-		if (fflush(o->f) != 0 || ferror(o->f))
+	if (!o->path) { /* stdout stays open */
+		hoff_status st = HOFF_OK;
+		if (o->f && (fflush(o->f) != 0 || ferror(o->f)))
 			st = hoff_seterr(e, HOFF_EIO,
 					 "cannot write <stdout>: %s",
 					 strerror(errno ? errno : EIO));
@@ -168,27 +231,69 @@ hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
 		}
 		o->f = NULL;
 	}
-	if (!bad && o->tmp && rename(o->tmp, o->path) != 0) {
-		bad = true;
-		err = errno;
-	}
 	if (bad)
+		return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", o->path,
+				   strerror(err ? err : EIO));
+	return HOFF_OK;
+}
+
+/* Renames o's temporary file into place (none: nothing to do), then
+ * frees o. */
+static hoff_status place(hoff_outfile *o, hoff_err *e)
+{
+	hoff_status st = HOFF_OK;
+	if (o->tmp && rename(o->tmp, o->path) != 0)
 		st = hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", o->path,
-				 strerror(err ? err : EIO));
+				 strerror(errno));
 	else if (o->tmp) {
-		free(o->tmp); /* renamed: nothing to remove */
+		live_drop(o->tmp); /* renamed: nothing to remove */
+		free(o->tmp);
 		o->tmp = NULL;
 	}
 	hoff_outfile_abort(o);
 	return st;
 }
 
+hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
+{
+	hoff_status st = finish(o, e);
+	if (st != HOFF_OK) {
+		hoff_outfile_abort(o);
+		return st;
+	}
+	return place(o, e);
+}
+
+hoff_status hoff_outfile_commit_pair(hoff_outfile *a, hoff_outfile *b,
+				     hoff_err *e)
+{
+	hoff_status st = finish(a, e);
+	if (st == HOFF_OK)
+		st = finish(b, e);
+	if (st != HOFF_OK) {
+		hoff_outfile_abort(a);
+		hoff_outfile_abort(b);
+		return st;
+	}
+	/* b's old content must not outlive a's: remove it before a lands */
+	if (b->tmp)
+		unlink(b->path);
+	st = place(a, e);
+	if (st != HOFF_OK) {
+		hoff_outfile_abort(b);
+		return st;
+	}
+	return place(b, e);
+}
+
 void hoff_outfile_abort(hoff_outfile *o)
 {
 	if (o->f && o->path)
 		fclose(o->f);
-	if (o->tmp)
+	if (o->tmp) {
 		remove(o->tmp);
+		live_drop(o->tmp);
+	}
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof *o);
@@ -239,9 +344,9 @@ hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
 			if (want < n + 2)
 				goto too_big;
 			if (!hoff_resize((void **)&b, want, 1)) {
-				st = hoff_seterr(e, HOFF_ENOMEM,
-						 "cannot read %s: out of memory",
-						 name);
+				st = hoff_seterr(
+					e, HOFF_ENOMEM,
+					"cannot read %s: out of memory", name);
 				goto out;
 			}
 			cap = want;
@@ -261,8 +366,9 @@ hoff_status hoff_slurp_max(const char *path, size_t max, char **buf,
 			goto too_big;
 		if (got == 0) {
 			if (ferror(f)) {
-				st = hoff_seterr(e, HOFF_EIO, "cannot read %s: %s",
-						 name, strerror(errno));
+				st = hoff_seterr(e, HOFF_EIO,
+						 "cannot read %s: %s", name,
+						 strerror(errno));
 				goto out;
 			}
 			break;

@@ -1,10 +1,13 @@
-/* outfile.h: output files that never appear half-written — a regular
- * target is written to a fresh temporary file (mkstemp) in its directory,
- * then renamed over it, keeping its mode; a non-regular one (/dev/null, a
- * FIFO) is written in place; a symlink is followed; "-" means stdout.
- * Also the file slurp used by every reader, bounded in size. */
-#ifndef HOFF_OUTFILE_H
-#define HOFF_OUTFILE_H
+/* fileio.h: the file input and output every reader and writer shares.
+ * Not a format: it sits in formats/ because this folder's writers, the
+ * solver's LP dump and the commands all use it. Output files never appear
+ * half-written: a regular target is written to a fresh temporary file
+ * (mkstemp) in its directory, then renamed over it, keeping its mode; a
+ * non-regular one (/dev/null, a FIFO) is written in place; a symlink is
+ * followed; "-" means stdout. Also the file slurp used by every reader,
+ * bounded in size. */
+#ifndef HOFF_FILEIO_H
+#define HOFF_FILEIO_H
 
 #include <stdio.h>
 
@@ -31,8 +34,20 @@ const char *hoff_outfile_name(const hoff_outfile *o);
 /* Flushes, closes and renames into place; on any write error removes the
  * temporary file and returns HOFF_EIO. */
 hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e);
+/* Commits two outputs that belong together (a schedule and its trace):
+ * both are flushed first, and on a write error neither lands. Then b's
+ * old target (a regular file) is removed, a is renamed into place, then
+ * b: a process killed between the two renames leaves a without b, never
+ * beside b's old content. HOFF_EIO naming the file on failure. */
+hoff_status hoff_outfile_commit_pair(hoff_outfile *a, hoff_outfile *b,
+				     hoff_err *e);
 /* Closes and removes the temporary file (after a failure). */
 void hoff_outfile_abort(hoff_outfile *o);
+/* Installs the handlers that remove the live temporary files on SIGINT,
+ * SIGTERM, SIGHUP and SIGPIPE (then die of the signal, as before; one
+ * ignored at the start stays ignored), and ignores SIGXFSZ, so a write
+ * past a file size limit is an error. For main(); not thread-safe. */
+void hoff_outfile_signals(void);
 
 /* True when a and b name the same existing regular file (device and
  * inode, after symlinks); false for "-". */

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # greedy_exact.sh: greedy's peak (overhead 1%) against exact's proven
-# optimum on bench/exact_scale.sh's generated graphs and the small graphs
-# of data/ (bench/small_graphs.sh). One `hoffopt --exact` run per graph
-# gives both (exact starts from greedy); rows where exact ends "optimal"
-# are the ones the issue asks greedy to be within 2% of. Note: exact's
-# bound is over its candidates (small tensors left out), so greedy can be
-# below it.
-# Usage: bench/greedy_exact.sh [-b hoffopt] [-t s] [-l] [graph.json ...]
+# optimum on bench/studies/exact_scale.sh's generated graphs and the small
+# graphs of data/ (bench/lib/small_graphs.sh). One `hoffopt --exact` run
+# per graph gives both (exact starts from greedy); on rows where exact
+# ends "optimal" the last column says whether greedy is within 2% of the
+# proven optimum. Note: exact's bound is over its candidates (small
+# tensors left out), so greedy can be below it.
+# Usage: bench/studies/greedy_exact.sh [-b hoffopt] [-t s] [-l] [graph.json ...]
 #   -l: the data/ graphs only (no generated ones)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 gen=1
-. "$root/bench/exact_opts.sh"
+. "$root/bench/lib/exact_opts.sh"
 usage() { echo "usage: $0 [-b hoffopt] [-t s] [-l] [graph.json ...]" >&2; exit 2; }
 own_opt() { gen=0; } # -l
 exact_opts "b:t:l" "$@"
 shift "$nopts"
 need_hoff
-# shellcheck source=small_graphs.sh
-. "$root/bench/small_graphs.sh"
+# shellcheck source=../lib/small_graphs.sh
+. "$root/bench/lib/small_graphs.sh"
 split_args "$@"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -33,7 +33,7 @@ if [ "$gen" = 1 ]; then
 		"$hoff" gen "${a[@]}" -o "$tmp/gen$i.json"
 		names+=("$name|$tmp/gen$i.json")
 		i=$((i + 1))
-	done < <(sed -n 's/^\t"\(.*|.*\)"$/\1/p' "$root/bench/exact_scale.sh")
+	done < <(sed -n 's/^\t"\(.*|.*\)"$/\1/p' "$root/bench/studies/exact_scale.sh")
 fi
 i=0
 for n in "${names[@]}"; do

@@ -9,10 +9,10 @@
 # kernel): it materialises batch x heads x seq x seq score tensors, which
 # gen's attention core does not; the table lists those bytes at the peak.
 # Prints a markdown table; writes it to bench/results/torch_gen_compare.md.
-# Usage: bench/torch_gen_compare.sh [HOFFOPT]   (default build/hoffopt)
+# Usage: bench/studies/torch_gen_compare.sh [HOFFOPT]   (default build/hoffopt)
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 tests/deps.sh python3-torch python3-torchvision
 hoffopt=${1:-$root/build/hoffopt}

@@ -1,12 +1,12 @@
-/* mip.h: the kinds of the model's columns, in one table that the model's
+/* ilp_names.h: the kinds of the model's columns, in one table that the model's
  * files (ilp_*.c) and the solver backend (glpk_backend.c) both read:
  * each kind's letter (hoff_ilp.ctag, and the first letter of its name in
  * LP/MPS files), how the backend branches on it, and how a warm start
- * reads it off a simulated schedule. Private to solver/; mip.c defines
+ * reads it off a simulated schedule. Private to solver/; ilp_names.c defines
  * the table and the column and row names, which need nothing else of
  * the model's files, so the backend does not call back into them. */
-#ifndef HOFF_MIP_H
-#define HOFF_MIP_H
+#ifndef HOFF_ILP_NAMES_H
+#define HOFF_ILP_NAMES_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,445 @@
+"""test_replay.py: the plan run inside PyTorch (hoffopt_torch.replay).
+
+Groups (tests/torch/run.py test_replay.GROUP, one ctest test each):
+- Small: the GPT-style decoder of models.py (train) under the schedules of
+  none, reactive, greedy at 1% and greedy under a 60% budget: bit-equal
+  to eager PyTorch, device-side peak equal to `hoffopt simulate`'s (or,
+  where stores are in flight, equal once the simulator's in-flight
+  stores are added, step by step); three hand-edited wrong schedules
+  rejected naming the op; the CLI and --emit-python; --measure and
+  --times-from (a synthetic Kineto trace, and the profiler's own on the
+  CPU).
+- Cuda: the GPT on CUDA, bit-equal to eager CUDA; skipped without a GPU
+  (run with run.py test_replay.Cuda; never run so far).
+- Resnet (heavy, run once): torchvision resnet18, train, batch 8 at 64x64
+  pixels (224 takes minutes on the shared 2-core machine), the same four
+  schedules; --emit-python's script for it runs and gives the same bits.
+- Vit (heavy, run once): torchvision vit_b_16, infer, weights on the
+  host, batch 2 at 32x32 pixels (4 patches; the 86M weights are what
+  moves), the same four schedules.
+No test asserts a wall time.
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import torch
+
+from test_export import BIN, HERE, PY, ROOT, V1, Tmp, hoffopt
+import hoffopt_torch
+import models
+from hoffopt_torch import replay
+
+POLICIES = (("none", ["--policy", "none"]),
+            ("reactive", ["--policy", "reactive"]),
+            ("greedy", ["--greedy"]),
+            ("greedy60", ["--greedy", "--budget", "60%"]))
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "formats", "torch"))
+
+
+def simulate(g, s, trace=None):
+    args = ["simulate", g, s, "--json"] + (["--trace", trace] if trace
+                                           else [])
+    return json.loads(hoffopt(*args, check=False).stdout)
+
+
+class Base(Tmp):
+    def plans(self, gpath):
+        out = {}
+        for name, args in POLICIES:
+            s = self.path(name + ".schedule.json")
+            hoffopt(*(args + [gpath, "-o", s]))
+            out[name] = s
+        return out
+
+    def replay_all(self, model, x, mode, loss=None, **kw):
+        """Exports, plans the four schedules, replays each: bit-equal and
+        the peak against simulate's. Returns {policy: (peak, sim peak)}."""
+        g = self.path("g.json")
+        hoffopt_torch.export(model, x, path=g, mode=mode, loss=loss, v1=V1,
+                             **kw)
+        figures = {}
+        for name, s in self.plans(g).items():
+            rp = replay.prepare(model, x, g, s, mode=mode, loss=loss)
+            res = rp.run()
+            n, bad = rp.compare(res)
+            self.assertGreater(n, 0)
+            self.assertEqual(bad, [], name)
+            tr = self.path("t.json")
+            sim = simulate(g, s, tr)
+            self.assertTrue(sim["valid"], name)
+            with open(tr) as f:
+                ex = replay.explain_peak(res, json.load(f))
+            print("%s: replay peak %d B at step %s, simulate %d B; with "
+                  "the stores in flight %d B at step %s (%d stores); "
+                  "%d tensors bit-equal"
+                  % (name, res.peak, res.peak_step, sim["peak_bytes"],
+                     ex["explained_peak"], ex["at_step"],
+                     len(ex["in_flight"]), n))
+            self.assertLessEqual(res.peak, sim["peak_bytes"], name)
+            self.assertEqual(ex["explained_peak"], sim["peak_bytes"], name)
+            if res.peak != sim["peak_bytes"]:
+                self.assertTrue(ex["in_flight"], name)
+            figures[name] = (res.peak, sim["peak_bytes"])
+            self.assertGreater(res.pool.released, 0)
+        return figures
+
+
+class Small(Base, unittest.TestCase):
+    def gpt(self):
+        torch.manual_seed(0)
+        return models.GPT(), torch.randint(0, 256, (4, 64))
+
+    def test_gpt_train_four_schedules(self):
+        m, x = self.gpt()
+        f = self.replay_all(m, (x,), "train", models.next_token_loss)
+        self.assertEqual(f["none"][0], f["none"][1])  # nothing in flight
+
+    def edited(self, edit):
+        """A greedy plan of the GPT under a 60% budget, edited; returns
+        (graph path, the edited schedule's path, the replay's error)."""
+        m, x = self.gpt()
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        s = self.path("s.json")
+        hoffopt("--greedy", g, "-o", s, "--budget", "60%")
+        with open(s) as f:
+            sched = json.load(f)
+        with open(g) as f:
+            graph = json.load(f)
+        steps, expect = edit(sched["steps"], graph)
+        sched["steps"] = steps
+        sched.pop("summary", None)
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            json.dump(sched, f)
+        rp = replay.prepare(m, (x,), g, bad, loss=models.next_token_loss)
+        with self.assertRaises(replay.PlanError) as cm:
+            rp.run()
+        msg = str(cm.exception)
+        print("rejected: " + msg)
+        for e in expect:
+            self.assertIn(e, msg)
+        self.assertEqual(hoffopt("simulate", g, bad,
+                                 check=False).returncode, 1)
+        return msg
+
+    @staticmethod
+    def uses(graph):
+        return {o["id"]: o.get("inputs", []) + o.get("updates", [])
+                for o in graph["ops"]}
+
+    def test_prefetch_removed(self):
+        def edit(steps, graph):
+            uses = self.uses(graph)
+            i = next(i for i, st in enumerate(steps) if "prefetch" in st)
+            t = steps[i]["prefetch"]
+            op = next(st["op"] for st in steps[i:] if "op" in st and
+                      t in uses[st["op"]])
+            return steps[:i] + steps[i + 1:], ["op %s reads %s" % (op, t)]
+        self.edited(edit)
+
+    def test_store_after_next_use(self):
+        def edit(steps, graph):
+            uses = self.uses(graph)
+            for i, st in enumerate(steps):
+                if "store" not in st:
+                    continue
+                t = st["store"]
+                u = next((j for j in range(i + 1, len(steps))
+                          if "op" in steps[j] and t in uses[steps[j]["op"]]),
+                         None)
+                if u is None:
+                    continue
+                moved = steps[:i] + steps[i + 1:u + 1] + [st] + \
+                    steps[u + 1:]
+                return moved, ["%s is already on the device side" % t,
+                               "its next use: op %s" % steps[u]["op"]]
+            self.fail("no store with a later use")
+        self.edited(edit)
+
+    def test_detach_of_dirty_state(self):
+        def edit(steps, graph):
+            i = next(i for i, st in enumerate(steps)
+                     if st.get("op", "").startswith("adam/"))
+            w = steps[i]["op"][len("adam/"):]
+            return steps[:i + 1] + [{"detach": w}] + steps[i + 1:], \
+                ["detach of %s, dirty persistent state" % w,
+                 "written by op adam/%s" % w]
+        self.edited(edit)
+
+    def test_recompute_and_drop(self):
+        # each forward addmm's result that the backward reads again: dropped
+        # after its last forward use, its op re-run just before its first
+        # backward use (a hand-made FORMAT v2 schedule); the replay re-runs
+        # the aten call and must stay bit-equal, with a lower peak
+        m, x = self.gpt()
+        g = self.path("g.json")
+        graph = hoffopt_torch.export(m, (x,), path=g, v1=V1,
+                                     loss=models.next_token_loss)
+        s = self.path("none.json")
+        hoffopt("--policy", "none", g, "-o", s)
+        with open(s) as f:
+            sched = json.load(f)
+        ops = {o["id"]: o for o in graph["ops"]}
+        weights = {t["id"] for t in graph["tensors"] if t["kind"] == "weight"}
+        steps = sched["steps"]
+        users = {}
+        for i, st in enumerate(steps):
+            if "op" in st:
+                o = ops[st["op"]]
+                for t in o.get("inputs", []) + o.get("updates", []):
+                    users.setdefault(t, []).append(i)
+        drops, recs = {}, {}
+        for o in graph["ops"]:
+            if o["kind"] != "matmul" or o["id"].startswith("grad:"):
+                continue
+            out = o["outputs"][0]
+            bwd = [i for i in users.get(out, [])
+                   if steps[i]["op"].startswith("grad:")]
+            fwd = [i for i in users.get(out, []) if i < bwd[0]] \
+                if bwd else []
+            # its inputs still there at bwd[0]: weights, or read again later
+            if not fwd or not all(
+                    t in weights or any(i >= bwd[0] for i in users[t])
+                    for t in o["inputs"]):
+                continue
+            drops.setdefault(fwd[-1], []).append({"drop": out})
+            recs.setdefault(bwd[0], []).append({"recompute": o["id"]})
+        self.assertGreaterEqual(len(recs), 2)
+        new = []
+        for i, st in enumerate(steps):
+            new += recs.get(i, []) + [st] + drops.get(i, [])
+        sched = {"format": "hoffopt.schedule", "version": 2, "steps": new}
+        rp = replay.prepare(m, (x,), g, sched, loss=models.next_token_loss)
+        res = rp.run()
+        n, bad = rp.compare(res)
+        self.assertEqual(bad, [])
+        base = replay.prepare(m, (x,), g, s,
+                              loss=models.next_token_loss).run()
+        print("%d recomputes: peak %d B, none's %d B"
+              % (len(recs), res.peak, base.peak))
+        self.assertLess(res.peak, base.peak)
+        # a recompute of an op that updates (Adam) is refused
+        adam = [o["id"] for o in graph["ops"] if o["kind"] == "optimizer"]
+        bad_s = dict(sched, steps=new + [{"recompute": adam[0]}])
+        with self.assertRaises(replay.PlanError) as cm:
+            replay.prepare(m, (x,), g, bad_s,
+                           loss=models.next_token_loss).run()
+        self.assertIn("op %s is not recomputable" % adam[0],
+                      str(cm.exception))
+
+    def test_cli_and_emit_python(self):
+        g, s, e = self.path("g.json"), self.path("s.json"), self.path("e.py")
+        model = os.path.join(HERE, "models.py") + ":gpt_small"
+        lossf = os.path.join(HERE, "models.py") + ":next_token_loss"
+        base = [PY, "-m", "hoffopt_torch"]
+        r = subprocess.run(base + [model, "--loss", lossf, "-o", g] +
+                           (["--v1"] if V1 else []), env=ENV,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        hoffopt("--greedy", g, "-o", s)
+        r = subprocess.run(base + ["run", model, "--loss", lossf, "--graph",
+                                   g, "--schedule", s, "--emit-python", e],
+                           env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("bit-equal to eager PyTorch", r.stdout)
+        with open(e) as f:
+            code = f.read()
+        # one line a node: each aten call and cache op with its step
+        with open(s) as f:
+            nsteps = len(json.load(f)["steps"])
+        for k in (0, nsteps - 1):
+            self.assertIn("# step %d:" % k, code)
+        self.assertIn("torch.ops.aten.embedding.default(", code)
+        self.assertIn("pool.prefetch(", code)
+        r2 = subprocess.run([PY, e], env=dict(os.environ), cwd=self.dir,
+                            capture_output=True, text=True)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertIn("bit-equal to eager PyTorch", r2.stdout)
+        # a wrong plan through the CLI: exit 1, one line
+        with open(s) as f:
+            sched = json.load(f)
+        sched["steps"] = [st for st in sched["steps"] if "prefetch" not in st]
+        with open(s, "w") as f:
+            json.dump(sched, f)
+        r = subprocess.run(base + ["run", model, "--loss", lossf, "--graph",
+                                   g, "--schedule", s], env=ENV,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("invalid schedule: step", r.stderr)
+
+    def test_graph_of_another_model_refused(self):
+        m, x = self.gpt()
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        s = self.path("s.json")
+        hoffopt("--policy", "none", g, "-o", s)
+        other = models.GPT(layers=1)
+        with self.assertRaises(replay.ReplayError) as cm:
+            replay.prepare(other, (x,), g, s, loss=models.next_token_loss)
+        self.assertIn("ops, the model traced now has", str(cm.exception))
+
+    def test_measure(self):
+        m, x = self.gpt()
+        g = hoffopt_torch.export(m, (x,), loss=models.next_token_loss,
+                                 v1=V1)
+        times = replay.measure(m, (x,), g, loss=models.next_token_loss,
+                               reps=3)
+        self.assertEqual(len(times), len(g["ops"]))
+        self.assertTrue(all(t > 0 for t in times))
+        # the module is untouched by the runs (in-place ops are undone)
+        m2, _ = self.gpt()
+        for a, b in zip(m.parameters(), m2.parameters()):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_measure_cli(self):
+        g = self.path("g.json")
+        model = os.path.join(HERE, "models.py") + ":gpt_small"
+        r = subprocess.run([PY, "-m", "hoffopt_torch", model, "--mode",
+                            "infer", "--measure", "2", "-o", g], env=ENV,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(g) as f:
+            gr = json.load(f)
+        self.assertTrue(all(o["time_s"] > 0 for o in gr["ops"]))
+        s = self.path("s.json")
+        hoffopt("--policy", "none", g, "-o", s)
+        sim = simulate(g, s)
+        self.assertAlmostEqual(sim["compute_s"],
+                               sum(o["time_s"] for o in gr["ops"]),
+                               delta=1e-9 * len(gr["ops"]))
+
+    def test_times_from_synthetic_trace(self):
+        m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Linear(16, 4)).eval()
+        g = hoffopt_torch.export(m, torch.randn(4, 8), mode="infer")
+        self.assertEqual([o["id"] for o in g["ops"]],
+                         ["0/addmm#0", "1/relu#1", "2/addmm#2"])
+
+        def x(name, ts, dur, tid=1, cat="cpu_op", **args):
+            return {"ph": "X", "name": name, "cat": cat, "ts": ts,
+                    "dur": dur, "tid": tid, "pid": 1, "args": args}
+        ev = [x("aten::linear", 0, 100), x("aten::t", 1, 2),
+              x("aten::addmm", 5, 90),
+              x("cudaLaunchKernel", 10, 5, cat="cuda_runtime",
+                correlation=7),
+              x("aten::addmm", 20, 10),     # nested in the first: skipped
+              x("gemm_kernel", 40, 30, tid=7, cat="kernel", correlation=7),
+              x("aten::relu", 200, 50),
+              x("aten::linear", 300, 100), x("aten::addmm", 310, 80)]
+        times, miss = replay.times_from_trace(g, {"traceEvents": ev})
+        # the first addmm: its one kernel (30 us); relu: its own 50 us (no
+        # kernel); the second addmm: its own 80 us
+        self.assertEqual(miss, [])
+        self.assertEqual([round(t * 1e6, 6) for t in times], [30, 50, 80])
+        times, miss = replay.times_from_trace(g, {"traceEvents": ev[:7]})
+        self.assertEqual(miss, ["2/addmm#2"])
+        self.assertIsNone(times[2])
+        # the CLI names what it could not match
+        tr = self.path("tr.json")
+        with open(tr, "w") as f:
+            json.dump({"traceEvents": ev[:7]}, f)
+        mf = self.path("mlp.py")
+        with open(mf, "w") as f:
+            f.write("import torch\ndef f():\n    return torch.nn.Sequential("
+                    "torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn."
+                    "Linear(16, 4)), (torch.randn(4, 8),)\n")
+        from test_frontend import run_main
+        rc, err = run_main([mf + ":f", "--mode", "infer", "--times-from",
+                            tr, "-o", self.path("g.json")])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("1 of 3 ops not matched, kept on the roofline: "
+                      "2/addmm#2", err)
+        with open(self.path("g.json")) as f:
+            gr = json.load(f)
+        self.assertEqual([o.get("time_s") for o in gr["ops"]],
+                         [3e-05, 5e-05, None])
+
+    def test_times_from_cpu_profiler(self):
+        from torch.profiler import ProfilerActivity, profile
+        m, x = self.gpt()
+        m.eval()
+        g = hoffopt_torch.export(m, (x,), mode="infer")
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            with torch.no_grad():
+                m(x)
+        tr = self.path("prof.json")
+        prof.export_chrome_trace(tr)
+        with open(tr) as f:
+            times, miss = replay.times_from_trace(g, json.load(f))
+        print("profiler trace: %d of %d ops matched; unmatched: %s"
+              % (len(g["ops"]) - len(miss), len(g["ops"]), miss))
+        self.assertEqual(miss, [])
+        self.assertTrue(all(t >= 0 for t in times))
+
+
+@unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
+class Cuda(Base, unittest.TestCase):
+    """The CUDA path (streams, events, record_stream): the GPT under the
+    four schedules, bit-equal to eager CUDA. Skipped without a GPU (none
+    was lent while it was written: it has never run)."""
+
+    def test_gpt_train_cuda(self):
+        torch.manual_seed(0)
+        m, x = models.GPT(), torch.randint(0, 256, (4, 64))
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        for name, s in self.plans(g).items():
+            rp = replay.prepare(m, (x,), g, s, loss=models.next_token_loss,
+                                device="cuda")
+            res = rp.run()
+            n, bad = rp.compare(res)
+            self.assertEqual(bad, [], name)
+            print("%s: cuda peak %d B, max_memory_allocated %d B"
+                  % (name, res.peak, torch.cuda.max_memory_allocated()))
+
+
+class Resnet(Base, unittest.TestCase):
+    def test_resnet18_train_four_schedules_and_emit(self):
+        import torchvision
+        torch.manual_seed(0)
+        m = torchvision.models.resnet18(weights=None)
+        x = torch.randn(8, 3, 64, 64)
+        self.replay_all(m, (x,), "train")
+        # the CLI on the same model (seed 0, batch 8, 64 pixels) and its
+        # emitted script
+        g, s, e = self.path("g2.json"), self.path("s2.json"), \
+            self.path("e.py")
+        spec = ["torchvision:resnet18", "--batch", "8", "--image-size", "64"]
+        base = [PY, "-m", "hoffopt_torch"]
+        r = subprocess.run(base + spec + ["-o", g] + (["--v1"] if V1 else []),
+                           env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        hoffopt("--greedy", g, "-o", s)
+        r = subprocess.run(base + ["run"] + spec + ["--graph", g,
+                                                    "--schedule", s,
+                                                    "--emit-python", e,
+                                                    "--no-check"],
+                           env=ENV, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = subprocess.run([PY, e], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("bit-equal to eager PyTorch", r.stdout)
+        with open(e) as f:
+            code = f.read()
+        self.assertIn("torch.ops.aten.convolution_backward.default(", code)
+
+
+class Vit(Base, unittest.TestCase):
+    def test_vit_b_16_infer_weights_on_host(self):
+        import torchvision
+        torch.manual_seed(0)
+        m = torchvision.models.vit_b_16(weights=None, image_size=32).eval()
+        x = torch.randn(2, 3, 32, 32)
+        self.replay_all(m, (x,), "infer", weights_home="host")
+
+
+if __name__ == "__main__":
+    unittest.main()
