@@ -932,6 +932,7 @@ static hoff_sched *fitted(const hoff_graph *g, int64_t budget)
  * ms, under g), fetched after f2 (5-7 ms, under h, where a, d, e are
  * 5 MB): the round trip over three ops costs no stall, 8 ms of compute,
  * peak 5 MB. */
+/* clang-format off */
 static const char *short_gap =
 	GRAPH("100000000",
 	      T("x", "1", "input") "," T("a", "2", "activation") ","
@@ -944,6 +945,7 @@ static const char *short_gap =
 	      OP("f2", "\"c\"", "\"d\"", "0.001") ","
 	      OP("h", "\"d\"", "\"e\"", "0.002") ","
 	      OP("f3", "\"a\", \"e\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_fit_short_gap(void **state)
 {
@@ -979,6 +981,7 @@ static void test_fit_short_gap(void **state)
  * f2 runs 4.002-8.002 ms with a gone; a's fetch fits only once f2 has
  * freed b (8.002-10.002 ms), f3 10.002-11.002 ms. Peak at f3: a, c, y
  * and w, 5.001 MB. */
+/* clang-format off */
 static const char *wait_store =
 	GRAPH("100000000",
 	      T("x", "1", "input") ","
@@ -989,6 +992,7 @@ static const char *wait_store =
 	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
 	      OP("f2", "\"b\", \"w\"", "\"c\"", "0.004") ","
 	      OP("f3", "\"a\", \"c\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_fit_waits_for_stores(void **state)
 {
@@ -1020,6 +1024,7 @@ static void test_fit_waits_for_stores(void **state)
  * no slower than reactive's: a fetched 0-2 ms, f0 2-3, a detached, f1
  * 3-7, a fetched again 7-9 (f1 holds 6 MB until then), f2 9-10 ms.
  * Reactive also fits (6 MB) but stores y after f2: 11 ms. */
+/* clang-format off */
 static const char *only_slow_fits =
 	GRAPH("6000000",
 	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"input\", "
@@ -1029,6 +1034,7 @@ static const char *only_slow_fits =
 	      "{\"id\": \"f1\", \"inputs\": [\"c\"], \"outputs\": [\"b\"], "
 	      "\"time_s\": 0.004, \"workspace_bytes\": 4000000},"
 	      OP("f2", "\"a\", \"b\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_no_dead_end(void **state)
 {
