@@ -1186,6 +1186,68 @@ static void test_exact_reports(void **state)
 	assert_true(contains("out", "below: a schedule under bound_over_cand"));
 }
 
+/* Graphs with nothing to move: one op, and none. Under the sanitizer
+ * build every planner (and a budget) runs clean, exit 0: no "runtime
+ * error" (UBSan's qsort(NULL, 0) in greedy's refine_best, issue 34 item
+ * 4, aborted them with exit 1; greedy's fix). */
+static void test_nothing_to_move(void **state)
+{
+	(void)state;
+	need_bin();
+	static const char *const graphs[] = {
+		"one.json",
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": "
+		"\"one\", \"machine\": {\"device\": {\"name\": \"d\", "
+		"\"memory_bytes\": 100000000, \"flops_per_s\": 7e14, "
+		"\"mem_bandwidth_Bps\": 3e12, \"op_overhead_s\": 0}, "
+		"\"tiers\": [{\"name\": \"host\", \"capacity_bytes\": 1e12, "
+		"\"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, \"latency_s\": 0}]}, "
+		"\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000, \"kind\": "
+		"\"input\"}, {\"id\": \"y\", \"bytes\": 1000000, \"kind\": "
+		"\"output\"}], \"ops\": [{\"id\": \"op0\", \"kind\": \"mm\", "
+		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": "
+		"0.001}]}",
+		"zero.json",
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": "
+		"\"zero\", \"machine\": {\"device\": {\"name\": \"d\", "
+		"\"memory_bytes\": 100000000, \"flops_per_s\": 7e14, "
+		"\"mem_bandwidth_Bps\": 3e12, \"op_overhead_s\": 0}, "
+		"\"tiers\": [{\"name\": \"host\", \"capacity_bytes\": 1e12, "
+		"\"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, \"latency_s\": 0}]}, "
+		"\"tensors\": [], \"ops\": []}",
+	};
+	static const char *const cmds[] = {
+		"--greedy %s -o s.json",
+		"--exact %s --quiet",
+		"compare %s --quiet",
+		"--greedy %s --budget 100%%",
+		"--exact %s --budget 100%% --quiet",
+	};
+	int bad = 0;
+	for (size_t i = 0; i < 4; i += 2) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, graphs[i]);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(graphs[i + 1], f);
+		assert_int_equal(fclose(f), 0);
+		for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
+			char cmd[256];
+			snprintf(cmd, sizeof cmd, cmds[k], graphs[i]);
+			int rc = sh("$H %s > out 2> err", cmd);
+			char *t = slurp("err");
+			if (rc != 0 || strstr(t, "runtime error") ||
+			    strstr(t, "Sanitizer")) {
+				print_message("hoffopt %s: exit %d\n%s\n", cmd,
+					      rc, t);
+				bad++;
+			}
+			free(t);
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1225,6 +1287,7 @@ int main(void)
 		cmocka_unit_test(test_exact_bytes),
 		cmocka_unit_test(test_small_things),
 		cmocka_unit_test(test_deps_waits_for_lock),
+		cmocka_unit_test(test_nothing_to_move),
 		cmocka_unit_test(test_exact_reports),
 	};
 	return cmocka_run_group_tests(tests, setup_bin, teardown_bin);
