@@ -16,14 +16,26 @@
  *    the budget, at op k. Try the moves that can relieve it: evict a
  *    tensor over a gap around k (Belady's choice first: the most of the
  *    excess times the ops to its next use; a short gap's round trip is a
- *    candidate like a long one), alone or with a wait before k; a wait
- *    alone; a prefetch issued before k for a later op issued after k.
- *    Keep the move that puts the first instant over the budget latest
- *    (then least over, then fastest). Repeat until the plan fits.
- * 2. Stalls. At the op that waits longest: its prefetches issued earlier
- *    (galloping), its wait moved or removed, prefetches queued ahead of
- *    it held back past it, its round trips dropped; keep the first move
- *    that is faster and still fits; repeat at the longest stall.
+ *    candidate like a long one), alone or with a wait before k (or
+ *    before the op its queued store now overruns); a wait alone; a
+ *    prefetch issued before k for a later op issued after k. Keep the
+ *    move that puts the first instant over the budget latest (then least
+ *    over, then fastest), or (variants) of those that get past k the
+ *    fastest: the least cost in stall. Repeat until the plan fits.
+ * 2. Stalls, against the budget. First the stream: every taken prefetch
+ *    re-issued as early as the budget allows on the plan's memory per
+ *    op, earliest consumer first (on a link-bound stretch the link never
+ *    idles while memory could hold what comes next). Then, at the op
+ *    that waits longest: its prefetches issued where their transfer
+ *    would end as it could start (then galloping earlier), its wait
+ *    moved or removed, prefetches ahead of it held back past it, its
+ *    round trips dropped; keep the first move that is faster and still
+ *    fits; repeat at the longest stall. A move that is faster but over
+ *    the budget is an exchange: phase 1's repairs relieve the budget
+ *    elsewhere, and it is kept if the result still wins.
+ * Four variants (the excess now or to come in the eviction's score; the
+ * closer or the cheaper repair) run in parallel; the best is kept, in a
+ * fixed order, so the result does not depend on the threads.
  * Every schedule it returns has passed the simulator. A fetch is never
  * issued at the boundary its eviction leaves (no store and immediate
  * re-fetch): an evicted interval covers at least one op.
@@ -767,8 +779,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	size_t n = (size_t)g->nops;
 	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
 	f->trial = hoff_alloc(m + 1, sizeof *f->trial);
-	/* pf is also the scratch of the by_b fill below: n + 1 slots */
-	f->pf = hoff_alloc((m > n ? m : n) + 1, sizeof *f->pf);
+	f->pf = hoff_alloc(m + 1, sizeof *f->pf);
 	f->by_b = hoff_alloc(m + 1, sizeof *f->by_b);
 	f->by_size = hoff_alloc(m + 1, sizeof *f->by_size);
 	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);

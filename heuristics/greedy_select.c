@@ -35,6 +35,13 @@ static void place(plan *pl)
 				? 0
 				: greedy_first_at(pl, c->a + 1, d->evict_end);
 	}
+	/* (v2) duplex: the stores' spans slow the prefetches, and the
+	 * prefetches' (ps, on tiers pt) the stores after them */
+	int32_t soff[HOFF_MAX_TIERS + 1];
+	hoff_busy *ps = pl->dspan + pl->ncand + 1;
+	int32_t *pt = pl->order, np = 0; /* scratch */
+	if (pl->duplex)
+		greedy_store_spans(pl, soff);
 	/* Prefetches, backward from the deadline per h2d channel. */
 	for (int32_t r = 0; r < g->ntiers; r++)
 		chan[2 * r] = INT64_MAX;
@@ -49,12 +56,25 @@ static void place(plan *pl)
 		}
 		int64_t *h2d = &chan[2 * c->tier];
 		int64_t end = pl->T[c->b] < *h2d ? pl->T[c->b] : *h2d;
-		int64_t start = end - c->fetch_ps;
+		int32_t f = g->tier[c->tier].h2d_duplex_ppm;
+		int64_t start =
+			pl->duplex && f < HOFF_DUPLEX_ONE
+				? hoff_duplex_start(pl->dspan + soff[c->tier],
+						    soff[c->tier + 1] -
+							    soff[c->tier],
+						    end, c->fetch_ps, f)
+				: end - c->fetch_ps;
 		int64_t earliest = d->evict_end;
-		if (start < earliest)
+		if (start < earliest) {
+			end += earliest - start;
 			start = earliest;
+		}
 		*h2d = start;
 		d->slot = start;
+		if (pl->duplex) {
+			ps[np] = (hoff_busy){start, end};
+			pt[np++] = c->tier;
+		}
 		int32_t p = greedy_boundary_before(pl, start, c->b);
 		if (p < d->pmin)
 			p = d->pmin;
@@ -64,6 +84,8 @@ static void place(plan *pl)
 			p = c->b - 1;
 		d->p = p;
 	}
+	if (pl->duplex)
+		greedy_restore(pl, ps, pt, np);
 	/* Coverage into M. */
 	memset(pl->delta, 0, ((size_t)pl->n + 1) * sizeof *pl->delta);
 	for (size_t i = 0; i < pl->ncand; i++) {
