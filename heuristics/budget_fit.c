@@ -50,6 +50,7 @@
 #include "candidates.h"
 #include "emit.h"
 #include "sim.h"
+#include "sort.h"
 
 #define OFF	       (-2) /* a pick: the interval is not taken */
 #define NEVICT	       5    /* eviction moves tried per repair */
@@ -110,8 +111,6 @@ typedef struct fit {
 	hoff_err *e;
 } fit;
 
-static _Thread_local const fit *sort_fit;
-
 static int by_a_t(const void *x, const void *y)
 {
 	const hoff_cand *a = x, *b = y;
@@ -122,11 +121,14 @@ static int by_a_t(const void *x, const void *y)
 	return (a->b > b->b) - (a->b < b->b);
 }
 
-static int by_pick(const void *x, const void *y)
+/* Interval indices by f->key, then boundary b, then start t (hoff_sort_ctx
+ * with the fit as context). */
+static int by_pick(const void *x, const void *y, void *ctx)
 {
+	const fit *f = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_cand *a = &sort_fit->iv[i], *b = &sort_fit->iv[j];
-	int32_t pa = sort_fit->key[i], pb = sort_fit->key[j];
+	const hoff_cand *a = &f->iv[i], *b = &f->iv[j];
+	int32_t pa = f->key[i], pb = f->key[j];
 	if (pa != pb)
 		return pa < pb ? -1 : 1;
 	if (a->b != b->b)
@@ -134,10 +136,12 @@ static int by_pick(const void *x, const void *y)
 	return (a->t > b->t) - (a->t < b->t);
 }
 
-static int by_bytes(const void *x, const void *y)
+/* Interval indices, largest first, then by index (context: the fit). */
+static int by_bytes(const void *x, const void *y, void *ctx)
 {
+	const fit *f = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t a = sort_fit->iv[i].bytes, b = sort_fit->iv[j].bytes;
+	int64_t a = f->iv[i].bytes, b = f->iv[j].bytes;
 	if (a != b)
 		return a > b ? -1 : 1;
 	return (i > j) - (i < j);
@@ -198,10 +202,8 @@ static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
 	for (int32_t i = 0; i < f->niv; i++)
 		if (pick[i] != OFF && f->iv[i].b < f->n)
 			f->pf[np++] = i;
-	sort_fit = f;
 	f->key = pick;
-	if (np > 1)
-		qsort(f->pf, (size_t)np, sizeof *f->pf, by_pick);
+	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < f->n; q++) {
 		if (q >= 0)
@@ -824,9 +826,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	for (int32_t i = 0; i < f->niv; i++)
 		f->by_b[fill[f->iv[i].b]++] = i;
 	free(fill);
-	sort_fit = f;
-	if (m > 1)
-		qsort(f->by_size, m, sizeof *f->by_size, by_bytes);
+	hoff_sort_ctx(f->by_size, m, sizeof *f->by_size, by_bytes, f);
 	return HOFF_OK;
 }
 
