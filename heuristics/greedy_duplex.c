@@ -12,15 +12,6 @@
 #include "duplex_time.h"
 #include "greedy_internal.h"
 
-bool greedy_has_duplex(const hoff_graph *g)
-{
-	for (int32_t r = 0; r < g->ntiers; r++)
-		if (g->tier[r].h2d_duplex_ppm < HOFF_DUPLEX_ONE ||
-		    g->tier[r].d2h_duplex_ppm < HOFF_DUPLEX_ONE)
-			return true;
-	return false;
-}
-
 void greedy_store_spans(plan *pl, int32_t off[HOFF_MAX_TIERS + 1])
 {
 	const hoff_graph *g = pl->g;

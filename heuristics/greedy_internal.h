@@ -149,6 +149,8 @@ void greedy_plan_reset(plan *pl);
 /* Nominal coverage of every candidate against pl->T, and the sweep's
  * buckets. */
 void greedy_nominal_all(plan *pl);
+/* Whether some tier of g has a duplex factor under 1. */
+bool greedy_has_duplex(const hoff_graph *g);
 /* First op index j >= from with T[j] >= t (n when none). */
 int32_t greedy_first_at(const plan *pl, int32_t from, int64_t t);
 /* Last boundary p (after op p, -1 before op 0) with T[p + 1] <= t. */
@@ -167,8 +169,6 @@ int64_t greedy_peak_of(const plan *pl);
 hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st);
 
 /* greedy_duplex.c */
-/* Whether some tier of g has a duplex factor under 1. */
-bool greedy_has_duplex(const hoff_graph *g);
 /* The placed stores' spans into pl->dspan, tier r's from off[r]. */
 void greedy_store_spans(plan *pl, int32_t off[HOFF_MAX_TIERS + 1]);
 /* The stores placed again, each slowed by the prefetches' spans ps[k]

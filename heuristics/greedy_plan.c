@@ -15,6 +15,15 @@
 #include "emit.h"
 #include "greedy_internal.h"
 
+bool greedy_has_duplex(const hoff_graph *g)
+{
+	for (int32_t r = 0; r < g->ntiers; r++)
+		if (g->tier[r].h2d_duplex_ppm < HOFF_DUPLEX_ONE ||
+		    g->tier[r].d2h_duplex_ppm < HOFF_DUPLEX_ONE)
+			return true;
+	return false;
+}
+
 int32_t greedy_first_at(const plan *pl, int32_t from, int64_t t)
 {
 	/* T never decreases and the answer is usually a few ops past from:
