@@ -9,6 +9,7 @@
 
 #include "emit.h"
 #include "greedy_internal.h"
+#include "sort.h"
 
 /* Step 4: places the selected intervals on their channels, then derives
  * coverage and the memory profile M. */
@@ -344,13 +345,13 @@ bool greedy_emits(const plan *pl, size_t i)
 	       (pl->g->repeat && hoff_cand_goes_home(pl->g, c));
 }
 
-static _Thread_local const plan *sort_plan; /* for qsort's comparator */
-
-static int by_issue(const void *x, const void *y)
+/* Candidate indices in issue order (hoff_sort_ctx, context: the plan). */
+static int by_issue(const void *x, const void *y, void *ctx)
 {
+	const plan *pl = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_cand *a = &sort_plan->cand[i], *b = &sort_plan->cand[j];
-	const placed *pa = &sort_plan->pd[i], *pb = &sort_plan->pd[j];
+	const hoff_cand *a = &pl->cand[i], *b = &pl->cand[j];
+	const placed *pa = &pl->pd[i], *pb = &pl->pd[j];
 	if (pa->p != pb->p)
 		return pa->p < pb->p ? -1 : 1;
 	if (pa->slot != pb->slot)
@@ -382,9 +383,7 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st)
 		if (c->b < pl->n)
 			pf[np++] = i;
 	}
-	sort_plan = pl;
-	if (np > 1)
-		qsort(pf, np, sizeof *pf, by_issue);
+	hoff_sort_ctx(pf, np, sizeof *pf, by_issue, pl);
 	/* The steps at once, not by doublings (each a copy; on a million
 	 * ops, fresh pages to fault in): ops, evictions, prefetches and a
 	 * quarter more for the drops the emitter adds. */
