@@ -29,7 +29,10 @@ static const char *const usage =
 	"                     fetched just before first use), reactive (fetch\n"
 	"                     right before each use, evict right after),\n"
 	"                     lookahead:N (per-layer prefetch N layers ahead),\n"
-	"                     greedy (the cost-model refinement; --greedy)\n"
+	"                     greedy (the cost-model refinement; --greedy),\n"
+	"                     checkpoint (per layer: keep its inputs, drop its\n"
+	"                     other activations, re-run its forward before\n"
+	"                     its backward; FORMAT v2 recompute and drop)\n"
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the all-resident\n"
@@ -142,7 +145,7 @@ int hoff_cmd_plan(int argc, char **argv)
 	if (!o.policy || !hoff_policy_parse(o.policy, po))
 		return hoff_cli_bad(
 			"unknown policy '%s' (none, reactive, lookahead:N, "
-			"greedy)",
+			"greedy, checkpoint)",
 			o.policy ? o.policy : "");
 	if (o.budget && o.overhead)
 		return hoff_cli_bad(
@@ -191,6 +194,8 @@ int hoff_cmd_plan(int argc, char **argv)
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
+	if (rep->note[0])
+		fprintf(stderr, "hoffopt: note: %s\n", rep->note);
 	const double solve_s = p.plan_s;
 	/* The budget the plan must meet: --budget, else the device's memory
 	 * (FORMAT.md rule 8), for greedy and the baselines alike. */

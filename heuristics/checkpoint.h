@@ -1,0 +1,18 @@
+/* checkpoint.h: the activation-checkpointing baseline (policy
+ * `checkpoint`), what PyTorch users do today: per layer, keep the layer's
+ * inputs, drop the rest of its forward activations after their last
+ * forward use, and recompute the layer's forward just before its
+ * backward (FORMAT.md v2 rules 10 and 11). Tier-homed tensors are handled
+ * as policy none handles them. */
+#ifndef HOFF_CHECKPOINT_H
+#define HOFF_CHECKPOINT_H
+
+#include "policy_opts.h"
+
+/* Plans `checkpoint` for g (caller frees *out); a one-line note on what
+ * it did (layers checkpointed, layers skipped and why, or "planned as
+ * none") goes into note. HOFF_ENOMEM in e. */
+hoff_status hoff_checkpoint_plan(const hoff_graph *g, hoff_sched **out,
+				 char *note, size_t note_len, hoff_err *e);
+
+#endif
