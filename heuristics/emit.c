@@ -144,7 +144,8 @@ void hoff_emit_recompute(hoff_emit *m, int32_t k)
 		for (int64_t j = 0; j < nl; j++) {
 			int32_t t = lst[j];
 			const hoff_tensor *x = &g->tensor[t];
-			if (x->last_use >= m->next_op || (m->held && m->held[t]))
+			if (x->last_use >= m->next_op ||
+			    (m->held && m->held[t]))
 				continue; /* a later compute step reads it */
 			if (!hoff_tensor_persistent(x)) {
 				m->on[t] = 0;

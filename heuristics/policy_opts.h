@@ -17,8 +17,8 @@ typedef enum hoff_policy_kind {
 				  after, no lookahead */
 	HOFF_POLICY_LOOKAHEAD, /* per-layer prefetch N layers ahead */
 	HOFF_POLICY_GREEDY,    /* cost-model refinement (greedy.c) */
-	HOFF_POLICY_CHECKPOINT, /* (v2) per-layer activation checkpointing
-				   (checkpoint.c) */
+	/* (v2) per-layer activation checkpointing (checkpoint.c) */
+	HOFF_POLICY_CHECKPOINT,
 } hoff_policy_kind;
 
 typedef struct hoff_policy_opts {
@@ -60,8 +60,8 @@ typedef struct hoff_policy_report {
 /* Default options: greedy, overhead 1%. */
 hoff_policy_opts hoff_policy_defaults(void);
 
-/* Parses "none", "reactive", "lookahead:N", "greedy", "checkpoint" into o->kind and
- * o->lookahead; false when name is not a policy. */
+/* Parses "none", "reactive", "lookahead:N", "greedy", "checkpoint" into
+ * o->kind and o->lookahead; false when name is not a policy. */
 bool hoff_policy_parse(const char *name, hoff_policy_opts *o);
 
 /* Writes the policy's name ("lookahead:2") into buf. */
