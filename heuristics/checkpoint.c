@@ -309,3 +309,17 @@ out:
 		return hoff_seterr(e, st, "out of memory");
 	return HOFF_OK;
 }
+
+int64_t hoff_recomputable_bytes(const hoff_graph *g, const int32_t *t,
+				int64_t n)
+{
+	int64_t sum = 0;
+	for (int64_t i = 0; i < n; i++) {
+		const hoff_tensor *x = &g->tensor[t[i]];
+		if (x->kind == HOFF_KIND_ACTIVATION &&
+		    x->producer != HOFF_NONE &&
+		    hoff_op_recomputable(&g->op[x->producer]))
+			sum += x->bytes;
+	}
+	return sum;
+}

@@ -15,4 +15,9 @@
 hoff_status hoff_checkpoint_plan(const hoff_graph *g, hoff_sched **out,
 				 char *note, size_t note_len, hoff_err *e);
 
+/* The bytes, among tensors t[0 .. n), of activations (kind activation)
+ * whose producer is recomputable: what re-running ops could free. */
+int64_t hoff_recomputable_bytes(const hoff_graph *g, const int32_t *t,
+				int64_t n);
+
 #endif
