@@ -174,7 +174,8 @@ static void layer_commit(ckpt *c)
 
 /* Finds the layers' F and B runs and plans each; the note says what it
  * did. HOFF_ENOMEM. */
-static hoff_status plan_layers(ckpt *c, char *note, size_t len)
+static hoff_status plan_layers(ckpt *c, const char *name, char *note,
+			       size_t len)
 {
 	const hoff_graph *g = c->g;
 	run *r = hoff_alloc((size_t)g->nops + 1, sizeof *r);
@@ -212,15 +213,17 @@ static hoff_status plan_layers(ckpt *c, char *note, size_t len)
 	}
 	free(r);
 	if (!ndone)
-		snprintf(note, len, "checkpoint: %s: planned as none%s",
+		snprintf(note, len, "%s: %s: planned as %s%s", name,
 			 npairs ? "no layer has activations to re-make"
 				: "no layer has a forward and a backward run",
+			 strcmp(name, "checkpoint") ? "reactive" : "none",
 			 first);
 	else
 		snprintf(note, len,
-			 "checkpoint: %d of %d layers checkpointed, %d "
+			 "%s: %d of %d layers checkpointed, %d "
 			 "recomputes, %d drops; %d skipped%s",
-			 ndone, npairs, c->nrecs, c->ndrops, nskip, first);
+			 name, ndone, npairs, c->nrecs, c->ndrops, nskip,
+			 first);
 	return HOFF_OK;
 }
 
@@ -235,23 +238,66 @@ static hoff_status plan_layers(ckpt *c, char *note, size_t len)
 		}                                                         \
 	}
 
-/* Writes the schedule: none's, with the layers' drops and recomputes. */
-static void emit_all(ckpt *c, hoff_emit *m)
+/* A graph input homed on a tier: what checkpoint+reactive moves. */
+static bool tier_homed(const hoff_graph *g, int32_t t)
+{
+	return g->tensor[t].producer == HOFF_NONE &&
+	       g->tensor[t].home != HOFF_DEVICE;
+}
+
+/* checkpoint+reactive, after compute step k (an op, or a recompute of op
+ * k before op next): evicts each tier-homed tensor it read or updated
+ * unless op next reads it; rule 6 frees those no later step reads. */
+static void evict_tier(ckpt *c, hoff_emit *m, int32_t k, int32_t next)
+{
+	const hoff_graph *g = c->g;
+	FOR_USES(g, k, t, {
+		if (!tier_homed(g, t))
+			continue;
+		int32_t nu = hoff_tensor_next_use(g, t, next - 1);
+		if (nu == next)
+			continue;
+		if (nu == HOFF_NONE && !c->held[t] &&
+		    !hoff_tensor_persistent(&g->tensor[t]))
+			continue; /* freed by rule 6 */
+		hoff_emit_evict(m, t);
+	});
+}
+
+/* The recomputes that stand before op k, if k starts a backward run. */
+static void recompute_before(ckpt *c, hoff_emit *m, int32_t k, bool reactive)
+{
+	const hoff_graph *g = c->g;
+	if (c->fwd[2 * k] == HOFF_NONE)
+		return;
+	for (int32_t p = c->fwd[2 * k]; p < c->fwd[2 * k + 1]; p++) {
+		if (!c->rec[p])
+			continue;
+		if (reactive)
+			FOR_USES(g, p, t, hoff_emit_prefetch(m, t));
+		hoff_emit_recompute(m, p);
+		if (reactive)
+			evict_tier(c, m, p, k);
+	}
+}
+
+/* Writes the schedule: none's (or, reactive, reactive's for the
+ * tier-homed tensors), with the layers' drops and recomputes. */
+static void emit_all(ckpt *c, hoff_emit *m, bool reactive)
 {
 	const hoff_graph *g = c->g;
 	m->held = c->held;
 	for (int32_t k = 0; k < g->nops; k++) {
-		if (c->fwd[2 * k] != HOFF_NONE)
-			for (int32_t p = c->fwd[2 * k]; p < c->fwd[2 * k + 1];
-			     p++)
-				if (c->rec[p])
-					hoff_emit_recompute(m, p);
+		recompute_before(c, m, k, reactive);
 		FOR_USES(g, k, t, {
-			if (g->tensor[t].first_use == k)
+			if (g->tensor[t].first_use == k ||
+			    (reactive && tier_homed(g, t)))
 				hoff_emit_prefetch(m, t);
 		});
 		hoff_emit_op(m, k);
 		hoff_emit_home(m, k); /* (v2) a repeat graph's state */
+		if (reactive)
+			evict_tier(c, m, k, k + 1);
 		for (int u = HOFF_USE_IN; u <= HOFF_USE_OUT; u += 2) {
 			const int32_t *lst;
 			int64_t n = hoff_op_list(g, k, (hoff_use)u, &lst);
@@ -267,8 +313,9 @@ static void emit_all(ckpt *c, hoff_emit *m)
 	m->held = NULL;
 }
 
-hoff_status hoff_checkpoint_plan(const hoff_graph *g, hoff_sched **out,
-				 char *note, size_t note_len, hoff_err *e)
+hoff_status hoff_checkpoint_plan(const hoff_graph *g, bool reactive,
+				 hoff_sched **out, char *note, size_t note_len,
+				 hoff_err *e)
 {
 	*out = NULL;
 	ckpt c = {.g = g};
@@ -290,10 +337,11 @@ hoff_status hoff_checkpoint_plan(const hoff_graph *g, hoff_sched **out,
 		c.drop_after[i] = HOFF_NONE;
 	for (size_t i = 0; i < 2 * no; i++)
 		c.fwd[i] = HOFF_NONE;
-	if (plan_layers(&c, note, note_len) != HOFF_OK ||
-	    hoff_emit_init(&m, g, "checkpoint") != HOFF_OK)
+	const char *name = reactive ? "checkpoint+reactive" : "checkpoint";
+	if (plan_layers(&c, name, note, note_len) != HOFF_OK ||
+	    hoff_emit_init(&m, g, name) != HOFF_OK)
 		goto out;
-	emit_all(&c, &m);
+	emit_all(&c, &m, reactive);
 	*out = hoff_emit_finish(&m);
 	st = *out ? HOFF_OK : HOFF_ENOMEM;
 out:

@@ -28,9 +28,11 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (o->kind == HOFF_POLICY_GREEDY)
 		return hoff_greedy_run(g, &po, out, rep, e);
 	const hoff_analysis *a = po.analysis;
-	if (o->kind == HOFF_POLICY_CHECKPOINT)
-		st = hoff_checkpoint_plan(g, out, rep->note, sizeof rep->note,
-					  e);
+	if (o->kind == HOFF_POLICY_CHECKPOINT ||
+	    o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE)
+		st = hoff_checkpoint_plan(
+			g, o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE, out,
+			rep->note, sizeof rep->note, e);
 	else
 		st = hoff_baseline_plan(g, o, out, e);
 	if (st != HOFF_OK)

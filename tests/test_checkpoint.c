@@ -3,6 +3,7 @@
  * a layer rule 10 rules out, and on data/'s training graphs (v1 and
  * repeat forms); and analyze's recomputable bytes at the no-offload peak.
  * Every plan is judged by the simulator. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,52 @@ static void test_rule10_skips_layer(void **state)
 	hoff_graph_free(g);
 }
 
+/* checkpoint+reactive: w1 homed on the host (1 ms each way), fetched
+ * right before each read and detached right after (its copy is clean),
+ * the recompute's read included. Times: f0a 0-1, f0b 1-2, w1 2-3, f1a
+ * 3-5, f1b 5-6, head 6-7, w1 7-8, recompute f1a 8-10, b1 10-12,
+ * recompute f0a 12-13, b0 13-15: 15 ms, 2 ms of stall. Memory (MB): x w0
+ * 2, +a0 4, +h0 5, drop a0 3, +w1 4, +a1 6, detach w1 5, +h1 6, drop a1
+ * 4, +l 5, h1 freed 4, +w1 5, recompute +a1 7 (the peak), detach w1 6,
+ * +g1 7, ... Policy checkpoint keeps w1 from its first fetch: 8 MB
+ * (at b1, as on the device-homed graph), 14 ms. */
+static void test_reactive(void **state)
+{
+	(void)state;
+	const char *w1 = "\"id\": \"w1\", \"bytes\": 1000000, "
+			 "\"kind\": \"weight\"";
+	const char *at = strstr(train, w1);
+	assert_non_null(at);
+	char json[8192];
+	snprintf(json, sizeof json, "%.*s, \"home\": \"host\"%s",
+		 (int)(at - train + (ptrdiff_t)strlen(w1)), train,
+		 at + strlen(w1));
+	hoff_graph *g = tu_graph(json);
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "checkpoint+reactive", &rep);
+	expect_steps(g, s,
+		     "op f0a|op f0b|drop a0|prefetch w1 host|op f1a|detach w1|"
+		     "op f1b|drop a1|op head|prefetch w1 host|recompute f1a|"
+		     "detach w1|op b1|recompute f0a|op b0");
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 7 * MB);
+	assert_int_equal(r.summary.makespan_ps, 15 * MS);
+	assert_int_equal(r.summary.stall_ps, 2 * MS);
+	assert_int_equal(r.summary.recompute_ps, 3 * MS);
+	assert_non_null(strstr(rep.note, "checkpoint+reactive: 2 of 2"));
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	s = plan(g, "checkpoint", &rep);
+	r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 8 * MB);
+	assert_int_equal(r.summary.makespan_ps, 14 * MS);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* data/'s training graphs, as written (v1) and as repeat graphs: valid,
  * recompute_s the re-run ops' time, peak at most none's, and below it
  * where the activations set the peak (in-backward's repeat form, whose
@@ -252,6 +299,14 @@ static void test_data_graphs(void **state)
 		assert_true(r.summary.peak_bytes <= nrep.peak_bytes);
 		if (rows[i].peak < rows[i].none_peak)
 			assert_true(r.summary.peak_bytes < nrep.peak_bytes);
+		/* checkpoint+reactive: valid, never above checkpoint here */
+		hoff_policy_report crep;
+		hoff_sched *c = plan(g, "checkpoint+reactive", &crep);
+		hoff_sim_result cr = tu_sim(g, c, HOFF_NONE);
+		assert_true(cr.valid);
+		assert_true(cr.summary.peak_bytes <= r.summary.peak_bytes);
+		hoff_sim_result_free(&cr);
+		hoff_sched_free(c);
 		hoff_sim_result_free(&r);
 		hoff_sched_free(s);
 		hoff_sched_free(n);
@@ -290,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_no_layers_is_none),
 		cmocka_unit_test(test_rule10_skips_layer),
+		cmocka_unit_test(test_reactive),
 		cmocka_unit_test(test_data_graphs),
 		cmocka_unit_test(test_recomputable_bytes),
 	};

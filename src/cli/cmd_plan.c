@@ -32,7 +32,9 @@ static const char *const usage =
 	"                     greedy (the cost-model refinement; --greedy),\n"
 	"                     checkpoint (per layer: keep its inputs, drop its\n"
 	"                     other activations, re-run its forward before\n"
-	"                     its backward; FORMAT v2 recompute and drop)\n"
+	"                     its backward; FORMAT v2 recompute and drop),\n"
+	"                     checkpoint+reactive (the same, tier-homed\n"
+	"                     tensors moved as reactive moves them)\n"
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the all-resident\n"
@@ -145,7 +147,7 @@ int hoff_cmd_plan(int argc, char **argv)
 	if (!o.policy || !hoff_policy_parse(o.policy, po))
 		return hoff_cli_bad(
 			"unknown policy '%s' (none, reactive, lookahead:N, "
-			"greedy, checkpoint)",
+			"greedy, checkpoint, checkpoint+reactive)",
 			o.policy ? o.policy : "");
 	if (o.budget && o.overhead)
 		return hoff_cli_bad(
