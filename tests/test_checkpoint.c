@@ -208,6 +208,46 @@ static void test_rule10_skips_layer(void **state)
 	hoff_graph_free(g);
 }
 
+/* The closure: layer 0's stash s is made by f0b from t, a forward
+ * temporary (read by f0b only, freed after it without checkpointing).
+ * Re-making s needs t again, so f0a is re-run too, and t is dropped
+ * after f0b: the recompute of f0b reads it, and rule 6 would keep it
+ * resident until then. h, read by head (no layer), is kept. Memory (MB):
+ * x 1, +t 3, +s 4, drop t 2, +h 3, drop s 2, +l 3, h freed 2, recompute
+ * f0a +t 4, recompute f0b +s 5 (the peak), t freed 3, +g 4. 5 ops of 1
+ * ms and 2 recomputes of 1 ms: 7 ms. */
+/* clang-format off */
+static const char *chain =
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
+	"{\"device\": {\"memory_bytes\": 100000000}}, \"tensors\": ["
+	T("x", "1", "input") "," T("t", "2", "activation") ","
+	T("s", "1", "activation") "," T("h", "1", "activation") ","
+	T("l", "1", "activation") "," T("g", "1", "output") "], \"ops\": ["
+	OPL("f0a", "\"x\"", "\"t\"", "0.001", L0) ","
+	OPL("f0b", "\"t\"", "\"s\"", "0.001", L0) ","
+	OPL("f0c", "\"s\"", "\"h\"", "0.001", L0) ","
+	OPL("head", "\"h\"", "\"l\"", "0.001", "") ","
+	OPL("b0", "\"l\", \"s\", \"x\"", "\"g\"", "0.001", L0) "]}";
+/* clang-format on */
+static void test_closure(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(chain);
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "checkpoint", &rep);
+	expect_steps(g, s,
+		     "op f0a|op f0b|drop t|op f0c|drop s|op head|"
+		     "recompute f0a|recompute f0b|op b0");
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 5 * MB);
+	assert_int_equal(r.summary.makespan_ps, 7 * MS);
+	assert_int_equal(r.summary.recompute_ps, 2 * MS);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* checkpoint+reactive: w1 homed on the host (1 ms each way), fetched
  * right before each read and detached right after (its copy is clean),
  * the recompute's read included. Times: f0a 0-1, f0b 1-2, w1 2-3, f1a
@@ -345,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_by_hand),
 		cmocka_unit_test(test_no_layers_is_none),
 		cmocka_unit_test(test_rule10_skips_layer),
+		cmocka_unit_test(test_closure),
 		cmocka_unit_test(test_reactive),
 		cmocka_unit_test(test_data_graphs),
 		cmocka_unit_test(test_recomputable_bytes),
