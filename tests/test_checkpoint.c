@@ -3,6 +3,7 @@
  * a layer rule 10 rules out, and on data/'s training graphs (v1 and
  * repeat forms); and analyze's recomputable bytes at the no-offload peak.
  * Every plan is judged by the simulator. */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,59 @@ static void test_recomputable_bytes(void **state)
 	}
 }
 
+/* Writes text to path; fails the test on error. */
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Whether file path holds needle. */
+static bool holds(const char *path, const char *needle)
+{
+	char *t = tu_slurp(path, NULL);
+	bool yes = t && strstr(t, needle);
+	free(t);
+	return yes;
+}
+
+/* The commands: analyze's line and --json field (7 MB, as above), and
+ * plan's note for checkpoint on a graph without layers. */
+static void test_cli(void **state)
+{
+	(void)state;
+	const char *bin = getenv("HOFF_BIN_DIR");
+	char dir[] = "/tmp/hoff-ckpt-XXXXXX", cmd[2048];
+	if (!bin)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "%s/train.json", dir);
+	put(cmd, train);
+	snprintf(cmd, sizeof cmd, "%s/flat.json", dir);
+	put(cmd, flat);
+	snprintf(
+		cmd, sizeof cmd,
+		"cd %s && %s/hoffopt analyze train.json > a.txt && "
+		"%s/hoffopt analyze train.json --json > a.json && "
+		"%s/hoffopt --policy checkpoint flat.json 2> p.err > /dev/null",
+		dir, bin, bin, bin);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s/a.txt", dir);
+	assert_true(holds(cmd, "\nrecomputable  7000000 B (6.68 MiB) of that "
+			       "peak: activations whose producer may be "
+			       "re-run\n"));
+	snprintf(cmd, sizeof cmd, "%s/a.json", dir);
+	assert_true(holds(cmd, "\"recomputable_bytes_at_peak\": 7000000}"));
+	snprintf(cmd, sizeof cmd, "%s/p.err", dir);
+	assert_true(holds(cmd, "hoffopt: note: checkpoint: no layer has a "
+			       "forward and a backward run: planned as "
+			       "none\n"));
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_reactive),
 		cmocka_unit_test(test_data_graphs),
 		cmocka_unit_test(test_recomputable_bytes),
+		cmocka_unit_test(test_cli),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
