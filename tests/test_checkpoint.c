@@ -398,8 +398,9 @@ static bool holds(const char *path, const char *needle)
 	return yes;
 }
 
-/* The commands: analyze's line and --json field (7 MB, as above), and
- * plan's note for checkpoint on a graph without layers. */
+/* The commands: analyze's line and --json field (7 MB, as above),
+ * plan's note for checkpoint on a graph without layers, and its report's
+ * recompute line (3 ms, no stall) and peak (8 MB against none's 10). */
 static void test_cli(void **state)
 {
 	(void)state;
@@ -416,8 +417,9 @@ static void test_cli(void **state)
 		cmd, sizeof cmd,
 		"cd %s && %s/hoffopt analyze train.json > a.txt && "
 		"%s/hoffopt analyze train.json --json > a.json && "
-		"%s/hoffopt --policy checkpoint flat.json 2> p.err > /dev/null",
-		dir, bin, bin, bin);
+		"%s/hoffopt --policy checkpoint flat.json 2> p.err > /dev/null "
+		"&& %s/hoffopt --policy checkpoint train.json > c.txt",
+		dir, bin, bin, bin, bin);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "%s/a.txt", dir);
 	assert_true(holds(cmd, "\nrecomputable  7000000 B (6.68 MiB) of that "
@@ -429,6 +431,11 @@ static void test_cli(void **state)
 	assert_true(holds(cmd, "hoffopt: note: checkpoint: no layer has a "
 			       "forward and a backward run: planned as "
 			       "none\n"));
+	snprintf(cmd, sizeof cmd, "%s/c.txt", dir);
+	assert_true(holds(cmd, "\nrecompute     0.003 s (ops re-run), stall "
+			       "0 s\n"));
+	assert_true(holds(cmd, "peak          8000000 B (7.63 MiB), 20.00% "
+			       "under none's 10000000 B"));
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 }
