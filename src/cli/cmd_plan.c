@@ -338,8 +338,7 @@ report:;
 		hoff_s(rep->lower_bound_ps), 100 * ovh,
 		hoff_s(r->summary.compute_ps));
 	if (r->summary.recompute_ps) /* (v2) */
-		fprintf(f,
-			"recompute     %.6g s (ops re-run), stall %.6g s\n",
+		fprintf(f, "recompute     %.6g s (ops re-run), stall %.6g s\n",
 			hoff_s(r->summary.recompute_ps),
 			hoff_s(r->summary.stall_ps));
 	if (nm != HOFF_NONE && rep->lower_bound_ps)
