@@ -1053,7 +1053,7 @@ def report(doc, outdir, plots=True, memory_graphs=None):
 
 # -- tables: the README's policy, exact and executor tables -----------------
 # `policy-table`, `exact-table` and `exec-table` print the markdown tables
-# that bench/policy_table.sh, exact_table.sh and exec_table.sh printed,
+# that the removed policy_table.sh, exact_table.sh and exec_table.sh printed,
 # byte for byte with the same hoffopt and settings (the timings aside),
 # one graph after another, with the harness's timeouts: policy-table and
 # exec-table run what the plan and exec-cpu jobs run (exec_scale, to three

@@ -19,6 +19,10 @@
 # stopped on the clock: on a loaded machine a time-limited search ends
 # elsewhere), and only a difference both runs repeat as DIFFERENT. Prints one line per case; exit 0 when nothing differs.
 # Needs jq. TIME_LIMIT (default 20) and SMALL override the defaults.
+# V1=1 (FORMAT v2's proof of no change for v1): with no graph given, the
+# data/ graphs in their version-1 form instead, as NEW_BIN's
+# `data/regen.sh --v1` writes them (byte for byte what data/ held before
+# v2), and data/tiny.json.
 set -u
 [ $# -ge 2 ] || {
 	echo "usage: $0 OLD_BIN NEW_BIN [GRAPH.json ...]" >&2
@@ -36,6 +40,14 @@ MAXOPS=${MAXOPS:-2000000000} . "$root/bench/lib/small_graphs.sh"
 split_args "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ "${V1:-0}" = 1 ] && ! printf '%s\n' "$@" | grep -q '\.json$'; then
+	mkdir -p "$work/v1"
+	"$root/data/regen.sh" --v1 "$work/v1" "$new" >/dev/null 2>&1 || {
+		echo "$0: data/regen.sh --v1 with $new failed" >&2
+		exit 2
+	}
+	graphs=("$root/data/tiny.json" "$work/v1"/*.json)
+fi
 
 planners=(${PLANNERS:-none reactive lookahead:2 greedy exact})
 

@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Regenerates the graphs of data/ with `hoffopt gen` (model-shaped graphs
-# at real dimensions, op times by the roofline of the machine preset).
-# Usage: data/regen.sh [path/to/hoffopt]   (default: build/hoffopt)
+# at real dimensions, op times by the roofline of the machine preset):
+# FORMAT v2, train and decode graphs one step of a loop ("repeat"), tiers
+# with their presets' duplex factors. With --v1 DIR, writes the same
+# graphs in their version-1 form (gen --v1, the graphs data/ held before
+# v2) into DIR instead: bench/same_output.sh's proof of no change for v1.
+# Usage: data/regen.sh [--v1 DIR] [path/to/hoffopt]   (default: build/hoffopt)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+out=$here v1=()
+if [ "${1:-}" = --v1 ]; then
+	[ $# -ge 2 ] || { echo "regen.sh: --v1 needs a folder" >&2; exit 2; }
+	out=$2 v1=(--v1)
+	shift 2
+fi
 hoff=${1:-$here/../build/hoffopt}
 [ -x "$hoff" ] || { echo "regen.sh: no hoffopt at $hoff (build first)" >&2; exit 2; }
-gen() { local out=$1; shift; "$hoff" gen "$@" -o "$here/$out"; }  # says what it wrote
+gen() { local f=$1; shift; "$hoff" gen "$@" "${v1[@]}" -o "$out/$f"; }  # says what it wrote
 # Small graphs (at most ~150 ops): the exact solver proves optimality.
 gen llama3-8b-decode-2l.json   llama3-8b    --phase decode  --layers 2 --seq 8192
 gen llama3-8b-prefill-2l.json  llama3-8b    --phase prefill --layers 2 --seq 4096

@@ -75,9 +75,20 @@ hoff_status js_fail(hoff_err *e, const js_where *w, hoff_status st,
 		if (n > 0 && (size_t)n < sizeof where && w->idx >= 0)
 			n += snprintf(where + n, sizeof where - (size_t)n,
 				      "[%lld]", (long long)w->idx);
-		if (n > 0 && (size_t)n < sizeof where && w->id)
+		if (n > 0 && (size_t)n < sizeof where && w->id) {
+			/* the id as a JSON string: its '"' and '\\' escaped,
+			 * so the line reads one way */
+			char id[104];
+			size_t k = 0;
+			for (const char *p = w->id; *p && k < 100; p++) {
+				if (*p == '"' || *p == '\\')
+					id[k++] = '\\';
+				id[k++] = *p;
+			}
+			id[k] = '\0';
 			snprintf(where + n, sizeof where - (size_t)n,
-				 " \"%.100s\"", w->id);
+				 " \"%.100s\"", id);
+		}
 	}
 	return hoff_seterr(e, st, "%s%s: %s", w->file, where, msg);
 }
@@ -649,6 +660,63 @@ static double to_double(const jscan *s, size_t a, size_t b)
 	return strtod(tmp, NULL);
 }
 
+/* The accepted number [a, b) as an int64, exactly, when it is an integer
+ * that fits, in any spelling (25, 2.5e1, 250e-1): 1, the value in *out;
+ * else -1. Past 19 significant digits it gives up (-1): the double
+ * path then judges the number. */
+static int8_t to_int(const jscan *s, size_t a, size_t b, int64_t *out)
+{
+	const char *t = s->text;
+	size_t i = a;
+	bool neg = t[i] == '-', point = false;
+	uint64_t m = 0;
+	int digits = 0;
+	int64_t exp10 = 0, zeros = 0; /* zeros after m's digits, not in m */
+	for (i += neg; i < b && (is_digit(t[i]) || (t[i] == '.' && !point));
+	     i++) {
+		if (t[i] == '.') {
+			point = true;
+			continue;
+		}
+		exp10 -= point;
+		if (t[i] == '0') { /* leading: nothing; else held back */
+			zeros += m != 0;
+			continue;
+		}
+		for (; zeros >= 0; zeros--, digits++)
+			if (digits >= 19)
+				return -1;
+			else
+				m *= 10;
+		zeros = 0;
+		m += (uint64_t)(t[i] - '0');
+	}
+	exp10 += zeros;
+	if (i < b) { /* an exponent */
+		bool eneg = t[++i] == '-';
+		int64_t e = 0;
+		i += t[i] == '-' || t[i] == '+';
+		for (; i < b && e < 100000; i++)
+			e = e * 10 + (t[i] - '0');
+		exp10 += eneg ? -e : e;
+	}
+	while (m && exp10 < 0 && m % 10 == 0) {
+		m /= 10;
+		exp10++;
+	}
+	if (m && exp10 < 0)
+		return -1; /* a fraction */
+	for (; m && exp10 > 0; exp10--) {
+		if (m > (uint64_t)INT64_MAX / 10)
+			return -1;
+		m *= 10;
+	}
+	if (m > (uint64_t)INT64_MAX)
+		return -1;
+	*out = neg ? -(int64_t)m : (int64_t)m;
+	return 1;
+}
+
 /* Reads the value at s->pos into v; a list field's array gets its items. */
 static hoff_status read_val(jscan *s, bool list, js_val *v)
 {
@@ -670,6 +738,7 @@ static hoff_status read_val(jscan *s, bool list, js_val *v)
 			return st;
 		v->type = JS_NUM;
 		v->num = to_double(s, a, s->pos);
+		v->exact = to_int(s, a, s->pos, &v->inum);
 		return HOFF_OK;
 	}
 	if (c == '[' && list) {
@@ -1013,10 +1082,15 @@ hoff_status js_int(hoff_err *e, const js_where *w, const js_val *v,
 	double x = v->num;
 	if (v->type != JS_NUM || (isfinite(x) && x != floor(x)))
 		return js_fail(e, w, HOFF_EINPUT, "%s must be an integer", name);
-	if (!(fabs(x) <= TWO53))
+	/* read from the text: exact up to 2^63 - 1; by cJSON: a double,
+	 * exact up to 2^53 */
+	if (v->exact < 0)
+		return js_fail(e, w, HOFF_EINPUT,
+			       "%s is too large (beyond 2^63 - 1)", name);
+	if (v->exact == 0 && !(fabs(x) <= TWO53))
 		return js_fail(e, w, HOFF_EINPUT,
 			       "%s is too large (beyond 2^53)", name);
-	int64_t i = (int64_t)x;
+	int64_t i = v->exact > 0 ? v->inum : (int64_t)x;
 	if (i < min) {
 		if (min == 1)
 			return js_fail(e, w, HOFF_EINPUT, "%s must be > 0", name);

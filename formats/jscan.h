@@ -45,6 +45,9 @@ typedef struct js_val {
 	js_type type;
 	bool b;           /* JS_BOOL */
 	double num;       /* JS_NUM */
+	int64_t inum;	  /* JS_NUM read by js_object, exact == 1: itself */
+	int8_t exact;	  /* JS_NUM by js_object: 1 an integer inum holds,
+			     -1 not one; 0 by cJSON: num alone */
 	const char *str;  /* JS_STR */
 	/* JS_ARR of a list field (js_object only): its string items, and the
 	 * index of the first item that is not a string, or -1. */

@@ -16,14 +16,26 @@
  *    the budget, at op k. Try the moves that can relieve it: evict a
  *    tensor over a gap around k (Belady's choice first: the most of the
  *    excess times the ops to its next use; a short gap's round trip is a
- *    candidate like a long one), alone or with a wait before k; a wait
- *    alone; a prefetch issued before k for a later op issued after k.
- *    Keep the move that puts the first instant over the budget latest
- *    (then least over, then fastest). Repeat until the plan fits.
- * 2. Stalls. At the op that waits longest: its prefetches issued earlier
- *    (galloping), its wait moved or removed, prefetches queued ahead of
- *    it held back past it, its round trips dropped; keep the first move
- *    that is faster and still fits; repeat at the longest stall.
+ *    candidate like a long one), alone or with a wait before k (or
+ *    before the op its queued store now overruns); a wait alone; a
+ *    prefetch issued before k for a later op issued after k. Keep the
+ *    move that puts the first instant over the budget latest (then least
+ *    over, then fastest), or (variants) of those that get past k the
+ *    fastest: the least cost in stall. Repeat until the plan fits.
+ * 2. Stalls, against the budget. First the stream: every taken prefetch
+ *    re-issued as early as the budget allows on the plan's memory per
+ *    op, earliest consumer first (on a link-bound stretch the link never
+ *    idles while memory could hold what comes next). Then, at the op
+ *    that waits longest: its prefetches issued where their transfer
+ *    would end as it could start (then galloping earlier), its wait
+ *    moved or removed, prefetches ahead of it held back past it, its
+ *    round trips dropped; keep the first move that is faster and still
+ *    fits; repeat at the longest stall. A move that is faster but over
+ *    the budget is an exchange: phase 1's repairs relieve the budget
+ *    elsewhere, and it is kept if the result still wins.
+ * Four variants (the excess now or to come in the eviction's score; the
+ * closer or the cheaper repair) run in parallel; the best is kept, in a
+ * fixed order, so the result does not depend on the threads.
  * Every schedule it returns has passed the simulator. A fetch is never
  * issued at the boundary its eviction leaves (no store and immediate
  * re-fetch): an evicted interval covers at least one op.
@@ -38,6 +50,7 @@
 #include "candidates.h"
 #include "emit.h"
 #include "sim.h"
+#include "sort.h"
 
 #define OFF	       (-2) /* a pick: the interval is not taken */
 #define NEVICT	       5    /* eviction moves tried per repair */
@@ -98,8 +111,6 @@ typedef struct fit {
 	hoff_err *e;
 } fit;
 
-static _Thread_local const fit *sort_fit;
-
 static int by_a_t(const void *x, const void *y)
 {
 	const hoff_cand *a = x, *b = y;
@@ -110,11 +121,14 @@ static int by_a_t(const void *x, const void *y)
 	return (a->b > b->b) - (a->b < b->b);
 }
 
-static int by_pick(const void *x, const void *y)
+/* Interval indices by f->key, then boundary b, then start t (hoff_sort_ctx
+ * with the fit as context). */
+static int by_pick(const void *x, const void *y, void *ctx)
 {
+	const fit *f = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_cand *a = &sort_fit->iv[i], *b = &sort_fit->iv[j];
-	int32_t pa = sort_fit->key[i], pb = sort_fit->key[j];
+	const hoff_cand *a = &f->iv[i], *b = &f->iv[j];
+	int32_t pa = f->key[i], pb = f->key[j];
 	if (pa != pb)
 		return pa < pb ? -1 : 1;
 	if (a->b != b->b)
@@ -122,10 +136,12 @@ static int by_pick(const void *x, const void *y)
 	return (a->t > b->t) - (a->t < b->t);
 }
 
-static int by_bytes(const void *x, const void *y)
+/* Interval indices, largest first, then by index (context: the fit). */
+static int by_bytes(const void *x, const void *y, void *ctx)
 {
+	const fit *f = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t a = sort_fit->iv[i].bytes, b = sort_fit->iv[j].bytes;
+	int64_t a = f->iv[i].bytes, b = f->iv[j].bytes;
 	if (a != b)
 		return a > b ? -1 : 1;
 	return (i > j) - (i < j);
@@ -186,10 +202,8 @@ static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
 	for (int32_t i = 0; i < f->niv; i++)
 		if (pick[i] != OFF && f->iv[i].b < f->n)
 			f->pf[np++] = i;
-	sort_fit = f;
 	f->key = pick;
-	if (np > 1)
-		qsort(f->pf, (size_t)np, sizeof *f->pf, by_pick);
+	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < f->n; q++) {
 		if (q >= 0)
@@ -767,8 +781,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	size_t n = (size_t)g->nops;
 	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
 	f->trial = hoff_alloc(m + 1, sizeof *f->trial);
-	/* pf is also the scratch of the by_b fill below: n + 1 slots */
-	f->pf = hoff_alloc((m > n ? m : n) + 1, sizeof *f->pf);
+	f->pf = hoff_alloc(m + 1, sizeof *f->pf);
 	f->by_b = hoff_alloc(m + 1, sizeof *f->by_b);
 	f->by_size = hoff_alloc(m + 1, sizeof *f->by_size);
 	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);
@@ -813,9 +826,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	for (int32_t i = 0; i < f->niv; i++)
 		f->by_b[fill[f->iv[i].b]++] = i;
 	free(fill);
-	sort_fit = f;
-	if (m > 1)
-		qsort(f->by_size, m, sizeof *f->by_size, by_bytes);
+	hoff_sort_ctx(f->by_size, m, sizeof *f->by_size, by_bytes, f);
 	return HOFF_OK;
 }
 

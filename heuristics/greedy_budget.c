@@ -15,12 +15,11 @@
  * Skipped on plans too big for the refinement. */
 static hoff_status plan_for_budget(grun *r, hoff_err *e)
 {
-	if (r->g->nops > BIG_OPS ||
-	    (r->best.s && r->best.s->nsteps > BIG_OPS))
+	if (r->g->nops > BIG_OPS || (r->best.s && r->best.s->nsteps > BIG_OPS))
 		return HOFF_OK;
 	hoff_fit_result fr;
-	hoff_status st = hoff_budget_fit(r->g, r->go.cap, BUDGET_FIT_WORK,
-					 &fr, e);
+	hoff_status st =
+		hoff_budget_fit(r->g, r->go.cap, BUDGET_FIT_WORK, &fr, e);
 	if (st != HOFF_OK)
 		return st;
 	r->iters += fr.tried;

@@ -20,6 +20,7 @@
 
 #include "analysis.h"
 #include "candidates.h"
+#include "duplex_time.h"
 #include "heap.h"
 #include "judged.h"
 #include "policy_opts.h"
@@ -89,7 +90,11 @@ typedef struct plan {
 	int32_t floor_op;    /* the op that needs it (hoff_op_floor) */
 	int64_t reach_bytes; /* a peak no plan against T0 can go under */
 	bool T_real;	     /* T holds a simulated timeline, not T0 */
-	hoff_sim_ws *ws;     /* the simulator's buffers, for this plan's runs */
+	/* (v2) some tier's channel slows while its other one transfers
+	 * (greedy_duplex.c); dspan: (2 ncand + 2) scratch spans */
+	bool duplex;
+	hoff_busy *dspan;
+	hoff_sim_ws *ws; /* the simulator's buffers, for this plan's runs */
 	/* A plan of the peak search at scale stops at the first op a
 	 * selection finds no candidate left for (select_round sets low):
 	 * such a target has never been met on the million-op graphs, and
@@ -144,6 +149,8 @@ void greedy_plan_reset(plan *pl);
 /* Nominal coverage of every candidate against pl->T, and the sweep's
  * buckets. */
 void greedy_nominal_all(plan *pl);
+/* Whether some tier of g has a duplex factor under 1. */
+bool greedy_has_duplex(const hoff_graph *g);
 /* First op index j >= from with T[j] >= t (n when none). */
 int32_t greedy_first_at(const plan *pl, int32_t from, int64_t t);
 /* Last boundary p (after op p, -1 before op 0) with T[p + 1] <= t. */
@@ -160,6 +167,13 @@ hoff_status greedy_plan_for(plan *pl, int64_t target, bool stall);
 int64_t greedy_peak_of(const plan *pl);
 /* The placed plan as a schedule (caller frees); NULL with *st on OOM. */
 hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st);
+
+/* greedy_duplex.c */
+/* The placed stores' spans into pl->dspan, tier r's from off[r]. */
+void greedy_store_spans(plan *pl, int32_t off[HOFF_MAX_TIERS + 1]);
+/* The stores placed again, each slowed by the prefetches' spans ps[k]
+ * (on tier pt[k], k < np, in placement order) on its tier. */
+void greedy_restore(plan *pl, hoff_busy *ps, const int32_t *pt, int32_t np);
 
 /* greedy_target.c */
 /* Simulates s into c (which then owns s; freed on failure), budget

@@ -15,6 +15,15 @@
 #include "emit.h"
 #include "greedy_internal.h"
 
+bool greedy_has_duplex(const hoff_graph *g)
+{
+	for (int32_t r = 0; r < g->ntiers; r++)
+		if (g->tier[r].h2d_duplex_ppm < HOFF_DUPLEX_ONE ||
+		    g->tier[r].d2h_duplex_ppm < HOFF_DUPLEX_ONE)
+			return true;
+	return false;
+}
+
 int32_t greedy_first_at(const plan *pl, int32_t from, int64_t t)
 {
 	/* T never decreases and the answer is usually a few ops past from:
@@ -345,6 +354,10 @@ hoff_status greedy_plan_init(plan *pl, const hoff_graph *g, int64_t end_ps,
 		return st;
 	if ((st = enumerate_sorted(pl, e)) != HOFF_OK)
 		return st;
+	pl->duplex = greedy_has_duplex(g);
+	if (pl->duplex &&
+	    !(pl->dspan = hoff_alloc(2 * pl->ncand + 2, sizeof *pl->dspan)))
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	greedy_nominal_all(pl);
 	return plan_bounds(pl, e);
 }
@@ -369,6 +382,7 @@ void greedy_plan_free(plan *pl)
 	free(pl->bucket);
 	free(pl->must);
 	free(pl->deferred);
+	free(pl->dspan);
 	for (int i = 0; i < 4; i++)
 		hoff_heap_free(&pl->hq[i]);
 }
@@ -419,6 +433,9 @@ hoff_status greedy_plan_clone(plan *dst, const plan *src)
 	DUP(ext, m, false);
 	DUP(bucket, m, true);
 	DUP(must, src->nmust + 1, true);
+	dst->dspan = NULL;
+	if (src->duplex)
+		DUP(dspan, 2 * src->ncand + 2, false);
 	dst->deferred = NULL;
 	dst->deferred_cap = 0;
 	if (src->ndeferred) {

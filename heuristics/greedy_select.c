@@ -9,6 +9,7 @@
 
 #include "emit.h"
 #include "greedy_internal.h"
+#include "sort.h"
 
 /* Step 4: places the selected intervals on their channels, then derives
  * coverage and the memory profile M. */
@@ -35,6 +36,13 @@ static void place(plan *pl)
 				? 0
 				: greedy_first_at(pl, c->a + 1, d->evict_end);
 	}
+	/* (v2) duplex: the stores' spans slow the prefetches, and the
+	 * prefetches' (ps, on tiers pt) the stores after them */
+	int32_t soff[HOFF_MAX_TIERS + 1];
+	hoff_busy *ps = pl->dspan + pl->ncand + 1;
+	int32_t *pt = pl->order, np = 0; /* scratch */
+	if (pl->duplex)
+		greedy_store_spans(pl, soff);
 	/* Prefetches, backward from the deadline per h2d channel. */
 	for (int32_t r = 0; r < g->ntiers; r++)
 		chan[2 * r] = INT64_MAX;
@@ -49,12 +57,25 @@ static void place(plan *pl)
 		}
 		int64_t *h2d = &chan[2 * c->tier];
 		int64_t end = pl->T[c->b] < *h2d ? pl->T[c->b] : *h2d;
-		int64_t start = end - c->fetch_ps;
+		int32_t f = g->tier[c->tier].h2d_duplex_ppm;
+		int64_t start =
+			pl->duplex && f < HOFF_DUPLEX_ONE
+				? hoff_duplex_start(pl->dspan + soff[c->tier],
+						    soff[c->tier + 1] -
+							    soff[c->tier],
+						    end, c->fetch_ps, f)
+				: end - c->fetch_ps;
 		int64_t earliest = d->evict_end;
-		if (start < earliest)
+		if (start < earliest) {
+			end += earliest - start;
 			start = earliest;
+		}
 		*h2d = start;
 		d->slot = start;
+		if (pl->duplex) {
+			ps[np] = (hoff_busy){start, end};
+			pt[np++] = c->tier;
+		}
 		int32_t p = greedy_boundary_before(pl, start, c->b);
 		if (p < d->pmin)
 			p = d->pmin;
@@ -64,6 +85,8 @@ static void place(plan *pl)
 			p = c->b - 1;
 		d->p = p;
 	}
+	if (pl->duplex)
+		greedy_restore(pl, ps, pt, np);
 	/* Coverage into M. */
 	memset(pl->delta, 0, ((size_t)pl->n + 1) * sizeof *pl->delta);
 	for (size_t i = 0; i < pl->ncand; i++) {
@@ -322,13 +345,13 @@ bool greedy_emits(const plan *pl, size_t i)
 	       (pl->g->repeat && hoff_cand_goes_home(pl->g, c));
 }
 
-static _Thread_local const plan *sort_plan; /* for qsort's comparator */
-
-static int by_issue(const void *x, const void *y)
+/* Candidate indices in issue order (hoff_sort_ctx, context: the plan). */
+static int by_issue(const void *x, const void *y, void *ctx)
 {
+	const plan *pl = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_cand *a = &sort_plan->cand[i], *b = &sort_plan->cand[j];
-	const placed *pa = &sort_plan->pd[i], *pb = &sort_plan->pd[j];
+	const hoff_cand *a = &pl->cand[i], *b = &pl->cand[j];
+	const placed *pa = &pl->pd[i], *pb = &pl->pd[j];
 	if (pa->p != pb->p)
 		return pa->p < pb->p ? -1 : 1;
 	if (pa->slot != pb->slot)
@@ -360,9 +383,7 @@ hoff_sched *greedy_emit_plan(plan *pl, hoff_status *st)
 		if (c->b < pl->n)
 			pf[np++] = i;
 	}
-	sort_plan = pl;
-	if (np > 1)
-		qsort(pf, np, sizeof *pf, by_issue);
+	hoff_sort_ctx(pf, np, sizeof *pf, by_issue, pl);
 	/* The steps at once, not by doublings (each a copy; on a million
 	 * ops, fresh pages to fault in): ops, evictions, prefetches and a
 	 * quarter more for the drops the emitter adds. */

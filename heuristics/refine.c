@@ -577,6 +577,79 @@ static int by_bytes(const void *x, const void *y, void *cx)
 	return (i > j) - (i < j);
 }
 
+/* The phases of hoff_refine from the judged start *cur (see its comment
+ * there): the moves kept update pick, *cur and r->moves; lim->work caps
+ * the work, grown per phase from go's. False when a move failed (its
+ * status in c->st). */
+static bool run_phases(ctx *c, const hoff_refine_goal *go,
+		       hoff_refine_goal *lim, int32_t *pick, int32_t *trial,
+		       const int32_t *by_size, hoff_judged *cur,
+		       hoff_refine_result *r)
+{
+	/* Phase 0 keeps single moves; phase 1 (overhead mode) repairs
+	 * trials that lower the peak at some makespan, on a quarter of
+	 * the work again, retrying at an op only the moves that failed
+	 * there with a repairable trial: it only adds to phase 0. Phase 2
+	 * (the same runs) tries the stream on the result; when it helps,
+	 * the moves of phase 1 go on from there, the stream tried again
+	 * on each plan kept, on a quarter of the work again. Each phase
+	 * only improves on the one before. */
+	const bool full = go->bound_ps != HOFF_NONE && go->repair;
+	int32_t streamed = INT32_MAX; /* the stream is tried from this many
+					 moves kept on */
+	for (int phase = 0; phase < (full ? 3 : 1); phase++) {
+		c->repair = phase >= 1;
+		if (phase)
+			lim->work = c->work + (c->work < go->work / 4
+						       ? c->work
+						       : go->work / 4);
+		if (phase == 2) {
+			int took = stream_moves(c, pick, trial, cur);
+			if (took < 0)
+				return false;
+			if (!took)
+				break;
+			streamed = ++r->moves + 1; /* again after a move */
+			for (int32_t i = 0; i < c->niv; i++) {
+				c->failed[i] = -1; /* another plan */
+				c->hopeful[i] = 0;
+			}
+		}
+		while (c->work <= lim->work) {
+			int took = 0;
+			if (r->moves >= streamed) {
+				took = stream_moves(c, pick, trial, cur);
+				if (took < 0)
+					return false;
+				streamed = r->moves + took + 1;
+				if (took) {
+					r->moves++;
+					continue;
+				}
+			}
+			/* with the memo first; when that finds nothing but
+			 * skipped some, once more without it */
+			for (int pass = 0; pass < 2 && !took; pass++) {
+				c->memo = pass == 0;
+				c->skipped = 0;
+				took = go->bound_ps == HOFF_NONE
+					       ? stall_moves(c, pick, trial,
+							     cur, by_size)
+					       : peak_moves(c, pick, trial, cur,
+							    by_size);
+				if (!c->skipped || c->work > lim->work)
+					break;
+			}
+			if (took < 0)
+				return false;
+			if (!took)
+				break;
+			r->moves++;
+		}
+	}
+	return true;
+}
+
 hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
 			const hoff_sched *start, const hoff_refine_goal *go,
 			hoff_refine_result *r, hoff_err *e)
@@ -647,72 +720,9 @@ hoff_status hoff_refine(const hoff_graph *g, const hoff_cand *iv, int32_t niv,
 	}
 	if ((st = judge(&c, s, &cur)) != HOFF_OK)
 		goto out;
-	/* Phase 0 keeps single moves; phase 1 (overhead mode) repairs
-	 * trials that lower the peak at some makespan, on a quarter of
-	 * the work again, retrying at an op only the moves that failed
-	 * there with a repairable trial: it only adds to phase 0. Phase 2
-	 * (the same runs) tries the stream on the result; when it helps,
-	 * the moves of phase 1 go on from there, the stream tried again
-	 * on each plan kept, on a quarter of the work again. Each phase
-	 * only improves on the one before. */
-	const bool full = go->bound_ps != HOFF_NONE && go->repair;
-	int32_t streamed = INT32_MAX; /* the stream is tried from this many
-					 moves kept on */
-	for (int phase = 0; phase < (full ? 3 : 1); phase++) {
-		c.repair = phase >= 1;
-		if (phase)
-			lim.work =
-				c.work +
-				(c.work < go->work / 4 ? c.work : go->work / 4);
-		if (phase == 2) {
-			int took = stream_moves(&c, pick, trial, &cur);
-			if (took < 0) {
-				st = c.st;
-				goto out;
-			}
-			if (!took)
-				break;
-			streamed = ++r->moves + 1; /* again after a move */
-			for (int32_t i = 0; i < niv; i++) {
-				c.failed[i] = -1; /* another plan */
-				c.hopeful[i] = 0;
-			}
-		}
-		while (c.work <= lim.work) {
-			int took = 0;
-			if (r->moves >= streamed) {
-				took = stream_moves(&c, pick, trial, &cur);
-				if (took < 0) {
-					st = c.st;
-					goto out;
-				}
-				streamed = r->moves + took + 1;
-				if (took) {
-					r->moves++;
-					continue;
-				}
-			}
-			/* with the memo first; when that finds nothing but
-			 * skipped some, once more without it */
-			for (int pass = 0; pass < 2 && !took; pass++) {
-				c.memo = pass == 0;
-				c.skipped = 0;
-				took = go->bound_ps == HOFF_NONE
-					       ? stall_moves(&c, pick, trial,
-							     &cur, by_size)
-					       : peak_moves(&c, pick, trial,
-							    &cur, by_size);
-				if (!c.skipped || c.work > lim.work)
-					break;
-			}
-			if (took < 0) {
-				st = c.st;
-				goto out;
-			}
-			if (!took)
-				break;
-			r->moves++;
-		}
+	if (!run_phases(&c, go, &lim, pick, trial, by_size, &cur, r)) {
+		st = c.st;
+		goto out;
 	}
 	if (cur.legal) {
 		r->s = cur.s;

@@ -35,7 +35,7 @@
  * shows as an overrun, counted, with the largest lag reported.
  *
  * (v2) Duplex. On a tier with a duplex factor below 1, a transfer's end
- * follows FORMAT.md rule 3 (duplex.h) on the emulated clock: the tier's
+ * follows FORMAT.md rule 3 (xduplex.h) on the emulated clock: the tier's
  * two channel threads share its state under the tier's lock; a start or
  * a completion brings the other channel's remaining work up to that
  * instant and sets both speeds, and signals the other thread, which
@@ -58,9 +58,9 @@
 #include <sys/prctl.h>
 #endif
 
-#include "duplex.h"
 #include "exec.h"
 #include "pattern.h"
+#include "xduplex.h"
 
 enum { C_WAIT, C_RECORD, C_OP, C_PREFETCH, C_STORE };
 
@@ -81,7 +81,7 @@ typedef struct cpu cpu;
 /* (v2) A tier whose channels slow each other (a factor below 1). */
 typedef struct ctier {
 	bool on; /* some factor below 1: transfers follow d */
-	hoff_duplex d;
+	hoff_xduplex d;
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* on CLOCK_MONOTONIC; broadcast at every event */
 	bool init;
@@ -355,9 +355,9 @@ static int64_t duplex_copy(cpu *c, const hoff_xfer *xf, int64_t *start,
 {
 	ctier *t = &c->tier[xf->tier];
 	int ch = xf->store;
-	const hoff_duplex_chan *dc = &t->d.c[ch];
+	const hoff_xduplex_chan *dc = &t->d.c[ch];
 	pthread_mutex_lock(&t->mu);
-	*start = hoff_duplex_start(&t->d, ch, *start, dur_ns);
+	*start = hoff_xduplex_start(&t->d, ch, *start, dur_ns);
 	pthread_cond_broadcast(&t->cv);
 	int64_t n = nchunks(dur_ns, xf->bytes), work = dc->r;
 	for (int64_t i = 0, done = 0; i < n; i++) {
@@ -380,9 +380,9 @@ static int64_t duplex_copy(cpu *c, const hoff_xfer *xf, int64_t *start,
 		pthread_mutex_lock(&t->mu);
 	}
 	for (;;) {
-		int64_t due = hoff_duplex_due(&t->d, ch), now = now_ns();
+		int64_t due = hoff_xduplex_due(&t->d, ch), now = now_ns();
 		if (now >= due) {
-			hoff_duplex_finish(&t->d, ch, due);
+			hoff_xduplex_finish(&t->d, ch, due);
 			pthread_cond_broadcast(&t->cv);
 			pthread_mutex_unlock(&t->mu);
 			return due;
@@ -651,9 +651,10 @@ static hoff_status tiers_init(cpu *c)
 	for (int32_t i = 0; i < g->ntiers; i++) {
 		ctier *t = &c->tier[i];
 		const hoff_tier *gt = &g->tier[i];
-		hoff_duplex_init(&t->d, gt->h2d_duplex_ppm, gt->d2h_duplex_ppm);
-		t->on = gt->h2d_duplex_ppm < HOFF_DUPLEX_PPM ||
-			gt->d2h_duplex_ppm < HOFF_DUPLEX_PPM;
+		hoff_xduplex_init(&t->d, gt->h2d_duplex_ppm,
+				  gt->d2h_duplex_ppm);
+		t->on = gt->h2d_duplex_ppm < HOFF_DUPLEX_ONE ||
+			gt->d2h_duplex_ppm < HOFF_DUPLEX_ONE;
 		if (!t->on)
 			continue;
 		pthread_condattr_t ca;

@@ -217,13 +217,20 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (st == HOFF_OK)
 		st = hoff_policy_run(g, &po, &gs, &grep, e);
 	rep->greedy_s = hoff_now_s() - t0;
+	/* greedy with no legal schedule (a repeat graph it does not send
+	 * home): the model runs without it, and says so */
+	char no_greedy[HOFF_ERRLEN] = "";
+	if (st == HOFF_EINTERNAL) {
+		snprintf(no_greedy, sizeof no_greedy, "%s", e->msg);
+		st = HOFF_OK;
+	}
 	if (st != HOFF_OK)
 		goto out;
 	double tb = hoff_now_s();
 	if ((st = hoff_ilp_build(g, o, &rq, &m, e)) != HOFF_OK ||
 	    (st = hoff_ilp_fits_time(m, e)) != HOFF_OK)
 		goto out;
-	if ((st = hoff_ilp_judge(m, g, gs, &jg, e)) != HOFF_OK)
+	if (gs && (st = hoff_ilp_judge(m, g, gs, &jg, e)) != HOFF_OK)
 		goto out;
 	gs = NULL; /* owned by jg */
 	if ((st = stride_for_start(g, &jg, o, &m, &rq, e)) != HOFF_OK)
@@ -432,7 +439,12 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 				 "under a lower cap, repaired on the simulator");
 	}
 	snprintf(rep->source, sizeof rep->source, "%s",
-		 best == &jg ? "greedy" : "exact");
+		 !best->s      ? "none"
+		 : best == &jg ? "greedy"
+			       : "exact");
+	if (no_greedy[0] && !rep->note[0])
+		snprintf(rep->note, sizeof rep->note, "no greedy start: %.200s",
+			 no_greedy);
 	if (best == &jg && jd.s && jd.legal && hoff_ilp_better(m, &jg, &jd) &&
 	    !rep->note[0])
 		snprintf(rep->note, sizeof rep->note,

@@ -905,10 +905,16 @@ again:
 				goto done;
 			}
 			if (ret != 0 || glp_get_status(Q) != GLP_OPT) {
-				st = hoff_seterr(e, HOFF_EINPUT,
-						 "exact: GLPK simplex after the "
-						 "root's cuts: %s",
-						 code_name(ret));
+				/* seen on a loaded machine under a short
+				 * limit (ret 0, the LP not optimal): the probe
+				 * goes unanswered, as out of time; it proves
+				 * nothing either way */
+				sol->status = HOFF_ILP_TIME_LIMIT;
+				snprintf(sol->note, sizeof sol->note,
+					 "GLPK simplex after the root's cuts: "
+					 "%s, LP status %d: no answer",
+					 ret ? code_name(ret) : "returned 0",
+					 glp_get_status(Q));
 				goto done;
 			}
 		}

@@ -203,8 +203,12 @@ bool hoff_ilp_probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
 	po.analysis = pm->rq.analysis;
 	hoff_policy_report rep;
 	hoff_sched *s = NULL;
-	if ((*st = hoff_policy_run(g, &po, &s, &rep, e)) != HOFF_OK)
+	if ((*st = hoff_policy_run(g, &po, &s, &rep, e)) != HOFF_OK) {
+		if (*st == HOFF_EINTERNAL) /* no legal greedy schedule (a
+					    * repeat graph): no answer */
+			*st = HOFF_OK;
 		return false;
+	}
 	int32_t *pick = hoff_alloc((size_t)pm->niv + 1, sizeof *pick);
 	if (!pick) {
 		hoff_sched_free(s);

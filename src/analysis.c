@@ -289,7 +289,10 @@ hoff_status hoff_op_floor(const hoff_graph *g, int64_t *floor_b, int32_t *op,
 int64_t hoff_floor_step(hoff_floor *f, const hoff_graph *g, const hoff_step *st)
 {
 	int64_t *sum, d;
-	if (st->kind == HOFF_STEP_OP && st->id >= 0 && st->id < g->nops) {
+	/* (v2) a recompute step is compute too; a duplex factor only slows
+	 * a transfer, so its nominal duration stays a floor */
+	if ((st->kind == HOFF_STEP_OP || st->kind == HOFF_STEP_RECOMPUTE) &&
+	    st->id >= 0 && st->id < g->nops) {
 		sum = &f->compute_ps;
 		d = g->op[st->id].time_ps;
 	} else if ((st->kind == HOFF_STEP_PREFETCH ||

@@ -79,7 +79,8 @@ hoff_sched *hoff_sched_noffload(const hoff_graph *g);
  * the longest any one channel is busy with its transfers (FORMAT.md: a
  * channel serves one transfer at a time, and the makespan waits for the
  * last). Zero it, then add each step with hoff_floor_step, which returns
- * the sum the step added to (saturating at INT64_MAX; 0 for a detach):
+ * the sum the step added to (saturating at INT64_MAX; 0 for a detach or
+ * a drop; a recompute adds to compute):
  * once one passes a makespan, no schedule with these steps meets it. */
 typedef struct hoff_floor {
 	int64_t compute_ps;

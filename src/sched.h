@@ -10,9 +10,9 @@
 
 typedef enum hoff_step_kind {
 	HOFF_STEP_OP = 0,
-	HOFF_STEP_PREFETCH, /* tensor `id` from tier `tier` into the device */
-	HOFF_STEP_STORE,    /* tensor `id` from the device to tier `tier` */
-	HOFF_STEP_DETACH,   /* drop tensor `id`'s device copy */
+	HOFF_STEP_PREFETCH,  /* tensor `id` from tier `tier` into the device */
+	HOFF_STEP_STORE,     /* tensor `id` from the device to tier `tier` */
+	HOFF_STEP_DETACH,    /* drop tensor `id`'s device copy */
 	HOFF_STEP_RECOMPUTE, /* (v2) re-run op `id` on the compute stream */
 	HOFF_STEP_DROP,	     /* (v2) free tensor `id` (rule 11) */
 } hoff_step_kind;

@@ -764,8 +764,8 @@ static hoff_status run_op(sim *m, int64_t i, int32_t k, bool again)
 {
 	const hoff_graph *g = m->g;
 	const hoff_op *op = &g->op[k];
-	int64_t ready, fin = m->now;
-	int32_t await;
+	int64_t ready = m->now, fin = m->now;
+	int32_t await = HOFF_NONE;
 	if (again && !recompute_ok(m, i, k))
 		return HOFF_OK;
 	hoff_status st = wait_inputs(m, i, k, &ready, &await);

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """check_bench_index.py: bench/README.md's "## Files" section lists every
 file under bench/ (ctest test_bench_index). Fails (exit 1), naming each,
-on a file with no row and on a row naming a file that is not there.
+on a file with no row, on a row naming a file that is not there, and on a
+tracked file anywhere that names a bench/ script that is not there (a
+path left behind by a move; bench/results/ is output, not checked;
+outside a git checkout this part is skipped).
 
 The files: what git tracks under bench/ plus what it would add (untracked
 and not ignored: bench/results/ is ignored); outside a git checkout,
@@ -54,6 +57,30 @@ def index_rows(readme):
     return rows
 
 
+REF = re.compile(r"bench/([A-Za-z0-9_./-]+\.(?:sh|py|c|md))")
+
+
+def stale_refs(root, files):
+    """(file, line, path) for each bench/PATH a tracked text file names
+    that is not one of files (paths from bench/)."""
+    p = subprocess.run(["git", "grep", "-n", "-I", "-E",
+                        r"bench/[A-Za-z0-9_./-]+\.(sh|py|c|md)", "--",
+                        ":!*.json"], cwd=root, capture_output=True,
+                       text=True)
+    if "not a git repository" in p.stderr:
+        return []
+    if p.returncode not in (0, 1):  # 1: no match
+        sys.exit("check_bench_index: git grep failed: " + p.stderr.strip())
+    out = []
+    for line in p.stdout.splitlines():
+        f, n, text = line.split(":", 2)
+        for m in REF.finditer(text):
+            path = m.group(1)
+            if not path.startswith("results/") and path not in files:
+                out.append((f, int(n), path))
+    return out
+
+
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
                            os.path.join(os.path.dirname(__file__), ".."))
@@ -69,6 +96,10 @@ def main():
     for f in sorted(set(rows) - files):
         print("check_bench_index: bench/README.md:%d names bench/%s, which "
               "is not there" % (rows[f], f))
+        bad += 1
+    for f, n, path in stale_refs(root, files):
+        print("check_bench_index: %s:%d names bench/%s, which is not there"
+              % (f, n, path))
         bad += 1
     print("check_bench_index: %d files under bench/, %d rows, %d problems"
           % (len(files), len(rows), bad))

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from check_layers import sccs  # Tarjan's, beside this file
+
 DEFINED = set("TDBRGSVWC")  # nm's kinds of a defined external name
 
 
@@ -62,45 +64,6 @@ def edges_of(files):
     for f in out:
         for o in out[f]:
             out[f][o].sort()
-    return out
-
-
-def sccs(edges):
-    """Tarjan's strongly connected components, iteratively."""
-    index, low, on, stack, out, n = {}, {}, set(), [], [], [0]
-    for root in sorted(edges):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges[root])))]
-        index[root] = low[root] = n[0]
-        n[0] += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = n[0]
-                    n[0] += 1
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(edges.get(w, ())))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(sorted(comp))
     return out
 
 

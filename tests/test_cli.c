@@ -1022,10 +1022,53 @@ static void test_number_messages(void **state)
 			 2);
 }
 
+/* (10) A graph's byte counts are read as integers, exactly, up to
+ * 2^63 - 1: x of 2^53 + 1 bytes and y of 1 peak at 2^53 + 2 (2^53 + 1
+ * before: x was read as the double 2^53); past 2^63 - 1, "too large". */
+static void test_exact_bytes(void **state)
+{
+	(void)state;
+	need_bin();
+	static const char g[] =
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"machine\": "
+		"{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
+		"[{\"name\": \"host\", \"h2d_Bps\": 1e12, \"d2h_Bps\": "
+		"1e12}]}, \"tensors\": [{\"id\": \"x\", \"bytes\": %s, "
+		"\"kind\": \"input\"}, {\"id\": \"y\", \"bytes\": 1, "
+		"\"kind\": \"output\"}], \"ops\": [{\"id\": \"op0\", "
+		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": "
+		"0.001}]}";
+	static const char *const bytes[] = {"9007199254740993",
+					    "90071992547409930e-1",
+					    "9223372036854775808"};
+	for (int i = 0; i < 3; i++) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/e53.json", dir);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, g, bytes[i]);
+		assert_int_equal(fclose(f), 0);
+		if (i < 2) {
+			assert_int_equal(sh("$H analyze e53.json --json > out"),
+					 0);
+			assert_true(contains("out", "\"no_offload\": "
+						    "{\"peak_bytes\": "
+						    "9007199254740994,"));
+		} else {
+			assert_int_equal(sh("$H analyze e53.json 2> err"), 2);
+			assert_true(contains("err",
+					     "tensors[0] \"x\": bytes is "
+					     "too large (beyond 2^63 - "
+					     "1)"));
+		}
+	}
+}
+
 /* (11) The small things: run --check-plan --no-run --json is JSON; cuda
  * flags on cpu are refused; gen --list takes no model; --kv-block's
- * error names the flag; analyze --tensors needs --json; a schedule for
- * another graph says so in its error. */
+ * error names the flag; analyze --tensors needs --json; an id holding
+ * '"' is escaped in a reader's error; a schedule for another graph says
+ * so in its error. */
 static void test_small_things(void **state)
 {
 	(void)state;
@@ -1050,6 +1093,12 @@ static void test_small_things(void **state)
 	assert_true(contains("err", "(raise --kv-block, kv_block_tokens)"));
 	assert_int_equal(sh("$H analyze g.json --tensors 2> err"), 2);
 	assert_true(contains("err", "hoffopt: --tensors needs --json\n"));
+	/* an id with a '"' is shown as a JSON string, escaped */
+	example("q.json", "\"w0\", \"bytes\": 4000000",
+		"\"w\\\"0\", \"bytes\": 0", NULL);
+	assert_int_equal(sh("$H analyze q.json 2> err"), 2);
+	assert_true(contains("err", "q.json: tensors[1] \"w\\\"0\": bytes "
+				    "must be > 0"));
 	example("h.json", "\"tiny\"", "\"other\"", "\"op0\"", "\"opA\"", NULL);
 	assert_int_equal(sh("$H simulate h.json s.json 2> err"), 2);
 	assert_true(contains("err", "(the schedule is for graph \"tiny\", "
@@ -1137,6 +1186,68 @@ static void test_exact_reports(void **state)
 	assert_true(contains("out", "below: a schedule under bound_over_cand"));
 }
 
+/* Graphs with nothing to move: one op, and none. Under the sanitizer
+ * build every planner (and a budget) runs clean, exit 0: no "runtime
+ * error" (UBSan's qsort(NULL, 0) in greedy's refine_best, issue 34 item
+ * 4, aborted them with exit 1; greedy's fix). */
+static void test_nothing_to_move(void **state)
+{
+	(void)state;
+	need_bin();
+	static const char *const graphs[] = {
+		"one.json",
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": "
+		"\"one\", \"machine\": {\"device\": {\"name\": \"d\", "
+		"\"memory_bytes\": 100000000, \"flops_per_s\": 7e14, "
+		"\"mem_bandwidth_Bps\": 3e12, \"op_overhead_s\": 0}, "
+		"\"tiers\": [{\"name\": \"host\", \"capacity_bytes\": 1e12, "
+		"\"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, \"latency_s\": 0}]}, "
+		"\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000, \"kind\": "
+		"\"input\"}, {\"id\": \"y\", \"bytes\": 1000000, \"kind\": "
+		"\"output\"}], \"ops\": [{\"id\": \"op0\", \"kind\": \"mm\", "
+		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": "
+		"0.001}]}",
+		"zero.json",
+		"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": "
+		"\"zero\", \"machine\": {\"device\": {\"name\": \"d\", "
+		"\"memory_bytes\": 100000000, \"flops_per_s\": 7e14, "
+		"\"mem_bandwidth_Bps\": 3e12, \"op_overhead_s\": 0}, "
+		"\"tiers\": [{\"name\": \"host\", \"capacity_bytes\": 1e12, "
+		"\"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, \"latency_s\": 0}]}, "
+		"\"tensors\": [], \"ops\": []}",
+	};
+	static const char *const cmds[] = {
+		"--greedy %s -o s.json",
+		"--exact %s --quiet",
+		"compare %s --quiet",
+		"--greedy %s --budget 100%%",
+		"--exact %s --budget 100%% --quiet",
+	};
+	int bad = 0;
+	for (size_t i = 0; i < 4; i += 2) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, graphs[i]);
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(graphs[i + 1], f);
+		assert_int_equal(fclose(f), 0);
+		for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
+			char cmd[256];
+			snprintf(cmd, sizeof cmd, cmds[k], graphs[i]);
+			int rc = sh("$H %s > out 2> err", cmd);
+			char *t = slurp("err");
+			if (rc != 0 || strstr(t, "runtime error") ||
+			    strstr(t, "Sanitizer")) {
+				print_message("hoffopt %s: exit %d\n%s\n", cmd,
+					      rc, t);
+				bad++;
+			}
+			free(t);
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1173,8 +1284,10 @@ int main(void)
 		cmocka_unit_test(test_run_memory_refused),
 		cmocka_unit_test(test_size_scale_rounding),
 		cmocka_unit_test(test_number_messages),
+		cmocka_unit_test(test_exact_bytes),
 		cmocka_unit_test(test_small_things),
 		cmocka_unit_test(test_deps_waits_for_lock),
+		cmocka_unit_test(test_nothing_to_move),
 		cmocka_unit_test(test_exact_reports),
 	};
 	return cmocka_run_group_tests(tests, setup_bin, teardown_bin);

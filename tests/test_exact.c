@@ -62,24 +62,15 @@ static hoff_exact_report exact_on_data(const char *name, double limit_s)
 	return rep;
 }
 
-/* The repaired start (overhead mode): on deepseek-v3-decode-4l greedy
- * (refined on the simulator itself since issue 20, small tensors' gaps
- * included) ends at 7808945792 B, under the model's optimum 7808952832
- * B (the model moves no small tensor but to drop a clean copy). The
- * search starts from greedy's mapping: within 3 s the best is at most
- * the model's optimum. */
-static void test_repaired_start(void **state)
-{
-	(void)state;
-	hoff_exact_report rep = exact_on_data("deepseek-v3-decode-4l.json", 3);
-	assert_int_equal(rep.greedy.peak_bytes, 7808945792);
-	assert_true(rep.has_objective);
-	assert_true(rep.objective <= 7808952832.0);
-	assert_true(rep.best.peak_bytes <= 7808952832);
-}
-
 /* deepseek-v3-decode-4l proven optimal within 60 s (the issue's
- * requirement for every small graph of data/): 7808952832 B. The probe
+ * requirement for every small graph of data/): 7808952832 B.
+ * The repaired start (overhead mode): greedy (refined on the simulator
+ * itself since issue 20, small tensors' gaps included) ends at
+ * 7808945792 B, under the model's optimum (the model moves no small
+ * tensor but to drop a clean copy); the search starts from greedy's
+ * mapping and the best returned is greedy's. (This was a 3 s run of its
+ * own, which a loaded machine could end before the model was built; how
+ * soon the proof comes is bench/harness.py exact-table's figure.) The probe
  * just under it is answered by branching on the fetch counts (13); with
  * GLPK's own branching, or with the root's cut rows kept, it got no
  * answer in the time. */
@@ -93,6 +84,8 @@ static void test_deepseek_optimal(void **state)
 	print_message("deepseek: %s in %.1f s, %d probes\n",
 		      hoff_ilp_status_name(rep.status), rep.solve_s,
 		      rep.probes);
+	assert_int_equal(rep.greedy.peak_bytes, 7808945792);
+	assert_true(rep.has_objective);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	assert_true(rep.objective == 7808952832.0);
 	assert_true(rep.bound == rep.objective);
@@ -194,10 +187,11 @@ static void test_stride_holds_greedy(void **state)
 	hoff_graph *g = tu_model(&mo);
 	hoff_err e = {{0}};
 	/* The limit bounds the whole run, greedy and every build of the
-	 * stride's refinement included (issue 22): 3 s leaves them room on
-	 * a loaded machine; 1 s was a limit on the solve alone. */
+	 * stride's refinement included (issue 22): 20 s leaves them room on
+	 * a machine loaded many times over (3 s did not at a load of 18 on
+	 * 2 cores); 1 s was a limit on the solve alone. */
 	hoff_ilp_opts o = opts_overhead(0.01);
-	o.time_limit_s = 3;
+	o.time_limit_s = 20;
 	o.max_binaries = 1200;
 	hoff_ilp *m = NULL;
 	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
@@ -211,7 +205,7 @@ static void test_stride_holds_greedy(void **state)
 	exact_stride(g, &o, 4, false, &rep);
 	/* budget mode (one MIP) keeps the automatic stride */
 	o = opts_budget(tu_noffload_peak(g) * 95 / 100);
-	o.time_limit_s = 3;
+	o.time_limit_s = 20;
 	o.max_binaries = 1000;
 	exact_stride(g, &o, 8, false, &rep);
 	hoff_graph_free(g);
@@ -467,7 +461,6 @@ int main(void)
 	exact_test_env();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_data_graphs),
-		cmocka_unit_test(test_repaired_start),
 		cmocka_unit_test(test_deepseek_optimal),
 		cmocka_unit_test(test_root_cuts_train_probe),
 		cmocka_unit_test(test_descent_beats_greedy),

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "arena.h"
-#include "duplex.h"
 #include "exec_cases.h"
 #include "models.h"
 #include "policy.h"
+#include "xduplex.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
@@ -525,7 +525,7 @@ static void test_sim_error_frees(void **state)
 	hoff_graph_free(g);
 }
 
-/* (v2) The CPU backend's duplex arithmetic (duplex.h, FORMAT.md rule 3),
+/* (v2) The CPU backend's duplex arithmetic (xduplex.h, FORMAT.md rule 3),
  * by hand in whole time units:
  * - factors 0.5: h2d D=100 from 0, d2h D=100 from 40. At 40 h2d has 60e6
  *   left at 0.5e6 a unit: due 160; d2h 100e6 at 0.5e6: due 240. At 160
@@ -539,40 +539,40 @@ static void test_sim_error_frees(void **state)
 static void test_duplex_arith(void **state)
 {
 	(void)state;
-	hoff_duplex d;
-	hoff_duplex_init(&d, 500000, 500000);
-	assert_int_equal(hoff_duplex_start(&d, 0, 0, 100), 0);
-	assert_int_equal(hoff_duplex_due(&d, 0), 100);
-	hoff_duplex_start(&d, 1, 40, 100);
-	assert_int_equal(hoff_duplex_due(&d, 0), 160);
-	assert_int_equal(hoff_duplex_due(&d, 1), 240);
-	assert_int_equal(hoff_duplex_left(&d, 1, 100), 70000000);
-	hoff_duplex_finish(&d, 0, 160);
-	assert_int_equal(hoff_duplex_due(&d, 1), 200);
-	hoff_duplex_finish(&d, 1, 200);
+	hoff_xduplex d;
+	hoff_xduplex_init(&d, 500000, 500000);
+	assert_int_equal(hoff_xduplex_start(&d, 0, 0, 100), 0);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 100);
+	hoff_xduplex_start(&d, 1, 40, 100);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 160);
+	assert_int_equal(hoff_xduplex_due(&d, 1), 240);
+	assert_int_equal(hoff_xduplex_left(&d, 1, 100), 70000000);
+	hoff_xduplex_finish(&d, 0, 160);
+	assert_int_equal(hoff_xduplex_due(&d, 1), 200);
+	hoff_xduplex_finish(&d, 1, 200);
 	assert_false(d.c[0].busy || d.c[1].busy);
 
-	hoff_duplex_init(&d, 480000, 980000);
-	hoff_duplex_start(&d, 0, 0, 100);
-	hoff_duplex_start(&d, 1, 10, 50);
-	assert_int_equal(hoff_duplex_due(&d, 0), 198);
-	assert_int_equal(hoff_duplex_due(&d, 1), 62);
-	hoff_duplex_finish(&d, 1, 62);
-	assert_int_equal(hoff_duplex_due(&d, 0), 128);
+	hoff_xduplex_init(&d, 480000, 980000);
+	hoff_xduplex_start(&d, 0, 0, 100);
+	hoff_xduplex_start(&d, 1, 10, 50);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 198);
+	assert_int_equal(hoff_xduplex_due(&d, 1), 62);
+	hoff_xduplex_finish(&d, 1, 62);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 128);
 	/* a late event is taken at the tier's latest instant */
-	assert_int_equal(hoff_duplex_start(&d, 1, 50, 10), 62);
-	assert_int_equal(hoff_duplex_due(&d, 1), 62 + 11); /* 10.2 up */
+	assert_int_equal(hoff_xduplex_start(&d, 1, 50, 10), 62);
+	assert_int_equal(hoff_xduplex_due(&d, 1), 62 + 11); /* 10.2 up */
 
-	hoff_duplex_init(&d, 300000, 300000);
-	hoff_duplex_start(&d, 0, 0, 7);
-	hoff_duplex_start(&d, 1, 0, 100);
-	assert_int_equal(hoff_duplex_due(&d, 0), 24);
+	hoff_xduplex_init(&d, 300000, 300000);
+	hoff_xduplex_start(&d, 0, 0, 7);
+	hoff_xduplex_start(&d, 1, 0, 100);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 24);
 
-	hoff_duplex_init(&d, HOFF_DUPLEX_PPM, HOFF_DUPLEX_PPM);
-	hoff_duplex_start(&d, 0, 5, 30);
-	hoff_duplex_start(&d, 1, 10, 7);
-	assert_int_equal(hoff_duplex_due(&d, 0), 35);
-	assert_int_equal(hoff_duplex_due(&d, 1), 17);
+	hoff_xduplex_init(&d, HOFF_DUPLEX_ONE, HOFF_DUPLEX_ONE);
+	hoff_xduplex_start(&d, 0, 5, 30);
+	hoff_xduplex_start(&d, 1, 10, 7);
+	assert_int_equal(hoff_xduplex_due(&d, 0), 35);
+	assert_int_equal(hoff_xduplex_due(&d, 1), 17);
 }
 
 /* The blocks of tensor name, in creation order, into out (at most 4). */

@@ -683,7 +683,7 @@ REJECT(rej_bytes_zero, G("{\"id\": \"x\", \"bytes\": 0}", ""),
        "tensors[0] \"x\": bytes must be > 0")
 REJECT(rej_bytes_frac, G("{\"id\": \"x\", \"bytes\": 1.5}", ""),
        "tensors[0] \"x\": bytes must be an integer")
-REJECT(rej_bytes_huge, G("{\"id\": \"x\", \"bytes\": 9007199254740994}", ""),
+REJECT(rej_bytes_huge, G("{\"id\": \"x\", \"bytes\": 9223372036854775808}", ""),
        "bytes is too large")
 REJECT(rej_bytes_inf, G("{\"id\": \"x\", \"bytes\": 1e999}", ""),
        "bytes is too large")

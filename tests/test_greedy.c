@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "baselines.h"
 #include "budget_fit.h"
+#include "duplex_time.h"
 #include "policy.h"
 #include "refine.h"
 #include "synth.h"
@@ -524,12 +525,62 @@ static void test_op_layer(void **state)
 	hoff_graph_free(g);
 }
 
-/* Over generated graphs: every policy's plan is valid (budget aside), and
- * at reactive's and lookahead:1's own overhead greedy's peak is no
- * higher. */
-static void test_never_worse(void **state)
+/* (v2) Whether every state tensor of repeat graph g ends where it
+ * started after s (FORMAT.md rule 9), recomputed from the steps alone,
+ * independently of the emitter and the simulator: a device-homed one
+ * resident, a tier-homed one off the device with a valid copy at home. */
+static bool state_home(const hoff_graph *g, const hoff_sched *s)
 {
-	(void)state;
+	int32_t n = g->ntensors;
+	bool *on = calloc((size_t)n + 1, 1), *home = calloc((size_t)n + 1, 1);
+	assert_non_null(on);
+	assert_non_null(home);
+	for (int32_t t = 0; t < n; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		on[t] = x->producer == HOFF_NONE && x->home == HOFF_DEVICE;
+		home[t] = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
+	}
+	for (int64_t i = 0; i < s->nsteps; i++) {
+		const hoff_step *p = &s->step[i];
+		if (p->kind == HOFF_STEP_OP) {
+			const hoff_op *o = &g->op[p->id];
+			(void)o;
+			for (int64_t j = g->out_off[p->id];
+			     j < g->out_off[p->id + 1]; j++)
+				on[g->out[j]] = true;
+			for (int64_t j = g->upd_off[p->id];
+			     j < g->upd_off[p->id + 1]; j++)
+				home[g->upd[j]] = false;
+		} else if (p->kind == HOFF_STEP_PREFETCH) {
+			on[p->id] = true;
+		} else if (p->kind == HOFF_STEP_STORE) {
+			on[p->id] = false;
+			if (p->tier == g->tensor[p->id].home)
+				home[p->id] = true;
+		} else if (p->kind == HOFF_STEP_DETACH) {
+			on[p->id] = false;
+		}
+	}
+	bool ok = true;
+	for (int32_t t = 0; t < n; t++) {
+		const hoff_tensor *x = &g->tensor[t];
+		if (!hoff_tensor_persistent(x) || x->producer != HOFF_NONE)
+			continue;
+		if (x->home == HOFF_DEVICE ? !on[t] : on[t] || !home[t])
+			ok = false;
+	}
+	free(on);
+	free(home);
+	return ok;
+}
+
+/* Greedy against reactive and lookahead:1 at their own overhead on six
+ * synthetic graphs, as FORMAT v1 plans them, or (repeat) as one step of
+ * a loop (the training graphs, seeds 1, 3, 5; seed 3's weights and
+ * their state on the host): every plan valid, the state home, and
+ * greedy's peak at most the baseline's. */
+static void never_worse(bool repeat)
+{
 	static const char *const base[] = {"reactive", "lookahead:1"};
 	for (int seed = 1; seed <= 6; seed++) {
 		hoff_synth_opts so = hoff_synth_defaults();
@@ -538,7 +589,13 @@ static void test_never_worse(void **state)
 		so.shape = seed % 2 ? HOFF_SYNTH_TRAIN : HOFF_SYNTH_INFER;
 		so.weights_on_host = seed % 3 == 0;
 		so.seed = (uint64_t)seed;
+		if (repeat && so.shape != HOFF_SYNTH_TRAIN)
+			continue;
 		hoff_graph *g = tu_synth(&so);
+		if (repeat) {
+			g->version = 2;
+			g->repeat = true;
+		}
 		for (size_t b = 0; b < 2; b++) {
 			hoff_policy_report br, gr;
 			hoff_sched *s = plan(g, base[b], HOFF_NONE, 0, &br);
@@ -552,6 +609,7 @@ static void test_never_worse(void **state)
 			s = plan(g, "greedy", HOFF_NONE, x + 1e-12, &gr);
 			r = tu_sim(g, s, HOFF_NONE);
 			assert_true(r.valid);
+			assert_true(!repeat || state_home(g, s));
 			if (br.peak_bytes <= g->device.memory_bytes) {
 				assert_true(gr.peak_bytes <= br.peak_bytes);
 				assert_true(gr.makespan_ps <=
@@ -563,6 +621,18 @@ static void test_never_worse(void **state)
 		}
 		hoff_graph_free(g);
 	}
+}
+
+static void test_never_worse(void **state)
+{
+	(void)state;
+	never_worse(false);
+}
+
+static void test_never_worse_repeat(void **state)
+{
+	(void)state;
+	never_worse(true);
 }
 
 /* Greedy runs set-up, baselines and pairs of targets on two threads and
@@ -657,55 +727,6 @@ static void test_one_op_no_candidates(void **state)
 		2 * MB, "op f0", 1 * MS, "op f0|store y host", 2 * MS);
 }
 
-/* (v2) Whether every state tensor of repeat graph g ends where it
- * started after s (FORMAT.md rule 9), recomputed from the steps alone,
- * independently of the emitter and the simulator: a device-homed one
- * resident, a tier-homed one off the device with a valid copy at home. */
-static bool state_home(const hoff_graph *g, const hoff_sched *s)
-{
-	int32_t n = g->ntensors;
-	bool *on = calloc((size_t)n + 1, 1), *home = calloc((size_t)n + 1, 1);
-	assert_non_null(on);
-	assert_non_null(home);
-	for (int32_t t = 0; t < n; t++) {
-		const hoff_tensor *x = &g->tensor[t];
-		on[t] = x->producer == HOFF_NONE && x->home == HOFF_DEVICE;
-		home[t] = x->producer == HOFF_NONE && x->home != HOFF_DEVICE;
-	}
-	for (int64_t i = 0; i < s->nsteps; i++) {
-		const hoff_step *p = &s->step[i];
-		if (p->kind == HOFF_STEP_OP) {
-			const hoff_op *o = &g->op[p->id];
-			(void)o;
-			for (int64_t j = g->out_off[p->id];
-			     j < g->out_off[p->id + 1]; j++)
-				on[g->out[j]] = true;
-			for (int64_t j = g->upd_off[p->id];
-			     j < g->upd_off[p->id + 1]; j++)
-				home[g->upd[j]] = false;
-		} else if (p->kind == HOFF_STEP_PREFETCH) {
-			on[p->id] = true;
-		} else if (p->kind == HOFF_STEP_STORE) {
-			on[p->id] = false;
-			if (p->tier == g->tensor[p->id].home)
-				home[p->id] = true;
-		} else if (p->kind == HOFF_STEP_DETACH) {
-			on[p->id] = false;
-		}
-	}
-	bool ok = true;
-	for (int32_t t = 0; t < n; t++) {
-		const hoff_tensor *x = &g->tensor[t];
-		if (!hoff_tensor_persistent(x) || x->producer != HOFF_NONE)
-			continue;
-		if (x->home == HOFF_DEVICE ? !on[t] : on[t] || !home[t])
-			ok = false;
-	}
-	free(on);
-	free(home);
-	return ok;
-}
-
 /* (v2) One training step that repeats, 4 ms an op at 1 MB/ms: f0 reads
  * x and the device-homed weight w (4 MB), f1 makes g (4 MB), f2 updates
  * w and its Adam state m (2 MB, homed on the host) and makes s, f3 reads
@@ -793,6 +814,102 @@ static void test_repeat_state_home(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2) Duplex in greedy's cost model: the transfer time across the
+ * other channel's busy spans, by hand. Over [0, 2) ps the channel moves
+ * at 0.3 (F = 300000 ppm), elsewhere at 1. 3 ps of work from 0: 0.6
+ * done by 2, the other 2.4 at full speed, ceil: ends at 5. Ending at 5:
+ * (2, 5] does it all, starts at 2. 4 ps ending at 5: 3 in (2, 5], 0.6
+ * over [0, 2), the last 0.4 at full speed before 0, ceil: starts at -1.
+ * At 0.7 over [0, 2), 1 ps takes ceil(1 / 0.7) = 2. With two spans
+ * [0, 2) and [3, 4) and f = 0.5, 2 ps from 1: 0.5 by 2, 1 by 3, 0.5
+ * over [3, 4): ends at 4. */
+static void test_duplex_arithmetic(void **state)
+{
+	(void)state;
+	const hoff_busy one[] = {{0, 2}};
+	assert_int_equal(hoff_duplex_end(one, 1, 0, 3, 300000), 5);
+	assert_int_equal(hoff_duplex_start(one, 1, 5, 3, 300000), 2);
+	assert_int_equal(hoff_duplex_start(one, 1, 5, 4, 300000), -1);
+	assert_int_equal(hoff_duplex_start(one, 1, 2, 1, 700000), 0);
+	assert_int_equal(hoff_duplex_end(one, 1, 0, 1, 700000), 2);
+	const hoff_busy two[] = {{0, 2}, {3, 4}};
+	assert_int_equal(hoff_duplex_end(two, 2, 1, 2, 500000), 4);
+	assert_int_equal(hoff_duplex_start(two, 2, 4, 2, 500000), 1);
+	/* nothing busy, or a factor of 1: the nominal time */
+	assert_int_equal(hoff_duplex_end(two, 0, 7, 5, 500000), 12);
+	assert_int_equal(hoff_duplex_start(two, 2, 4, 3, HOFF_DUPLEX_ONE), 1);
+}
+
+/* (v2) A repeat graph at 1 MB/ms whose host link's h2d direction halves
+ * while d2h runs (h2d_duplex_factor 0.5). f0 4 ms, f1 1 ms updates the
+ * Adam state m (4 MB, host-homed), f2 4 ms, f3 1 ms reads the weight w
+ * (3 MB, host-homed). m comes in before f0 (0-4 ms) and goes home after
+ * f1 (5-9 ms). w must be in by f3 at 9 ms. With a factor of 1 greedy
+ * fetches it after f1 (5-8 ms). At 0.5 that transfer would crawl beside
+ * m's store, 2 MB by 9 ms, the last 1 MB 9-10: f3 a ms late, 10% over
+ * the 10 ms bound. Knowing the store slows it, greedy issues w after
+ * f0: 1 MB 4-5 ms at full speed, 2 MB 5-9 at half: in at 9, no stall,
+ * 10 ms. Peak 9 MB both ways (f2: b, c, m's block until its store
+ * completes, w). */
+static void test_duplex_placement(void **state)
+{
+	(void)state;
+	static const char fmt[] =
+		"{\"format\": \"hoffopt.graph\", \"version\": 2, \"repeat\": "
+		"true, \"name\": \"dx\", \"machine\": {\"device\": "
+		"{\"memory_bytes\": 100000000}, \"tiers\": [{\"name\": \"host\", "
+		"\"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, \"h2d_duplex_factor\": %s}]},"
+		" \"tensors\": [" T(
+			"x", "1",
+			"input") ","
+				 "{\"id\": \"m\", \"bytes\": 4000000, \"kind\": \"optimizer\", "
+				 "\"home\": \"host\"},"
+				 "{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
+				 "\"home\": \"host\"}," T("a", "1", "activation") "," T("b", "1", "activation") "," T("c", "1", "activation") "," T(
+					 "y", "1",
+					 "output") "], \"ops\": [" OP("f0",
+								      "\"x\"",
+								      "\"a\"",
+								      "0.004") ","
+									       "{\"id\": \"f1\", \"inputs\": [\"a\"], \"updates\": [\"m\"], "
+									       "\"outputs\": [\"b\"], \"time_s\": 0.001}," OP(
+										       "f2",
+										       "\"b\"",
+										       "\"c\"",
+										       "0.004") "," OP("f3",
+												       "\"c\", \"w\"",
+												       "\"y\"",
+												       "0.001") "]}";
+	static const struct {
+		const char *factor, *steps;
+	} want[] = {
+		{"1",
+		 "prefetch m host|op f0|op f1|store m host|prefetch w host|"
+		 "op f2|op f3|detach w"},
+		{"0.5", "prefetch m host|op f0|prefetch w host|op f1|"
+			"store m host|op f2|op f3|detach w"},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char json[2048];
+		snprintf(json, sizeof json, fmt, want[i].factor);
+		hoff_graph *g = tu_graph(json);
+		hoff_policy_report rep;
+		hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
+		hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+		assert_true(r.valid);
+		assert_true(rep.feasible);
+		assert_true(state_home(g, s));
+		expect_steps(g, s, want[i].steps);
+		assert_int_equal(rep.lower_bound_ps, 10 * MS);
+		assert_int_equal(r.summary.makespan_ps, 10 * MS);
+		assert_int_equal(r.summary.peak_bytes, 9 * MB);
+		assert_string_equal(rep.source, "greedy");
+		hoff_sim_result_free(&r);
+		hoff_sched_free(s);
+		hoff_graph_free(g);
+	}
+}
+
 /* ---- Budget fit (budget_fit.c) and no dead end (issue 33) ---- */
 
 /* Plans g with the budget fit alone under budget; the plan must fit. */
@@ -815,6 +932,7 @@ static hoff_sched *fitted(const hoff_graph *g, int64_t budget)
  * ms, under g), fetched after f2 (5-7 ms, under h, where a, d, e are
  * 5 MB): the round trip over three ops costs no stall, 8 ms of compute,
  * peak 5 MB. */
+/* clang-format off */
 static const char *short_gap =
 	GRAPH("100000000",
 	      T("x", "1", "input") "," T("a", "2", "activation") ","
@@ -827,6 +945,7 @@ static const char *short_gap =
 	      OP("f2", "\"c\"", "\"d\"", "0.001") ","
 	      OP("h", "\"d\"", "\"e\"", "0.002") ","
 	      OP("f3", "\"a\", \"e\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_fit_short_gap(void **state)
 {
@@ -862,6 +981,7 @@ static void test_fit_short_gap(void **state)
  * f2 runs 4.002-8.002 ms with a gone; a's fetch fits only once f2 has
  * freed b (8.002-10.002 ms), f3 10.002-11.002 ms. Peak at f3: a, c, y
  * and w, 5.001 MB. */
+/* clang-format off */
 static const char *wait_store =
 	GRAPH("100000000",
 	      T("x", "1", "input") ","
@@ -872,6 +992,7 @@ static const char *wait_store =
 	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
 	      OP("f2", "\"b\", \"w\"", "\"c\"", "0.004") ","
 	      OP("f3", "\"a\", \"c\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_fit_waits_for_stores(void **state)
 {
@@ -903,6 +1024,7 @@ static void test_fit_waits_for_stores(void **state)
  * no slower than reactive's: a fetched 0-2 ms, f0 2-3, a detached, f1
  * 3-7, a fetched again 7-9 (f1 holds 6 MB until then), f2 9-10 ms.
  * Reactive also fits (6 MB) but stores y after f2: 11 ms. */
+/* clang-format off */
 static const char *only_slow_fits =
 	GRAPH("6000000",
 	      "{\"id\": \"a\", \"bytes\": 2000000, \"kind\": \"input\", "
@@ -912,6 +1034,7 @@ static const char *only_slow_fits =
 	      "{\"id\": \"f1\", \"inputs\": [\"c\"], \"outputs\": [\"b\"], "
 	      "\"time_s\": 0.004, \"workspace_bytes\": 4000000},"
 	      OP("f2", "\"a\", \"b\"", "\"y\"", "0.001"));
+/* clang-format on */
 
 static void test_no_dead_end(void **state)
 {
@@ -950,6 +1073,8 @@ int main(void)
 		cmocka_unit_test(test_no_ops),
 		cmocka_unit_test(test_one_op_no_candidates),
 		cmocka_unit_test(test_repeat_state_home),
+		cmocka_unit_test(test_duplex_arithmetic),
+		cmocka_unit_test(test_duplex_placement),
 		cmocka_unit_test(test_two_prefetches_compete),
 		cmocka_unit_test(test_overhead_saturates),
 		cmocka_unit_test(test_refine_store_after_write),
@@ -958,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_data_witness),
 		cmocka_unit_test(test_op_layer),
 		cmocka_unit_test(test_never_worse),
+		cmocka_unit_test(test_never_worse_repeat),
 		cmocka_unit_test(test_threads_agree),
 		/* budget fit and no dead end (issue 33) */
 		cmocka_unit_test(test_fit_short_gap),

@@ -1141,6 +1141,17 @@ static void test_repeat_end_state(void **state)
 				 repeat ? 4000100000 : 2000000000);
 		hoff_sim_result_free(&r);
 		hoff_sched_free(s);
+		/* the whole pipeline: what --exact returns is valid on the v2
+		 * simulator (rule 9's end state for repeat) at that stall */
+		hoff_exact_report rep;
+		s = run_exact(g, &o, &rep);
+		assert_non_null(s);
+		assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
+		assert_true(r.valid);
+		assert_int_equal(r.summary.stall_ps,
+				 repeat ? 4000100000 : 2000000000);
+		hoff_sim_result_free(&r);
+		hoff_sched_free(s);
 		free(pick);
 		free(sol.x);
 		hoff_ilp_free(m);

@@ -480,6 +480,44 @@ static void test_trace(void **state)
 	hoff_timeline_free(&t2);
 }
 
+/* (v2) A recompute is a compute event of its own, "recompute OP"; a drop
+ * an instant on the compute track like a detach. */
+static void test_trace_v2(void **state)
+{
+	(void)state;
+	hoff_timeline tl = {0};
+	hoff_err e = {{0}};
+	int32_t a = hoff_graph_find_tensor(G, "a");
+	hoff_event ev[] = {
+		{1000000000LL, 1000000000LL, 1, a, HOFF_NONE, HOFF_EV_DROP,
+		 HOFF_NONE},
+		{1000000000LL, 1500000000LL, 2, 0, HOFF_NONE, HOFF_EV_RECOMPUTE,
+		 HOFF_NONE},
+	};
+	for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+		assert_int_equal(hoff_timeline_event(&tl, ev[i]), HOFF_OK);
+	char path[128];
+	snprintf(path, sizeof path, "%s/trace.json", tmpdir);
+	assert_int_equal(hoff_trace_write(G, &tl, path, &e), HOFF_OK);
+	char *text = tu_slurp(path, NULL);
+	assert_non_null(text);
+	remove(path);
+	cJSON *j = cJSON_Parse(text);
+	assert_non_null(j);
+	cJSON_Delete(j);
+	assert_non_null(strstr(text, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
+				     "\"tid\":1,\"cat\":\"drop\","
+				     "\"name\":\"a\",\"ts\":1000,"
+				     "\"args\":{\"step\":1,"
+				     "\"bytes\":2000000}}"));
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+				     "\"cat\":\"recompute\","
+				     "\"name\":\"recompute op0\",\"ts\":1000,"
+				     "\"dur\":500,\"args\":{\"step\":2}}"));
+	free(text);
+	hoff_timeline_free(&tl);
+}
+
 /* ---- FORMAT v2: recompute and drop steps, recompute_s ---- */
 
 #define HDR2	  "\"format\": \"hoffopt.schedule\", \"version\": 2"
@@ -577,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_conformance_schedules),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_trace_v2),
 		cmocka_unit_test(rej_unknown_op),
 		cmocka_unit_test(rej_unknown_tensor),
 		cmocka_unit_test(rej_unknown_detach),

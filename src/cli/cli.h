@@ -1,9 +1,7 @@
-/* cli.h: what every command of src/cli/ (main.c, each cmd_*.c,
- * pipeline.c) shares, implemented in cli.c: the exit codes, the
- * table-driven option parser and the number syntaxes of the options, the
- * usage error, the --budget resolution, the output checks (an output
- * equal to an input, stdout's close) and the JSON writers of a summary.
- * Prints only to the FILE given and to stderr for hoff_cli_bad. */
+/* cli.h: what the commands (main.c, cmd_exact.c, cmd_run.c) share — the
+ * usage error, the number syntaxes of their options, the --budget
+ * resolution and the JSON writers of a summary. Prints only to the FILE
+ * given and to stderr for hoff_cli_bad. */
 #ifndef HOFF_CLI_H
 #define HOFF_CLI_H
 

@@ -213,7 +213,17 @@ static hoff_status plan_exact(hoff_pipeline *p, void *ctx, hoff_err *e)
 	exact_ctx *c = ctx;
 	c->io.budget_bytes = p->budget_bytes;
 	c->io.analysis = &p->an;
-	return hoff_exact_run(p->g, &c->io, &p->s, &c->rep, e);
+	hoff_status st = hoff_exact_run(p->g, &c->io, &p->s, &c->rep, e);
+	/* no legal schedule at all (greedy has none on a repeat graph it
+	 * does not send home, and the model none within the objective):
+	 * a plan that does not fit, not a bug */
+	if (st == HOFF_OK && !p->s)
+		st = hoff_seterr(e, HOFF_EINVALID,
+				 "exact: no legal schedule: the model is %s "
+				 "(%.200s)",
+				 hoff_exact_status_name(&c->rep),
+				 c->rep.note[0] ? c->rep.note : "no note");
+	return st;
 }
 
 int hoff_cmd_exact(int argc, char **argv)

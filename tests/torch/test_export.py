@@ -53,24 +53,36 @@ def hoffopt(*args, check=True):
     return r
 
 
-def _reads_v2():
-    """Whether the hoffopt binary reads FORMAT v2 graphs (the exporter
-    writes train graphs as v2, `repeat: true`); until it does, the tests
-    that hand graphs to it export FORMAT v1 (`v1=True`)."""
+def _plans_v2():
+    """Whether the hoffopt binary reads FORMAT v2 graphs and plans a
+    `repeat` one validly (state written back home): the exporter writes
+    train graphs as v2, `repeat: true`; until the binary does both, the
+    tests that hand graphs to it export FORMAT v1 (`v1=True`)."""
+    if not os.path.exists(BIN):
+        return False
     with tempfile.TemporaryDirectory(prefix="hoffopt_torch_") as d:
-        p = os.path.join(d, "v2.json")
-        with open(p, "w") as f:
+        g, s = os.path.join(d, "v2.json"), os.path.join(d, "s.json")
+        with open(g, "w") as f:
             json.dump({"format": "hoffopt.graph", "version": 2,
-                       "repeat": True, "machine": {"device": {
-                           "memory_bytes": 100}},
-                       "tensors": [{"id": "x", "bytes": 1}],
+                       "repeat": True, "machine": {
+                           "device": {"memory_bytes": 100},
+                           "tiers": [{"name": "host", "h2d_Bps": 1e9,
+                                      "d2h_Bps": 1e9}]},
+                       "tensors": [{"id": "x", "bytes": 1},
+                                   {"id": "w", "bytes": 8, "kind": "weight",
+                                    "home": "host"}],
                        "ops": [{"id": "o", "inputs": ["x"],
-                                "time_s": 0}]}, f)
-        return os.path.exists(BIN) and \
-            hoffopt("analyze", p, check=False).returncode == 0
+                                "updates": ["w"], "time_s": 1e-3}]}, f)
+        for plan in (["--policy", "none"], ["--greedy"]):
+            if hoffopt(*(plan + [g, "-o", s]), check=False).returncode:
+                return False
+            r = hoffopt("simulate", g, s, "--json", check=False)
+            if r.returncode or not json.loads(r.stdout).get("valid"):
+                return False
+        return True
 
 
-V1 = not _reads_v2()
+V1 = not _plans_v2()
 
 
 def analyze(path):

@@ -22,7 +22,7 @@ import unittest
 import torch
 import torch.nn as nn
 
-from test_export import HERE, V1, Tmp, hoffopt  # noqa: F401 (sys.path)
+from test_export import V1, Tmp, hoffopt  # noqa: F401 (sys.path)
 import hoffopt_torch
 from hoffopt_torch.__main__ import main
 from hoffopt_torch.outfile import OutputError
@@ -197,8 +197,9 @@ class Outputs(Tmp, unittest.TestCase):
 
 # The table: (command line, expected exit code). {M}: the tiny model file,
 # {D}: a fresh folder, {O}: an output path in it, {NULL} and {FULL}:
-# private copies of /dev/null and /dev/full (or the real ones, not root). 0: written, 2: usage, bad
-# input or an output that cannot be written. Never a traceback.
+# private copies of /dev/null and /dev/full (or the real ones, not root).
+# 0: written, 2: usage, bad input or an output that cannot be written.
+# Never a traceback.
 ARGS = [
     # usage
     ("", 2), ("-o {O}", 2), ("{M}:f", 2), ("--bogus", 2),
@@ -253,8 +254,10 @@ ARGS = [
     # --loss
     ("{M}:f --loss nosuch:fn -o {O}", 2), ("{M}:f --loss nosuch -o {O}", 2),
     ("{M}:f --loss : -o {O}", 2), ("{M}:f --loss math:nosuch -o {O}", 2),
-    ("{M}:f --loss math:pi -o {O}", 2), ("{M}:f --loss os.path:join -o {O}", 2),
-    ("{M}:f --loss {M}:loss -o {O}", 0), ("{M}:f --loss {M}:badloss -o {O}", 2),
+    ("{M}:f --loss math:pi -o {O}", 2),
+    ("{M}:f --loss os.path:join -o {O}", 2),
+    ("{M}:f --loss {M}:loss -o {O}", 0),
+    ("{M}:f --loss {M}:badloss -o {O}", 2),
     ("{M}:f --loss {M}:nosuch -o {O}", 2), ("{M}:f --loss {M}:x -o {O}", 2),
     ("{M}:f --loss {D}/no.py:loss -o {O}", 2),
     ("{M}:f --loss .:loss -o {O}", 2), ("{M}:f --loss '..:x' -o {O}", 2),
@@ -280,6 +283,15 @@ ARGS = [
     ("run {M}:f --graph {O} --schedule {O} --bogus", 2),
     ("run nocolon --graph {O} --schedule {O}", 2),
     ("run {M}:f --graph {O} --schedule {O} --emit-python {M}", 2),
+    ("run {M}:f --graph {O} --schedule {O} --runs 0", 2),
+    ("run {M}:f --graph {O} --schedule {O} --seed x", 2),
+    # --measure and --times-from
+    ("{M}:f --measure 0 -o {O}", 2), ("{M}:f --measure x -o {O}", 2),
+    ("{M}:f --measure 2 --times-from {M} -o {O}", 2),
+    ("{M}:f --times-from {D}/no.json -o {O}", 2),
+    ("{M}:f --times-from {M} -o {O}", 2),
+    ("{M}:f --times-from {D} -o {O}", 2),
+    ("{M}:f --mode infer --measure 1 -o {O}", 0),
 ]
 
 
@@ -314,25 +326,53 @@ class Args(Tmp, unittest.TestCase):
             self.assertEqual(f.read(), TINY)
 
 
+# h100-pcie5 without its duplex factors: a machine that needs no v2 field
+PLAIN = {"device": {"memory_bytes": 80000000000, "flops_per_s": 756e12,
+                    "mem_bandwidth_Bps": 2e12},
+         "tiers": [{"name": "host", "h2d_Bps": 55e9, "d2h_Bps": 55e9}]}
+
+
 class V2(Tmp, unittest.TestCase):
     def test_train_repeat_infer_v1(self):
         m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="train")
+        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="train",
+                                 machine=PLAIN)
         self.assertEqual((g["version"], g["repeat"]), (2, True))
         self.assertFalse(any("recomputable" in o for o in g["ops"]))
         # key order: version, then repeat, before the machine
         self.assertEqual(list(g)[:5], ["format", "version", "name", "repeat",
                                        "meta"])
-        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="infer")
+        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="infer",
+                                 machine=PLAIN)
         self.assertEqual(g["version"], 1)
         self.assertNotIn("repeat", g)
         g = hoffopt_torch.export(m, torch.randn(2, 4), mode="train",
-                                 repeat=False)
+                                 repeat=False, machine=PLAIN)
         self.assertEqual(g["version"], 1)
         g = hoffopt_torch.export(m, torch.randn(2, 4), mode="train",
                                  v1=True)
         self.assertEqual(g["version"], 1)
         self.assertNotIn("repeat", g)
+
+    def test_duplex_presets(self):
+        # the presets carry gen's duplex factors: any graph on them is v2;
+        # v1=True strips them
+        m = nn.Linear(4, 4)
+        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="infer")
+        self.assertEqual(g["version"], 2)
+        self.assertNotIn("repeat", g)
+        self.assertEqual((g["machine"]["tiers"][0]["h2d_duplex_factor"],
+                          g["machine"]["tiers"][0]["d2h_duplex_factor"]),
+                         (0.92, 0.92))
+        g = hoffopt_torch.export(m, torch.randn(2, 4), mode="infer",
+                                 machine="a100-pcie4", v1=True)
+        self.assertEqual(g["version"], 1)
+        self.assertEqual(g["machine"]["tiers"][0],
+                         {"name": "host", "h2d_Bps": 25e9, "d2h_Bps": 24e9,
+                          "latency_s": 10e-6,
+                          "capacity_bytes": 1000000000000})
+        self.assertIn("h2d_duplex_factor",
+                      hoffopt_torch.PRESETS["a100-pcie4"]["tiers"][0])
 
     def test_random_ops_not_recomputable(self):
         class R(nn.Module):
@@ -347,7 +387,8 @@ class V2(Tmp, unittest.TestCase):
                 idx = torch.randperm(4)
                 return z[:, idx] + torch.empty_like(z).normal_() + \
                     torch.empty_like(z).uniform_()
-        g = hoffopt_torch.export(R(), torch.randn(2, 4), mode="infer")
+        g = hoffopt_torch.export(R(), torch.randn(2, 4), mode="infer",
+                                 machine=PLAIN)
         self.assertEqual(g["version"], 2)
         self.assertNotIn("repeat", g)
         marked = sorted(o["id"].split("/")[1].split("#")[0]
@@ -367,7 +408,8 @@ class V2(Tmp, unittest.TestCase):
         self.assertEqual(g["version"], 1)
         self.assertFalse(any("recomputable" in o for o in g["ops"]))
 
-    @unittest.skipIf(V1, "the hoffopt binary does not read FORMAT v2 yet")
+    @unittest.skipIf(V1, "the hoffopt binary does not plan FORMAT v2 "
+                     "repeat graphs yet")
     def test_hoffopt_reads_them(self):
         p = self.path("g.json")
         hoffopt_torch.export(nn.Sequential(nn.Linear(4, 4), nn.Dropout()),

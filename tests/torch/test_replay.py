@@ -22,12 +22,11 @@ No test asserts a wall time.
 import json
 import os
 import subprocess
-import sys
 import unittest
 
 import torch
 
-from test_export import BIN, HERE, PY, ROOT, V1, Tmp, hoffopt
+from test_export import HERE, PY, ROOT, V1, Tmp, hoffopt
 import hoffopt_torch
 import models
 from hoffopt_torch import replay
@@ -231,6 +230,50 @@ class Small(Base, unittest.TestCase):
                            loss=models.next_token_loss).run()
         self.assertIn("op %s is not recomputable" % adam[0],
                       str(cm.exception))
+
+    def test_repeat_end_state(self):
+        # a training graph is one step of a loop (FORMAT v2, repeat): the
+        # plan must store Adam's moments back home. none's plan, planned on
+        # the v1 copy of the graph, with and without the stores appended
+        m, x = self.gpt()
+        g1, g2 = self.path("g1.json"), self.path("g2.json")
+        hoffopt_torch.export(m, (x,), path=g1, v1=True,
+                             loss=models.next_token_loss)
+        graph = hoffopt_torch.export(m, (x,), path=g2,
+                                     loss=models.next_token_loss)
+        self.assertTrue(graph["repeat"])
+        s = self.path("none.json")
+        hoffopt("--policy", "none", g1, "-o", s)
+        with open(s) as f:
+            steps = json.load(f)["steps"]
+        back = [{"store": t["id"], "to": "host"} for t in graph["tensors"]
+                if t.get("home") == "host"]
+        # two moments each of 28 parameters: wte, wpe, 12 a block, ln_f 2
+        self.assertEqual(len(back), 2 * 28)
+        reads_v2 = hoffopt("analyze", g2, check=False).returncode == 0
+        for extra, ok in ((back, True), ([], False)):
+            sched = {"format": "hoffopt.schedule", "version": 1,
+                     "steps": steps + extra}
+            rp = replay.prepare(m, (x,), g2, sched,
+                                loss=models.next_token_loss)
+            if ok:
+                res = rp.run()
+                self.assertEqual(rp.compare(res)[1], [])
+                # the moments are home, bit-equal to eager's
+                self.assertFalse(any(b["store"] in res.pool.dev
+                                     for b in back))
+            else:
+                with self.assertRaises(replay.PlanError) as cm:
+                    rp.run()
+                self.assertIn("is not back home on host (repeat, rule 9)",
+                              str(cm.exception))
+            if reads_v2:
+                p = self.path("s2.json")
+                with open(p, "w") as f:
+                    json.dump(sched, f)
+                self.assertEqual(hoffopt("simulate", g2, p,
+                                         check=False).returncode,
+                                 0 if ok else 1)
 
     def test_cli_and_emit_python(self):
         g, s, e = self.path("g.json"), self.path("s.json"), self.path("e.py")

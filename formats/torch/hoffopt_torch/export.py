@@ -15,7 +15,7 @@ import json
 import torch
 
 from . import costs
-from .machines import machine_block
+from .machines import machine_block, strip_v2, uses_v2
 from .outfile import write_file
 from .trace import (ExportError, MetaDevice, Recorder, build_on_meta,
                     meta_like, swap_to_meta, tensors_of)
@@ -77,11 +77,14 @@ def export(model, example_inputs, path=None, mode="train",
     training). repeat: the graph is one iteration of a loop (FORMAT v2
     `"repeat": true`; default: True in train mode, one training step).
     Ops that draw random numbers are marked `recomputable: false`; a graph
-    with either is written as version 2, else version 1. v1: write
-    FORMAT v1 (no repeat, no recomputable), for readers that lack v2.
+    with either, or a machine with duplex factors (the presets have them),
+    is written as version 2, else version 1. v1: write FORMAT v1 (no
+    repeat, no recomputable, no duplex factors), for readers without v2.
     Raises ExportError naming the module and the aten op the
     trace could not follow, ValueError for bad arguments."""
     mach = machine_block(machine)
+    if v1:
+        strip_v2(mach)
     tiers = mach.get("tiers", [])
     if optimizer_home is None:
         optimizer_home = tiers[0]["name"] if tiers else "device"
@@ -212,7 +215,8 @@ def export(model, example_inputs, path=None, mode="train",
         for n, p in list(params.items()) + list(buffers.items()):
             views.setdefault(rec.gid(p), (tuple(p.shape), tuple(p.stride()),
                                           p.storage_offset()))
-        _capture.update(views=views, rec=rec, model=model, args=args, kwargs=kwargs,
+        _capture.update(views=views, rec=rec, model=model, args=args,
+                        kwargs=kwargs,
                         params=params, buffers=buffers, grad_of=grad_of,
                         input_gids=input_gids, outputs=outputs,
                         train=train, optimizer=optimizer)
@@ -289,8 +293,9 @@ def _persistent(t):
 def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
            optimizer, bf16, name, repeat=False, v2_ops=True, capture=None):
     """Drops dead ops, names what is left, and lays out graph.json:
-    version 2 when repeat or when an op draws random numbers (marked
-    `recomputable: false`, unless v2_ops is False), else version 1."""
+    version 2 when repeat, when the machine has duplex factors or when an
+    op draws random numbers (marked `recomputable: false`, unless v2_ops
+    is False), else version 1."""
     T = rec.tensors
     needed = [_persistent(t) for t in T]
     live = [False] * len(rec.ops)
@@ -340,7 +345,7 @@ def _graph(rec, model, params, mach, weights_home, optimizer_home, mode,
             d["output"] = True
         tensors.append(d)
     out_ops = []
-    v2 = repeat
+    v2 = repeat or uses_v2(mach)
     for o in ops:
         d = {"id": opid[id(o)], "kind": o.kind,
              "inputs": [ids[g] for g in o.inputs]}

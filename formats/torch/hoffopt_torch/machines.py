@@ -7,8 +7,15 @@ This table is a copy kept in sync by a test: tests/torch/test_export.py
 """
 import copy
 
+# Duplex factors (FORMAT v2, rule 3) as gen's table cites them: 0.92 each
+# way over PCIe 5.0 x16 (this project's pinned copies on an H200, 1 GiB:
+# h2d 55.42 GB/s alone, 51.18 both at once; d2h 55.37 and 50.89); GH200's
+# C2C about 300 GB/s in total both ways against 375 + 297 one way, 0.446;
+# PCIe 4.0 (nvbandwidth): h2d 25 -> 12 GB/s, 0.48, d2h keeps 0.98.
 _PCIE5_HOST = {"name": "host", "h2d_Bps": 55e9, "d2h_Bps": 55e9,
-               "latency_s": 10e-6}
+               "latency_s": 10e-6, "h2d_duplex_factor": 0.92,
+               "d2h_duplex_factor": 0.92}
+DUPLEX = ("h2d_duplex_factor", "d2h_duplex_factor")
 
 PRESETS = {
     "h100-pcie5": {
@@ -28,7 +35,8 @@ PRESETS = {
                    "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.0e12,
                    "op_overhead_s": 5e-6},
         "tiers": [{"name": "host", "h2d_Bps": 375e9, "d2h_Bps": 297e9,
-                   "latency_s": 5e-6, "capacity_bytes": 480000000000}],
+                   "latency_s": 5e-6, "capacity_bytes": 480000000000,
+                   "h2d_duplex_factor": 0.446, "d2h_duplex_factor": 0.446}],
     },
     "supernode": {
         "device": {"name": "H200-class", "memory_bytes": 141000000000,
@@ -38,7 +46,28 @@ PRESETS = {
                   {"name": "remote", "h2d_Bps": 40e9, "d2h_Bps": 40e9,
                    "latency_s": 20e-6, "capacity_bytes": 16000000000000}],
     },
+    "a100-pcie4": {
+        "device": {"name": "A100-PCIe-80GB", "memory_bytes": 80000000000,
+                   "flops_per_s": 312e12, "mem_bandwidth_Bps": 1.935e12,
+                   "op_overhead_s": 5e-6},
+        "tiers": [{"name": "host", "h2d_Bps": 25e9, "d2h_Bps": 24e9,
+                   "latency_s": 10e-6, "capacity_bytes": 1000000000000,
+                   "h2d_duplex_factor": 0.48, "d2h_duplex_factor": 0.98}],
+    },
 }
+
+
+def uses_v2(machine):
+    """True when a machine block has a FORMAT v2 field (a duplex factor)."""
+    return any(k in t for t in machine.get("tiers", []) for k in DUPLEX)
+
+
+def strip_v2(machine):
+    """The machine block without its v2 fields (for a v1 graph)."""
+    for t in machine.get("tiers", []):
+        for k in DUPLEX:
+            t.pop(k, None)
+    return machine
 
 
 def machine_block(machine):

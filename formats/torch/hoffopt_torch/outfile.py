@@ -1,4 +1,4 @@
-"""outfile.py: the front end's output files, by the rule formats/outfile.c
+"""outfile.py: the front end's output files, by the rule formats/fileio.c
 follows for the C tool.
 
 Invariants:

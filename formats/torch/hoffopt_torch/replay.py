@@ -37,16 +37,15 @@ Contract:
 """
 import copy
 import json
-import math
 import time
 
 import torch
 import torch.fx as fx
 from torch.multiprocessing.reductions import StorageWeakRef
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.optim.adam import adam as _adam
+from torch.utils._pytree import tree_map
 
 from .export import export
-from torch.optim.adam import adam as _adam
 from .trace import Const, Ref, tensors_of
 
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
@@ -315,7 +314,7 @@ class Pool:
         self.stored[(tier, name)] = done
         return dst
 
-    # ---- cache steps (called by the GraphModule) -----------------------------
+    # ---- cache steps (called by the GraphModule) ---------------------------
     def prefetch(self, s, name, tier):
         """Step s: prefetch name from tier (rule 4)."""
         if name in self.dev:
@@ -366,7 +365,7 @@ class Pool:
             raise PlanError("%s: %s has offload false (rule %d)"
                             % (self.plan.where(s), name, rule))
 
-    # ---- compute steps -------------------------------------------------------
+    # ---- compute steps -----------------------------------------------------
     def begin(self, s):
         """Step s (an op or a recompute) starts: every tensor its op reads
         or updates must be on the device side (rule 1)."""
@@ -527,8 +526,9 @@ def build_module(plan, device):
         if isinstance(x, Ref):
             return call("get", plan.name[x.gid], x.size, x.stride,
                         x.offset, step=s)
-        if isinstance(x, Const):
-            consts.append(x.value.to(dev))
+        if isinstance(x, Const):   # a 0-dim one stays a CPU scalar
+            consts.append(x.value if x.value.dim() == 0 else
+                          x.value.to(dev))
             return call("const", len(consts) - 1, step=s)
         if isinstance(x, torch.device) and x.type == "meta":
             return dev
@@ -835,7 +835,7 @@ def _arg(pool, plan, consts, dev, x):
     if isinstance(x, Ref):
         return pool.get(plan.name[x.gid], x.size, x.stride, x.offset)
     if isinstance(x, Const):
-        return x.value.to(dev)
+        return x.value if x.value.dim() == 0 else x.value.to(dev)
     if isinstance(x, torch.device) and x.type == "meta":
         return dev
     return x
@@ -844,11 +844,12 @@ def _arg(pool, plan, consts, dev, x):
 def times_from_trace(graph, trace):
     """Maps a PyTorch profiler (Kineto) trace's aten ops onto the graph's
     ops, in order: op k matches the next `aten::NAME` event (NAME its aten
-    op) after op k-1's match, outermost events only. Its time is the sum
-    of the GPU kernels launched inside the event when the trace has any,
-    else the event's own duration. trace: a Kineto trace (an object with
-    traceEvents) or the legacy profiler's list of events. Returns (times, unmatched): time_s per
-    op (None where unmatched) and the ids not matched."""
+    op) after op k-1's match and the events nested in that match (its own
+    children, on its thread). Its time is the sum of the GPU kernels
+    launched inside the event when the trace has any, else the event's
+    own duration. trace: a Kineto trace (an object with traceEvents) or
+    the legacy profiler's list of events. Returns (times, unmatched):
+    time_s per op (None where unmatched) and the ids not matched."""
     if isinstance(trace, dict):
         trace = trace.get("traceEvents", [])
     evs = [e for e in trace if isinstance(e, dict)
@@ -931,3 +932,18 @@ def explain_peak(result, sim_trace):
         prev = s
     return {"peak": result.peak, "explained_peak": best[0],
             "at_step": best[1], "when": best[2], "in_flight": best[3]}
+
+
+def run(model, example_inputs, graph, schedule, mode="train",
+        optimizer="adam", loss=None, device="cpu", seed=0, check=True):
+    """The Python call beside export(): replays schedule on graph for
+    model (built, with its weights) and example_inputs, as export was
+    given them. Returns (result, bad): result.peak, .peak_step, .wall_s,
+    .pool (final values); bad lists the tensors not bit-equal to eager
+    PyTorch (empty when equal; None with check=False). Raises PlanError
+    for a schedule the rules reject, ReplayError for a graph or schedule
+    that does not fit the model."""
+    rp = prepare(model, example_inputs, graph, schedule, mode=mode,
+                 optimizer=optimizer, loss=loss, device=device, seed=seed)
+    res = rp.run()
+    return res, (rp.compare(res)[1] if check else None)

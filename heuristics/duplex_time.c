@@ -1,0 +1,77 @@
+/* duplex_time.c: see duplex_time.h. The work of a transfer of nominal
+ * duration D is D x 10^6 (FORMAT.md rule 3's units), in double: it overflows 64
+ * bits past ~9 s of transfer. Cost: O(log n + spans crossed). */
+#include "duplex_time.h"
+
+#include <math.h>
+
+#include "graph.h"
+
+/* The first span of s[0..n) that ends after t (n when none). */
+static int32_t first_after(const hoff_busy *s, int32_t n, int64_t t)
+{
+	int32_t lo = 0, hi = n;
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (s[mid].hi > t)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+int64_t hoff_duplex_start(const hoff_busy *s, int32_t n, int64_t end, int64_t d,
+			  int32_t f)
+{
+	const double one = HOFF_DUPLEX_ONE;
+	double rem = (double)d * one;
+	int64_t t = end;
+	/* the last span starting before t */
+	int32_t k = first_after(s, n, end);
+	if (k == n || s[k].lo >= end)
+		k--;
+	while (rem > 0) {
+		if (k < 0)
+			return t - (int64_t)ceil(rem / one);
+		int64_t hi = s[k].hi < t ? s[k].hi : t;
+		if (hi < t) { /* at full speed over (hi, t] */
+			double cap = (double)(t - hi) * one;
+			if (rem <= cap)
+				return t - (int64_t)ceil(rem / one);
+			rem -= cap;
+			t = hi;
+		}
+		double cap = (double)(t - s[k].lo) * f; /* slowed */
+		if (rem <= cap)
+			return t - (int64_t)ceil(rem / f);
+		rem -= cap;
+		t = s[k--].lo;
+	}
+	return t;
+}
+
+int64_t hoff_duplex_end(const hoff_busy *s, int32_t n, int64_t start, int64_t d,
+			int32_t f)
+{
+	const double one = HOFF_DUPLEX_ONE;
+	double rem = (double)d * one;
+	int64_t t = start;
+	for (int32_t k = first_after(s, n, start); rem > 0; k++) {
+		if (k >= n)
+			return t + (int64_t)ceil(rem / one);
+		if (s[k].lo > t) { /* at full speed over [t, lo) */
+			double cap = (double)(s[k].lo - t) * one;
+			if (rem <= cap)
+				return t + (int64_t)ceil(rem / one);
+			rem -= cap;
+			t = s[k].lo;
+		}
+		double cap = (double)(s[k].hi - t) * f; /* slowed */
+		if (rem <= cap)
+			return t + (int64_t)ceil(rem / f);
+		rem -= cap;
+		t = s[k].hi;
+	}
+	return t;
+}
