@@ -168,3 +168,24 @@ double hoff_now_s(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+const char *hoff_escape_id(char *buf, size_t len, const char *id)
+{
+	size_t n = 0;
+	for (const unsigned char *c = (const unsigned char *)id; *c; c++) {
+		char esc[8];
+		int k;
+		if (*c == '"' || *c == '\\')
+			k = snprintf(esc, sizeof esc, "\\%c", *c);
+		else if (*c < 0x20)
+			k = snprintf(esc, sizeof esc, "\\u%04x", *c);
+		else
+			k = snprintf(esc, sizeof esc, "%c", *c);
+		if (n + (size_t)k >= len)
+			break;
+		memcpy(buf + n, esc, (size_t)k);
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -94,4 +94,10 @@ void hoff_say(const hoff_progress *p, const char *fmt, ...)
 /* Seconds on a monotonic clock (time limits and reported timings). */
 double hoff_now_s(void);
 
+/* Writes id into buf (len > 0) as the inside of a JSON string: '"', '\\'
+ * and control characters escaped, so a message that puts it between
+ * quotes is unambiguous; cut short (never mid-escape) when buf is full.
+ * Returns buf. */
+const char *hoff_escape_id(char *buf, size_t len, const char *id);
+
 #endif

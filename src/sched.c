@@ -29,8 +29,8 @@ hoff_status hoff_sched_push(hoff_sched *s, hoff_step_kind kind, int32_t id,
 	if (!hoff_grow((void **)&s->step, &s->cap, (size_t)s->nsteps + 1,
 		       sizeof *s->step))
 		return HOFF_ENOMEM;
-	s->step[s->nsteps++] =
-		(hoff_step){.id = id, .tier = (int16_t)tier, .kind = (uint8_t)kind};
+	s->step[s->nsteps++] = (hoff_step){
+		.id = id, .tier = (int16_t)tier, .kind = (uint8_t)kind};
 	return HOFF_OK;
 }
 
@@ -68,31 +68,38 @@ hoff_status hoff_sched_set_policy(hoff_sched *s, const char *policy)
 hoff_status hoff_sched_check(const hoff_sched *s, const hoff_graph *g,
 			     const char *file, hoff_err *e)
 {
+	char qa[256], qb[256]; /* ids escaped for the messages */
 	int32_t next = 0;
 	for (int64_t i = 0; i < s->nsteps; i++) {
 		const hoff_step *st = &s->step[i];
 		switch (st->kind) {
 		case HOFF_STEP_OP:
 			if (st->id < 0 || st->id >= g->nops)
-				return hoff_seterr(e, HOFF_EINPUT,
-						   "%s: steps[%lld]: unknown op",
-						   file, (long long)i);
+				return hoff_seterr(
+					e, HOFF_EINPUT,
+					"%s: steps[%lld]: unknown op", file,
+					(long long)i);
 			if (st->id != next && next == g->nops)
 				return hoff_seterr(
 					e, HOFF_EINPUT,
 					"%s: steps[%lld] \"%s\": op repeated "
 					"after the last op",
-					file, (long long)i, g->op[st->id].id);
+					file, (long long)i,
+					hoff_escape_id(qa, sizeof qa,
+						       g->op[st->id].id));
 			if (st->id != next)
 				return hoff_seterr(
 					e, HOFF_EINPUT,
 					"%s: steps[%lld] \"%s\": op %s; "
 					"expected \"%s\" (graph order)",
-					file, (long long)i, g->op[st->id].id,
+					file, (long long)i,
+					hoff_escape_id(qa, sizeof qa,
+						       g->op[st->id].id),
 					st->id < next ? "repeated or out of "
 							"order"
 						      : "out of order",
-					g->op[next].id);
+					hoff_escape_id(qb, sizeof qb,
+						       g->op[next].id));
 			next++;
 			break;
 		case HOFF_STEP_PREFETCH:
@@ -122,7 +129,9 @@ hoff_status hoff_sched_check(const hoff_sched *s, const hoff_graph *g,
 					e, HOFF_EINPUT,
 					"%s: steps[%lld] \"%s\": recompute "
 					"before the op's own step",
-					file, (long long)i, g->op[st->id].id);
+					file, (long long)i,
+					hoff_escape_id(qa, sizeof qa,
+						       g->op[st->id].id));
 			break;
 		default:
 			return hoff_seterr(e, HOFF_EINPUT,
@@ -131,8 +140,8 @@ hoff_status hoff_sched_check(const hoff_sched *s, const hoff_graph *g,
 		}
 	}
 	if (next != g->nops)
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "%s: steps: op \"%s\" is missing", file,
-				   g->op[next].id);
+		return hoff_seterr(
+			e, HOFF_EINPUT, "%s: steps: op \"%s\" is missing", file,
+			hoff_escape_id(qa, sizeof qa, g->op[next].id));
 	return HOFF_OK;
 }

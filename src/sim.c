@@ -1057,9 +1057,12 @@ void hoff_violation_format(const hoff_graph *g, const hoff_sched *s,
 {
 	static const char *const kinds[] = {"op",     "prefetch",  "store",
 					    "detach", "recompute", "drop"};
-	const char *name = v->tensor != HOFF_NONE ? g->tensor[v->tensor].id
-			   : v->op != HOFF_NONE   ? g->op[v->op].id
-						  : "";
+	char qn[512], qo[512]; /* ids escaped: one may hold '"' */
+	const char *name = hoff_escape_id(qn, sizeof qn,
+					  v->tensor != HOFF_NONE
+						  ? g->tensor[v->tensor].id
+					  : v->op != HOFF_NONE ? g->op[v->op].id
+							       : "");
 	if (v->step == HOFF_NONE) {
 		snprintf(buf, len, "end: \"%s\": rule %d: %s", name, v->rule,
 			 v->why);
@@ -1069,8 +1072,9 @@ void hoff_violation_format(const hoff_graph *g, const hoff_sched *s,
 	if ((p->kind == HOFF_STEP_OP || p->kind == HOFF_STEP_RECOMPUTE) &&
 	    v->tensor != HOFF_NONE)
 		snprintf(buf, len, "steps[%lld] %s \"%s\": \"%s\": rule %d: %s",
-			 (long long)v->step, kinds[p->kind], g->op[p->id].id,
-			 name, v->rule, v->why);
+			 (long long)v->step, kinds[p->kind],
+			 hoff_escape_id(qo, sizeof qo, g->op[p->id].id), name,
+			 v->rule, v->why);
 	else
 		snprintf(buf, len, "steps[%lld] %s \"%s\": rule %d: %s",
 			 (long long)v->step, kinds[p->kind], name, v->rule,

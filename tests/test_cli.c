@@ -1103,6 +1103,31 @@ static void test_small_things(void **state)
 	assert_int_equal(sh("$H simulate h.json s.json 2> err"), 2);
 	assert_true(contains("err", "(the schedule is for graph \"tiny\", "
 				    "not \"other\")"));
+	/* and so is one in a simulator's violation and in the schedule
+	 * checker's messages (printed raw before: "w"1") */
+	example("q2.json", "\"w1\"", "\"w\\\"1\"", "\"op1\"", "\"o\\\"p1\"",
+		NULL);
+	char path[512];
+	snprintf(path, sizeof path, "%s/q2s.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
+	      "[{\"prefetch\": \"w0\", \"from\": \"host\"}, {\"op\": \"op0\"}, "
+	      "{\"op\": \"o\\\"p1\"}]}",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sh("$H simulate q2.json q2s.json > out 2> err"), 1);
+	assert_true(contains("err",
+			     "steps[2] op \"o\\\"p1\": \"w\\\"1\": rule 1:"));
+	snprintf(path, sizeof path, "%s/q3s.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
+	      "[{\"op\": \"op0\"}]}",
+	      f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(sh("$H simulate q2.json q3s.json 2> err"), 2);
+	assert_true(contains("err", "op \"o\\\"p1\" is missing"));
 }
 
 /* (11) tests/deps.sh waits while another apt holds its lock: a fake
