@@ -334,7 +334,7 @@ static hoff_status tier_finish(hoff_graph *g, int32_t i, const char *file,
 		return hoff_seterr(e, HOFF_EINPUT,
 				   "%s: machine.tiers[%d] \"%s\": "
 				   "latency_s must be below 2^62 ps",
-				   file, i, t->name);
+				   file, i, HOFF_QID(t->name));
 	for (int dir = 0; dir < 2; dir++) {
 		double f = dir ? t->d2h_duplex : t->h2d_duplex;
 		int32_t *ppm = dir ? &t->d2h_duplex_ppm : &t->h2d_duplex_ppm;
@@ -342,7 +342,7 @@ static hoff_status tier_finish(hoff_graph *g, int32_t i, const char *file,
 			return hoff_seterr(
 				e, HOFF_EINPUT,
 				"%s: machine.tiers[%d] \"%s\": %s: %.9g %s",
-				file, i, t->name,
+				file, i, HOFF_QID(t->name),
 				dir ? "d2h_duplex_factor" : "h2d_duplex_factor",
 				f,
 				f > 0.0 && f <= 1.0
@@ -365,11 +365,12 @@ static hoff_status recomputable_finish(hoff_graph *g, int32_t k,
 		else
 			o->flags &= ~(uint32_t)HOFF_O_RECOMPUTABLE;
 	} else if (upd && (o->flags & HOFF_O_RECOMPUTABLE)) {
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "%s: ops[%d] \"%s\": recomputable: true on "
-				   "an op with updates (\"%s\")",
-				   file, k, o->id,
-				   g->tensor[g->upd[g->upd_off[k]]].id);
+		return hoff_seterr(
+			e, HOFF_EINPUT,
+			"%s: ops[%d] \"%s\": recomputable: true on "
+			"an op with updates (\"%s\")",
+			file, k, HOFF_QID(o->id),
+			HOFF_QID(g->tensor[g->upd[g->upd_off[k]]].id));
 	}
 	return HOFF_OK;
 }
@@ -417,8 +418,9 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					e, HOFF_EINPUT,
 					"%s: ops[%d] \"%s\": outputs: tensor "
 					"\"%s\" already produced by op \"%s\"",
-					file, k, g->op[k].id, t->id,
-					g->op[t->producer].id);
+					file, k, HOFF_QID(g->op[k].id),
+					HOFF_QID(t->id),
+					HOFF_QID(g->op[t->producer].id));
 			}
 			t->producer = k;
 			if (upd_by[g->out[i]] == k + 1) {
@@ -427,7 +429,8 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					e, HOFF_EINPUT,
 					"%s: ops[%d] \"%s\": tensor \"%s\" is "
 					"both an output and an update",
-					file, k, g->op[k].id, t->id);
+					file, k, HOFF_QID(g->op[k].id),
+					HOFF_QID(t->id));
 			}
 		}
 	}
@@ -454,9 +457,11 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 						"%s: ops[%d] \"%s\": %s: tensor "
 						"\"%s\" is used before op "
 						"\"%s\" produces it",
-						file, k, o->id,
+						file, k, HOFF_QID(o->id),
 						pass ? "updates" : "inputs",
-						t->id, g->op[t->producer].id);
+						HOFF_QID(t->id),
+						HOFF_QID(
+							g->op[t->producer].id));
 				if (t->last_use == k)
 					continue; /* in both lists */
 				if (t->first_use == HOFF_NONE)
@@ -504,7 +509,7 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					file,
 					d->has_flops ? "mem_bandwidth_Bps"
 						     : "flops_per_s",
-					g->op[k].id);
+					HOFF_QID(g->op[k].id));
 	}
 	/* Op times in ps; the sum of all op times is an instant too. */
 	int64_t total = 0;
@@ -512,12 +517,12 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 		hoff_op *o = &g->op[k];
 		o->time_ps = hoff_ps(op_time_s(g, o));
 		if (o->time_ps < 0 || o->time_ps >= HOFF_PS_LIMIT - total)
-			return hoff_seterr(e, HOFF_EINPUT,
-					   "%s: ops[%d] \"%s\": time_s: op time "
-					   "reaches 2^62 ps (%s)",
-					   file, k, o->id,
-					   o->time_ps < 0 ? "this op"
-							  : "sum of op times");
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: ops[%d] \"%s\": time_s: op time "
+				"reaches 2^62 ps (%s)",
+				file, k, HOFF_QID(o->id),
+				o->time_ps < 0 ? "this op" : "sum of op times");
 		total += o->time_ps;
 	}
 	/* Memory sums must fit int64 with room: bound every tensor, and
@@ -529,7 +534,7 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 			return hoff_seterr(e, HOFF_EINPUT,
 					   "%s: tensors[%d] \"%s\": bytes: sum "
 					   "of tensor bytes reaches 2^62",
-					   file, i, t->id);
+					   file, i, HOFF_QID(t->id));
 		bytes += t->bytes;
 		for (int32_t r = 0; r < g->ntiers; r++) {
 			const hoff_tier *tr = &g->tier[r];
@@ -543,15 +548,17 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 					"%s: tensors[%d] \"%s\": bytes: a "
 					"transfer on tier \"%s\" reaches "
 					"2^62 ps",
-					file, i, t->id, tr->name);
+					file, i, HOFF_QID(t->id),
+					HOFF_QID(tr->name));
 		}
 	}
 	for (int32_t k = 0; k < g->nops; k++) {
 		if (g->op[k].workspace_bytes > HOFF_PS_LIMIT - bytes)
-			return hoff_seterr(e, HOFF_EINPUT,
-					   "%s: ops[%d] \"%s\": workspace_bytes "
-					   "too large",
-					   file, k, g->op[k].id);
+			return hoff_seterr(
+				e, HOFF_EINPUT,
+				"%s: ops[%d] \"%s\": workspace_bytes "
+				"too large",
+				file, k, HOFF_QID(g->op[k].id));
 	}
 	return HOFF_OK;
 }
@@ -585,8 +592,9 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 					"on a persistent tensor homed on tier "
 					"\"%s\" that op \"%s\" uses: in a repeat "
 					"graph it could never go home (rule 9)",
-					file, i, t->id, tr->name,
-					g->op[t->first_use].id);
+					file, i, HOFF_QID(t->id),
+					HOFF_QID(tr->name),
+					HOFF_QID(g->op[t->first_use].id));
 			/* (v2) the repeat term of lower_bound_s */
 			int64_t y = hoff_xfer_ps(g, r, t->bytes, false);
 			if (g->repeat && hoff_tensor_persistent(t) &&
@@ -597,7 +605,8 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 					"one store of each persistent tensor "
 					"homed there plus the compute reaches "
 					"2^62 ps (at tensors[%d] \"%s\")",
-					file, r, tr->name, i, t->id);
+					file, r, HOFF_QID(tr->name), i,
+					HOFF_QID(t->id));
 			if (g->repeat && hoff_tensor_persistent(t))
 				store_ps += y;
 			int64_t x = hoff_xfer_ps(g, r, t->bytes, true);
@@ -608,7 +617,8 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 					"one fetch of each tensor homed there "
 					"plus the compute reaches 2^62 ps "
 					"(at tensors[%d] \"%s\")",
-					file, r, tr->name, i, t->id);
+					file, r, HOFF_QID(tr->name), i,
+					HOFF_QID(t->id));
 			fetch_ps += x;
 		}
 		if (tr->capacity_bytes != HOFF_UNLIMITED &&
@@ -618,7 +628,7 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 				"%s: machine.tiers[%d] \"%s\": capacity_bytes "
 				"%lld is less than the %lld bytes of the tensors "
 				"homed there",
-				file, r, tr->name,
+				file, r, HOFF_QID(tr->name),
 				(long long)tr->capacity_bytes,
 				(long long)homed);
 	}

@@ -177,8 +177,6 @@ const char *hoff_escape_id(char *buf, size_t len, const char *id)
 		int k;
 		if (*c == '"' || *c == '\\')
 			k = snprintf(esc, sizeof esc, "\\%c", *c);
-		else if (*c < 0x20)
-			k = snprintf(esc, sizeof esc, "\\u%04x", *c);
 		else
 			k = snprintf(esc, sizeof esc, "%c", *c);
 		if (n + (size_t)k >= len)

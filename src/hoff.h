@@ -94,10 +94,14 @@ void hoff_say(const hoff_progress *p, const char *fmt, ...)
 /* Seconds on a monotonic clock (time limits and reported timings). */
 double hoff_now_s(void);
 
-/* Writes id into buf (len > 0) as the inside of a JSON string: '"', '\\'
- * and control characters escaped, so a message that puts it between
- * quotes is unambiguous; cut short (never mid-escape) when buf is full.
- * Returns buf. */
+/* Writes id into buf (len > 0) with '"' and '\\' escaped by a '\\', as
+ * inside a JSON string, so a message that puts it between quotes is
+ * unambiguous (control characters are left to the printer: the CLI shows
+ * them as \xNN); cut short, never mid-escape, when buf is full. Returns
+ * buf. */
 const char *hoff_escape_id(char *buf, size_t len, const char *id);
+/* hoff_escape_id into a buffer that lives as long as the enclosing block:
+ * for an id among an error message's arguments. */
+#define HOFF_QID(id) hoff_escape_id((char[256]){0}, 256, (id))
 
 #endif

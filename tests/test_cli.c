@@ -1128,6 +1128,12 @@ static void test_small_things(void **state)
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(sh("$H simulate q2.json q3s.json 2> err"), 2);
 	assert_true(contains("err", "op \"o\\\"p1\" is missing"));
+	/* and in the graph's own checks after the reader (graph.c) */
+	example("q5.json", "\"b\"", "\"b\\\"q\"", "[\"x\", \"w0\"]",
+		"[\"x\", \"w0\", \"b\\\"q\"]", NULL);
+	assert_int_equal(sh("$H analyze q5.json 2> err"), 2);
+	assert_true(contains("err", "inputs: tensor \"b\\\"q\" is used before "
+				    "op \"op1\" produces it"));
 }
 
 /* (11) tests/deps.sh waits while another apt holds its lock: a fake
