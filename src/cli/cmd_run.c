@@ -415,7 +415,7 @@ static int need_transfer(const hoff_sched *s, const char *opt, int64_t step,
 		return 0;
 	fprintf(stderr, "hoffopt: %s %lld: %s\n", opt, (long long)step,
 		step >= s->nsteps ? "past the schedule's last step"
-		: recompute	  ? "not a prefetch or a store, nor a recompute"
+		: recompute	  ? "not a prefetch, a store or a recompute"
 				  : "not a prefetch or a store");
 	return HOFF_EXIT_BAD;
 }
