@@ -72,7 +72,8 @@ void hoff_emit_op(hoff_emit *m, int32_t k)
 		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
 		for (int64_t j = 0; j < nl; j++) {
 			const hoff_tensor *x = &g->tensor[lst[j]];
-			if (!hoff_tensor_persistent(x) && x->last_use <= k) {
+			if (!hoff_tensor_persistent(x) && x->last_use <= k &&
+			    !(m->held && m->held[lst[j]])) {
 				m->on[lst[j]] = 0;
 				m->copy[lst[j]] = HOFF_NONE;
 			}
@@ -115,6 +116,48 @@ bool hoff_emit_prefetch(hoff_emit *m, int32_t t)
 	return true;
 }
 
+bool hoff_emit_drop(hoff_emit *m, int32_t t)
+{
+	const hoff_tensor *x = &m->g->tensor[t];
+	if (!m->on[t] || !hoff_tensor_offload(x) || hoff_tensor_persistent(x))
+		return false;
+	push(m, HOFF_STEP_DROP, t, HOFF_NONE);
+	m->on[t] = 0;
+	return true;
+}
+
+void hoff_emit_recompute(hoff_emit *m, int32_t k)
+{
+	const hoff_graph *g = m->g;
+	HOFF_REQUIRE(k < m->next_op);
+	push(m, HOFF_STEP_RECOMPUTE, k, HOFF_NONE);
+	const int32_t *lst;
+	int64_t nl = hoff_op_list(g, k, HOFF_USE_IN, &lst);
+	for (int64_t j = 0; j < nl; j++)
+		if (m->held && m->held[lst[j]])
+			m->held[lst[j]]--;
+	nl = hoff_op_list(g, k, HOFF_USE_OUT, &lst);
+	for (int64_t j = 0; j < nl; j++)
+		m->on[lst[j]] = 1;
+	for (int u = HOFF_USE_IN; u <= HOFF_USE_OUT; u += 2) {
+		nl = hoff_op_list(g, k, (hoff_use)u, &lst);
+		for (int64_t j = 0; j < nl; j++) {
+			int32_t t = lst[j];
+			const hoff_tensor *x = &g->tensor[t];
+			if (x->last_use >= m->next_op ||
+			    (m->held && m->held[t]))
+				continue; /* a later compute step reads it */
+			if (!hoff_tensor_persistent(x)) {
+				m->on[t] = 0;
+				m->copy[t] = HOFF_NONE;
+			} else if (g->repeat && x->home != HOFF_DEVICE &&
+				   hoff_repeat_state(g, t)) {
+				hoff_emit_evict(m, t);
+			}
+		}
+	}
+}
+
 void hoff_emit_home(hoff_emit *m, int32_t k)
 {
 	const hoff_graph *g = m->g;
@@ -125,6 +168,8 @@ void hoff_emit_home(hoff_emit *m, int32_t k)
 		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
 		for (int64_t j = 0; j < nl; j++) {
 			const hoff_tensor *x = &g->tensor[lst[j]];
+			if (m->held && m->held[lst[j]])
+				continue; /* a recompute reads it later */
 			if (x->last_use == k && x->home != HOFF_DEVICE &&
 			    hoff_repeat_state(g, lst[j]))
 				hoff_emit_evict(m, lst[j]);

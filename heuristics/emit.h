@@ -24,6 +24,11 @@ typedef struct hoff_emit {
 	hoff_floor floor;
 	int64_t limit_ps;
 	bool over;
+	/* (v2) (ntensors) or NULL (the default): how many recompute steps
+	 * still to be written read each tensor; a tensor some later
+	 * recompute reads stays resident (rule 6). The caller owns it and
+	 * counts the reads; hoff_emit_recompute counts them down. */
+	uint32_t *held;
 } hoff_emit;
 
 /* Starts a schedule for g with policy name; HOFF_ENOMEM on failure. */
@@ -39,6 +44,13 @@ bool hoff_emit_evict(hoff_emit *m, int32_t t);
 /* Fetches t from the tier with its copy; false when t is on the device or
  * has no copy anywhere. */
 bool hoff_emit_prefetch(hoff_emit *m, int32_t t);
+/* (v2) Drops t (rule 11); false (and writes nothing) when t is not on
+ * the device, may not move, or is persistent. */
+bool hoff_emit_drop(hoff_emit *m, int32_t t);
+/* (v2) Appends a recompute of op k (an op already written) and applies
+ * its effects: its outputs resident, then rule 6's frees, counting down
+ * m->held; a repeat graph's tier-homed state it read last goes home. */
+void hoff_emit_recompute(hoff_emit *m, int32_t k);
 /* (v2) In a repeat graph, after op k: evicts home each tier-homed state
  * tensor (candidates.h's hoff_repeat_state) op k used last, stored home
  * when dirty, detached when clean (FORMAT.md rule 9); else nothing. */

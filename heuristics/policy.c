@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "baselines.h"
+#include "checkpoint.h"
 #include "greedy.h"
 #include "policy.h"
 #include "sim.h"
@@ -27,7 +28,14 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (o->kind == HOFF_POLICY_GREEDY)
 		return hoff_greedy_run(g, &po, out, rep, e);
 	const hoff_analysis *a = po.analysis;
-	if ((st = hoff_baseline_plan(g, o, out, e)) != HOFF_OK)
+	if (o->kind == HOFF_POLICY_CHECKPOINT ||
+	    o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE)
+		st = hoff_checkpoint_plan(
+			g, o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE, out,
+			rep->note, sizeof rep->note, e);
+	else
+		st = hoff_baseline_plan(g, o, out, e);
+	if (st != HOFF_OK)
 		return st;
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = o->budget_bytes == HOFF_NONE ? INT64_MAX

@@ -19,6 +19,10 @@ bool hoff_policy_parse(const char *name, hoff_policy_opts *o)
 		o->kind = HOFF_POLICY_NONE;
 	} else if (!strcmp(name, "reactive")) {
 		o->kind = HOFF_POLICY_REACTIVE;
+	} else if (!strcmp(name, "checkpoint")) {
+		o->kind = HOFF_POLICY_CHECKPOINT;
+	} else if (!strcmp(name, "checkpoint+reactive")) {
+		o->kind = HOFF_POLICY_CHECKPOINT_REACTIVE;
 	} else if (!strcmp(name, "greedy")) {
 		o->kind = HOFF_POLICY_GREEDY;
 	} else if (!strncmp(name, "lookahead:", 10)) {
@@ -42,6 +46,12 @@ void hoff_policy_name(const hoff_policy_opts *o, char *buf, size_t len)
 		break;
 	case HOFF_POLICY_REACTIVE:
 		snprintf(buf, len, "reactive");
+		break;
+	case HOFF_POLICY_CHECKPOINT:
+		snprintf(buf, len, "checkpoint");
+		break;
+	case HOFF_POLICY_CHECKPOINT_REACTIVE:
+		snprintf(buf, len, "checkpoint+reactive");
 		break;
 	case HOFF_POLICY_LOOKAHEAD:
 		snprintf(buf, len, "lookahead:%d", o->lookahead);

@@ -17,6 +17,10 @@ typedef enum hoff_policy_kind {
 				  after, no lookahead */
 	HOFF_POLICY_LOOKAHEAD, /* per-layer prefetch N layers ahead */
 	HOFF_POLICY_GREEDY,    /* cost-model refinement (greedy.c) */
+	/* (v2) per-layer activation checkpointing (checkpoint.c) */
+	HOFF_POLICY_CHECKPOINT,
+	/* (v2) the same, with reactive's moves of tier-homed tensors */
+	HOFF_POLICY_CHECKPOINT_REACTIVE,
 } hoff_policy_kind;
 
 typedef struct hoff_policy_opts {
@@ -52,13 +56,15 @@ typedef struct hoff_policy_report {
 	int64_t least_makespan_ps;
 	char least_source[32];
 	char source[32]; /* which candidate won ("greedy", "reactive") */
+	char note[512];	 /* a line for the user ("" when none) */
 } hoff_policy_report;
 
 /* Default options: greedy, overhead 1%. */
 hoff_policy_opts hoff_policy_defaults(void);
 
-/* Parses "none", "reactive", "lookahead:N", "greedy" into o->kind and
- * o->lookahead; false when name is not a policy. */
+/* Parses "none", "reactive", "lookahead:N", "greedy", "checkpoint",
+ * "checkpoint+reactive" into o->kind and o->lookahead; false when name is
+ * not a policy. */
 bool hoff_policy_parse(const char *name, hoff_policy_opts *o);
 
 /* Writes the policy's name ("lookahead:2") into buf. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "cmd.h"
 #include "fileio.h"
@@ -73,11 +74,13 @@ int hoff_cmd_analyze(int argc, char **argv)
 	if (st == HOFF_OK)
 		st = hoff_analyze(g, &a, &e);
 	if (st == HOFF_OK)
-		st = hoff_cli_noffload(g, o.top > 0, &r, &e);
+		st = hoff_cli_noffload(g, true, &r, &e);
 	if (st != HOFF_OK) {
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
+	/* (v2) activations whose producer may be re-run (issue 31) */
+	int64_t rbytes = hoff_recomputable_bytes(g, r.snap, r.nsnap);
 	hoff_sort_ctx(r.snap, (size_t)r.nsnap, sizeof *r.snap, by_bytes, g);
 	int64_t ntop = r.nsnap < o.top ? r.nsnap : o.top;
 	FILE *f = stdout;
@@ -111,8 +114,10 @@ int hoff_cmd_analyze(int argc, char **argv)
 				", \"bytes\": %" PRId64 ", \"kind\": \"%s\"}",
 				t->bytes, hoff_kind_name(t->kind));
 		}
-		fprintf(f, "], \"workspace_bytes_at_peak\": %" PRId64 "}",
-			r.snap_workspace_bytes);
+		fprintf(f,
+			"], \"workspace_bytes_at_peak\": %" PRId64
+			", \"recomputable_bytes_at_peak\": %" PRId64 "}",
+			r.snap_workspace_bytes, rbytes);
 		fputs(", \"bytes_by_kind\": {", f);
 		for (int k = 0, n = 0; k < HOFF_NKINDS; k++)
 			if (a.count_by_kind[k])
@@ -176,6 +181,9 @@ int hoff_cmd_analyze(int argc, char **argv)
 		      ? " (fits)\n"
 		      : " (does not fit)\n",
 	      f);
+	fputs("recomputable  ", f);
+	hoff_cli_bytes(f, rbytes);
+	fputs(" of that peak: activations whose producer may be re-run\n", f);
 	if (ntop) {
 		fprintf(f, "at the peak   %" PRId64 " tensors", r.nsnap);
 		if (r.snap_workspace_bytes)

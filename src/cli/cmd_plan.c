@@ -29,7 +29,12 @@ static const char *const usage =
 	"                     fetched just before first use), reactive (fetch\n"
 	"                     right before each use, evict right after),\n"
 	"                     lookahead:N (per-layer prefetch N layers ahead),\n"
-	"                     greedy (the cost-model refinement; --greedy)\n"
+	"                     greedy (the cost-model refinement; --greedy),\n"
+	"                     checkpoint (per layer: keep its inputs, drop its\n"
+	"                     other activations, re-run its forward before\n"
+	"                     its backward; FORMAT v2 recompute and drop),\n"
+	"                     checkpoint+reactive (the same, tier-homed\n"
+	"                     tensors moved as reactive moves them)\n"
 	"  -o SCHEDULE        write the schedule there ('-' for stdout)\n"
 	"  --budget B         fastest schedule whose peak is at most B: bytes,\n"
 	"                     KiB/MiB/GiB/KB/MB/GB, or % of the all-resident\n"
@@ -142,7 +147,7 @@ int hoff_cmd_plan(int argc, char **argv)
 	if (!o.policy || !hoff_policy_parse(o.policy, po))
 		return hoff_cli_bad(
 			"unknown policy '%s' (none, reactive, lookahead:N, "
-			"greedy)",
+			"greedy, checkpoint, checkpoint+reactive)",
 			o.policy ? o.policy : "");
 	if (o.budget && o.overhead)
 		return hoff_cli_bad(
@@ -191,6 +196,8 @@ int hoff_cmd_plan(int argc, char **argv)
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
+	if (rep->note[0])
+		fprintf(stderr, "hoffopt: note: %s\n", rep->note);
 	const double solve_s = p.plan_s;
 	/* The budget the plan must meet: --budget, else the device's memory
 	 * (FORMAT.md rule 8), for greedy and the baselines alike. */
@@ -330,6 +337,10 @@ report:;
 		hoff_s(r->summary.makespan_ps), 100 * lbo,
 		hoff_s(rep->lower_bound_ps), 100 * ovh,
 		hoff_s(r->summary.compute_ps));
+	if (r->summary.recompute_ps) /* (v2) */
+		fprintf(f, "recompute     %.6g s (ops re-run), stall %.6g s\n",
+			hoff_s(r->summary.recompute_ps),
+			hoff_s(r->summary.stall_ps));
 	if (nm != HOFF_NONE && rep->lower_bound_ps)
 		fprintf(f,
 			"none          makespan %.6g s (%.2f%% over the lower "
