@@ -82,6 +82,15 @@ greedy_median() {
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# greedy_verdict SECS OK CPU: a greedy row's 1M-op verdict (median of
+# REPS runs under 5 s, exit 0): "S s (user+sys C s), median of K (< 5 s):
+# PASS" or FAIL.
+greedy_verdict() {
+	awk -v t="$1" -v ok="$2" -v k="$reps" -v c="$3" 'BEGIN {
+	printf "%.2f s (user+sys %.2f s), median of %d (< 5 s): %s",
+		t, c, k, ok == "1" && t < 5 ? "PASS" : "FAIL" }'
+}
+
 json_rows=()
 failed=0
 target_line="target: no 1M-op run"
@@ -177,16 +186,10 @@ print(d["peak_bytes"], str(d["valid"]).lower(), d["device_memory_bytes"], d["sou
 			printf "%.2f s (< 3 s) and %.1f MiB (< 2048 MiB): %s",
 				t, r, pass ? "PASS" : "FAIL" }')
 		target_line="target: 1M ops read+analyze+simulate $verdict"
-		gverdict=$(awk -v t="$g1_s" -v ok="$g1_ok" -v k="$reps" \
-			-v c="$g1_cpu" 'BEGIN {
-			printf "%.2f s (user+sys %.2f s), median of %d (< 5 s): %s",
-				t, c, k, ok == "1" && t < 5 ? "PASS" : "FAIL" }')
+		gverdict=$(greedy_verdict "$g1_s" "$g1_ok" "$g1_cpu")
 		target_line="$target_line; greedy on 1M ops $gverdict"
 		if [ "$host100" = 1 ]; then
-			hverdict=$(awk -v t="$gr_s" -v ok="$gr_ok" -v k="$reps" \
-				-v c="$gr_cpu" 'BEGIN {
-				printf "%.2f s (user+sys %.2f s), median of %d (< 5 s): %s",
-					t, c, k, ok == "1" && t < 5 ? "PASS" : "FAIL" }')
+			hverdict=$(greedy_verdict "$gr_s" "$gr_ok" "$gr_cpu")
 			target_line="$target_line; greedy on 1M ops host-homed at 1/100: $hverdict"
 		fi
 		if [ "$dead_end" = 1 ]; then

@@ -1165,12 +1165,9 @@ hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
 		goto out;
 	static const int required[] = {K_FORMAT, K_VERSION, K_MACHINE,
 				       K_TENSORS, K_OPS};
-	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
-		if (!r.have[required[i]]) {
-			st = js_fail(e, &top, HOFF_EINPUT, "%s is required",
-				     top_keys[required[i]]);
-			goto out;
-		}
+	if ((st = js_required(e, &top, r.have, top_keys, required,
+			      sizeof required / sizeof *required)) != HOFF_OK)
+		goto out;
 	if ((st = advance(&r)) != HOFF_OK) /* a no-op: it ran after each key */
 		goto out;
 	assert(r.ops_ok);

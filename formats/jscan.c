@@ -590,6 +590,16 @@ hoff_status js_top_member(jscan *s, bool *first, bool *more,
 	return HOFF_OK;
 }
 
+hoff_status js_required(hoff_err *e, const js_where *w, const bool *have,
+			const char *const *keys, const int *req, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!have[req[i]])
+			return js_fail(e, w, HOFF_EINPUT, "%s is required",
+				       keys[req[i]]);
+	return HOFF_OK;
+}
+
 /* ---- one-pass object reader ---- */
 
 static int cmp_str(const void *a, const void *b)

@@ -125,6 +125,10 @@ hoff_status js_key_once(jscan *s);
  * index in keys[0..n), n when it is not one of them. */
 hoff_status js_top_member(jscan *s, bool *first, bool *more,
 			  const char *const *keys, int n, int *k);
+/* After the top-level object: "KEY is required" (HOFF_EINPUT, naming w)
+ * for the first keys[req[i]], i < n, that have[] did not meet. */
+hoff_status js_required(hoff_err *e, const js_where *w, const bool *have,
+			const char *const *keys, const int *req, size_t n);
 
 /* Reads the object at s->pos in one pass: slot[i] gets the member named
  * names[i] (JS_ABSENT when missing); fields with list[i] set that hold an

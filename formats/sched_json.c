@@ -307,12 +307,9 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 	if ((st = js_end(&r.s)) != HOFF_OK)
 		goto out;
 	static const int required[] = {K_FORMAT, K_VERSION, K_STEPS};
-	for (size_t i = 0; i < sizeof required / sizeof *required; i++)
-		if (!r.have[required[i]]) {
-			st = js_fail(e, &top, HOFF_EINPUT, "%s is required",
-				     top_keys[required[i]]);
-			goto out;
-		}
+	if ((st = js_required(e, &top, r.have, top_keys, required,
+			      sizeof required / sizeof *required)) != HOFF_OK)
+		goto out;
 	/* (v2) a v2 summary carries recompute_s, a v1 one must not */
 	if (r.sc->has_summary && r.has_recompute_s != (r.sc->version >= 2)) {
 		js_where w = {file, "summary", -1, NULL};

@@ -33,22 +33,11 @@ int64_t hoff_op_layer(const hoff_graph *g, int32_t k)
 	return HOFF_NONE;
 }
 
-/* Runs body with t set to each tensor op k reads or updates. */
-#define FOR_USES(g, k, t, body)                                                \
-	for (int u_ = HOFF_USE_IN; u_ <= HOFF_USE_UPD; u_++) {                 \
-		const int32_t *lst_;                                           \
-		int64_t n_ = hoff_op_list((g), (k), (hoff_use)u_, &lst_);      \
-		for (int64_t j_ = 0; j_ < n_; j_++) {                          \
-			int32_t t = lst_[j_];                                  \
-			body;                                                  \
-		}                                                              \
-	}
-
 static void none(hoff_emit *m)
 {
 	const hoff_graph *g = m->g;
 	for (int32_t k = 0; k < g->nops; k++) {
-		FOR_USES(g, k, t, {
+		HOFF_FOR_USES(g, k, t, {
 			if (g->tensor[t].first_use == k)
 				hoff_emit_prefetch(m, t);
 		});
@@ -81,7 +70,7 @@ static void reactive(hoff_emit *m)
 {
 	const hoff_graph *g = m->g;
 	for (int32_t k = 0; k < g->nops && !m->over; k++) {
-		FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+		HOFF_FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
 		hoff_emit_op(m, k);
 		evict_after(m, k, k + 1);
 	}
@@ -109,12 +98,13 @@ static void lookahead(hoff_emit *m, int32_t n, hoff_status *st)
 		int32_t last = r + n < nruns ? r + n : nruns - 1;
 		for (int32_t q = fetched_to + 1; q <= last; q++)
 			for (int32_t k = start[q]; k < start[q + 1]; k++)
-				FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+				HOFF_FOR_USES(g, k, t,
+					      hoff_emit_prefetch(m, t));
 		if (last > fetched_to)
 			fetched_to = last;
 		for (int32_t k = start[r]; k < start[r + 1]; k++) {
 			/* A tensor evicted inside the window comes back. */
-			FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
+			HOFF_FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
 			hoff_emit_op(m, k);
 		}
 		/* Keep what runs r+1 .. r+n need. */

@@ -111,16 +111,6 @@ typedef struct fit {
 	hoff_err *e;
 } fit;
 
-static int by_a_t(const void *x, const void *y)
-{
-	const hoff_cand *a = x, *b = y;
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return (a->b > b->b) - (a->b < b->b);
-}
-
 /* Interval indices by f->key, then boundary b, then start t (hoff_sort_ctx
  * with the fit as context). */
 static int by_pick(const void *x, const void *y, void *ctx)
@@ -777,7 +767,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	f->niv = (int32_t)m;
 	if (m > 1) /* f->iv is NULL when there are none */
-		qsort(f->iv, m, sizeof *f->iv, by_a_t);
+		qsort(f->iv, m, sizeof *f->iv, hoff_cand_cmp_a_t);
 	size_t n = (size_t)g->nops;
 	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
 	f->trial = hoff_alloc(m + 1, sizeof *f->trial);

@@ -227,17 +227,6 @@ static hoff_status plan_layers(ckpt *c, const char *name, char *note,
 	return HOFF_OK;
 }
 
-/* Runs body with t set to each tensor op k reads or updates. */
-#define FOR_USES(g, k, t, body)                                           \
-	for (int u_ = HOFF_USE_IN; u_ <= HOFF_USE_UPD; u_++) {            \
-		const int32_t *lst_;                                      \
-		int64_t n_ = hoff_op_list((g), (k), (hoff_use)u_, &lst_); \
-		for (int64_t j_ = 0; j_ < n_; j_++) {                     \
-			int32_t t = lst_[j_];                             \
-			body;                                             \
-		}                                                         \
-	}
-
 /* A graph input homed on a tier: what checkpoint+reactive moves. */
 static bool tier_homed(const hoff_graph *g, int32_t t)
 {
@@ -251,7 +240,7 @@ static bool tier_homed(const hoff_graph *g, int32_t t)
 static void evict_tier(ckpt *c, hoff_emit *m, int32_t k, int32_t next)
 {
 	const hoff_graph *g = c->g;
-	FOR_USES(g, k, t, {
+	HOFF_FOR_USES(g, k, t, {
 		if (!tier_homed(g, t))
 			continue;
 		int32_t nu = hoff_tensor_next_use(g, t, next - 1);
@@ -274,7 +263,7 @@ static void recompute_before(ckpt *c, hoff_emit *m, int32_t k, bool reactive)
 		if (!c->rec[p])
 			continue;
 		if (reactive)
-			FOR_USES(g, p, t, hoff_emit_prefetch(m, t));
+			HOFF_FOR_USES(g, p, t, hoff_emit_prefetch(m, t));
 		hoff_emit_recompute(m, p);
 		if (reactive)
 			evict_tier(c, m, p, k);
@@ -289,7 +278,7 @@ static void emit_all(ckpt *c, hoff_emit *m, bool reactive)
 	m->held = c->held;
 	for (int32_t k = 0; k < g->nops; k++) {
 		recompute_before(c, m, k, reactive);
-		FOR_USES(g, k, t, {
+		HOFF_FOR_USES(g, k, t, {
 			if (g->tensor[t].first_use == k ||
 			    (reactive && tier_homed(g, t)))
 				hoff_emit_prefetch(m, t);

@@ -11,6 +11,18 @@
 #include "graph.h"
 #include "sched.h"
 
+/* Runs body with t set to each tensor op k of g reads or updates (the
+ * baselines and checkpoint.c). */
+#define HOFF_FOR_USES(g, k, t, body)                                      \
+	for (int u_ = HOFF_USE_IN; u_ <= HOFF_USE_UPD; u_++) {            \
+		const int32_t *lst_;                                      \
+		int64_t n_ = hoff_op_list((g), (k), (hoff_use)u_, &lst_); \
+		for (int64_t j_ = 0; j_ < n_; j_++) {                     \
+			int32_t t = lst_[j_];                             \
+			body;                                             \
+		}                                                         \
+	}
+
 typedef struct hoff_emit {
 	const hoff_graph *g;
 	hoff_sched *s;

@@ -66,18 +66,6 @@ hoff_status greedy_fit_cap(grun *r, hoff_err *e)
 	return HOFF_OK;
 }
 
-/* The refinement's candidates sorted by (a, t): a tensor's gaps are
- * disjoint, so the order is total. */
-static int by_a_t(const void *x, const void *y)
-{
-	const hoff_cand *a = x, *b = y;
-	if (a->a != b->a)
-		return a->a < b->a ? -1 : 1;
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return (a->b > b->b) - (a->b < b->b);
-}
-
 hoff_status greedy_refine_best(grun *r, hoff_err *e)
 {
 	const hoff_graph *g = r->g;
@@ -93,7 +81,7 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 	if (st != HOFF_OK)
 		return st;
 	if (nall > 1) /* all is NULL when there are none */
-		qsort(all, nall, sizeof *all, by_a_t);
+		qsort(all, nall, sizeof *all, hoff_cand_cmp_a_t);
 	/* the repair phase only in a run of its own, not on the budget
 	 * fit's rungs (each a capped run) */
 	hoff_refine_goal rg = {.cap = r->go.cap,

@@ -712,6 +712,20 @@ out:
 	return res;
 }
 
+/* A solve that ends without an error: its status and a fixed note. */
+static void answer(hoff_ilp_sol *sol, hoff_ilp_status status, const char *note)
+{
+	sol->status = status;
+	snprintf(sol->note, sizeof sol->note, "%s", note);
+}
+
+/* "exact: GLPK STAGE: REASON" (HOFF_EINPUT) for GLPK's return code ret. */
+static hoff_status glpk_error(hoff_err *e, const char *stage, int ret)
+{
+	return hoff_seterr(e, HOFF_EINPUT, "exact: GLPK %s: %s", stage,
+			   code_name(ret));
+}
+
 hoff_status hoff_glpk_solve(const hoff_ilp *m, const double *start,
 			    hoff_ilp_sol *sol, hoff_err *e)
 {
@@ -770,15 +784,12 @@ again:
 		glp_npp_load_prob(prep, P, GLP_MIP, GLP_ON);
 		ret = glp_npp_preprocess1(prep, GLP_OFF);
 		if (ret == GLP_ENOPFS) {
-			sol->status = HOFF_ILP_INFEASIBLE;
-			snprintf(sol->note, sizeof sol->note,
-				 "presolve proved the model infeasible");
+			answer(sol, HOFF_ILP_INFEASIBLE,
+			       "presolve proved the model infeasible");
 			goto done;
 		}
 		if (ret != 0) {
-			st = hoff_seterr(e, HOFF_EINPUT,
-					 "exact: GLPK presolve: %s",
-					 code_name(ret));
+			st = glpk_error(e, "presolve", ret);
 			goto done;
 		}
 		Q = glp_create_prob();
@@ -824,22 +835,18 @@ again:
 			ret = glp_simplex(Q, &sp);
 		}
 		if (ret == GLP_ETMLIM) {
-			sol->status = HOFF_ILP_TIME_LIMIT;
-			snprintf(sol->note, sizeof sol->note,
-				 "the time limit hit in the LP relaxation");
+			answer(sol, HOFF_ILP_TIME_LIMIT,
+			       "the time limit hit in the LP relaxation");
 			goto done;
 		}
 		if (ret != 0) {
-			st = hoff_seterr(e, HOFF_EINPUT,
-					 "exact: GLPK simplex: %s",
-					 code_name(ret));
+			st = glpk_error(e, "simplex", ret);
 			goto done;
 		}
 		int lps = glp_get_status(Q);
 		if (lps == GLP_NOFEAS) {
-			sol->status = HOFF_ILP_INFEASIBLE;
-			snprintf(sol->note, sizeof sol->note,
-				 "the LP relaxation is infeasible");
+			answer(sol, HOFF_ILP_INFEASIBLE,
+			       "the LP relaxation is infeasible");
 			goto done;
 		}
 		if (lps != GLP_OPT) {
@@ -885,10 +892,9 @@ again:
 		free(stat);
 		if (rc == 1) {
 			sol->cuts_answered = true;
-			sol->status = HOFF_ILP_INFEASIBLE;
-			snprintf(sol->note, sizeof sol->note,
-				 "the LP relaxation with the root's cuts is "
-				 "infeasible");
+			answer(sol, HOFF_ILP_INFEASIBLE,
+			       "the LP relaxation with the root's cuts is "
+			       "infeasible");
 			goto done;
 		}
 		if (resolve || glp_get_status(Q) != GLP_OPT) {
@@ -898,10 +904,9 @@ again:
 			sp.tm_lim = ms_left(t0, limit);
 			ret = glp_simplex(Q, &sp);
 			if (ret == GLP_ETMLIM) {
-				sol->status = HOFF_ILP_TIME_LIMIT;
-				snprintf(sol->note, sizeof sol->note,
-					 "the time limit hit in the LP "
-					 "relaxation");
+				answer(sol, HOFF_ILP_TIME_LIMIT,
+				       "the time limit hit in the LP "
+				       "relaxation");
 				goto done;
 			}
 			if (ret != 0 || glp_get_status(Q) != GLP_OPT) {
@@ -986,8 +991,7 @@ again:
 			 (long long)ctx.nodes);
 		break;
 	default:
-		st = hoff_seterr(e, HOFF_EINPUT, "exact: GLPK intopt: %s",
-				 code_name(ret));
+		st = glpk_error(e, "intopt", ret);
 		goto done;
 	}
 	sol->incumbent_accepted = ctx.accepted;

@@ -146,3 +146,13 @@ oom:
 	free(all);
 	return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 }
+
+int hoff_cand_cmp_a_t(const void *x, const void *y)
+{
+	const hoff_cand *a = x, *b = y;
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return (a->b > b->b) - (a->b < b->b);
+}

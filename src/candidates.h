@@ -90,4 +90,8 @@ int32_t hoff_cand_tensor(const hoff_graph *g, const hoff_cand_rule *r,
 hoff_status hoff_cand_list(const hoff_graph *g, const hoff_cand_rule *r,
 			   hoff_cand **out, size_t *n, hoff_err *e);
 
+/* qsort comparator of hoff_cand by (a, t, b): a tensor's gaps are
+ * disjoint, so the order is total. */
+int hoff_cand_cmp_a_t(const void *x, const void *y);
+
 #endif

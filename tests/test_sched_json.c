@@ -389,11 +389,31 @@ REJECT(rej_syntax, "{" HDR ",\n\"steps\": [{\"op\": \"op0\"} {\"op\": "
        "s.json:2:25: invalid JSON")
 REJECT(rej_garbage, S(OPS) "]", "garbage after the top-level object")
 
+/* Writes tl as G's trace, reads it back (the file removed) and checks
+ * it is JSON: the text (caller frees); its parse in *j (caller deletes)
+ * when j is not NULL. */
+static char *write_trace(const hoff_timeline *tl, cJSON **j)
+{
+	char path[128];
+	hoff_err e = {{0}};
+	snprintf(path, sizeof path, "%s/trace.json", tmpdir);
+	assert_int_equal(hoff_trace_write(G, tl, path, &e), HOFF_OK);
+	char *text = tu_slurp(path, NULL);
+	assert_non_null(text);
+	remove(path);
+	cJSON *parsed = cJSON_Parse(text);
+	assert_non_null(parsed);
+	if (j)
+		*j = parsed;
+	else
+		cJSON_Delete(parsed);
+	return text;
+}
+
 static void test_trace(void **state)
 {
 	(void)state;
 	hoff_timeline tl = {0};
-	hoff_err e = {{0}};
 	int32_t w0 = hoff_graph_find_tensor(G, "w0");
 	hoff_event ev[] = {
 		{0, 4000000000LL, 0, w0, 0, HOFF_EV_PREFETCH, HOFF_NONE},
@@ -411,14 +431,8 @@ static void test_trace(void **state)
 	assert_int_equal(hoff_timeline_mem(&tl, 0, 5000000), HOFF_OK);
 	assert_int_equal(hoff_timeline_mem(&tl, 4000000000LL, 9000000),
 			 HOFF_OK);
-	char path[128];
-	snprintf(path, sizeof path, "%s/trace.json", tmpdir);
-	assert_int_equal(hoff_trace_write(G, &tl, path, &e), HOFF_OK);
-	char *text = tu_slurp(path, NULL);
-	assert_non_null(text);
-	remove(path);
-	cJSON *j = cJSON_Parse(text);
-	assert_non_null(j);
+	cJSON *j;
+	char *text = write_trace(&tl, &j);
 	assert_string_equal(
 		cJSON_GetObjectItem(j, "displayTimeUnit")->valuestring, "ms");
 	const cJSON *evs = cJSON_GetObjectItem(j, "traceEvents"), *x;
@@ -470,10 +484,7 @@ static void test_trace(void **state)
 	/* No store: the idle d2h link gets no track. */
 	hoff_timeline t2 = {0};
 	assert_int_equal(hoff_timeline_event(&t2, ev[0]), HOFF_OK);
-	assert_int_equal(hoff_trace_write(G, &t2, path, &e), HOFF_OK);
-	text = tu_slurp(path, NULL);
-	assert_non_null(text);
-	remove(path);
+	text = write_trace(&t2, NULL);
 	assert_non_null(strstr(text, "\"host h2d\""));
 	assert_null(strstr(text, "\"host d2h\""));
 	free(text);
@@ -486,7 +497,6 @@ static void test_trace_v2(void **state)
 {
 	(void)state;
 	hoff_timeline tl = {0};
-	hoff_err e = {{0}};
 	int32_t a = hoff_graph_find_tensor(G, "a");
 	hoff_event ev[] = {
 		{1000000000LL, 1000000000LL, 1, a, HOFF_NONE, HOFF_EV_DROP,
@@ -496,15 +506,7 @@ static void test_trace_v2(void **state)
 	};
 	for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
 		assert_int_equal(hoff_timeline_event(&tl, ev[i]), HOFF_OK);
-	char path[128];
-	snprintf(path, sizeof path, "%s/trace.json", tmpdir);
-	assert_int_equal(hoff_trace_write(G, &tl, path, &e), HOFF_OK);
-	char *text = tu_slurp(path, NULL);
-	assert_non_null(text);
-	remove(path);
-	cJSON *j = cJSON_Parse(text);
-	assert_non_null(j);
-	cJSON_Delete(j);
+	char *text = write_trace(&tl, NULL);
 	assert_non_null(strstr(text, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
 				     "\"tid\":1,\"cat\":\"drop\","
 				     "\"name\":\"a\",\"ts\":1000,"
