@@ -11,8 +11,7 @@
 
 #include "checkpoint.h"
 #include "cli.h"
-#include "policy.h"
-#include "testutil.h"
+#include "testutil_policy.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
@@ -80,42 +79,11 @@ static const char *flat = GRAPH("1", "", "", "");
 static const char *norecompute =
 	GRAPH("2", ", \"recomputable\": false", L0, L1);
 
+/* Plans g with policy at the defaults (no budget, 1% overhead). */
 static hoff_sched *plan(const hoff_graph *g, const char *policy,
 			hoff_policy_report *rep)
 {
-	hoff_policy_opts o = hoff_policy_defaults();
-	assert_true(hoff_policy_parse(policy, &o));
-	hoff_sched *s = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_policy_run(g, &o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("%s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(s);
-	return s;
-}
-
-/* s's steps written as "op f0a|drop a0|recompute f1a|..." must be want. */
-static void expect_steps(const hoff_graph *g, const hoff_sched *s,
-			 const char *want)
-{
-	static const char *const name[] = {"op",     "prefetch",  "store",
-					   "detach", "recompute", "drop"};
-	char buf[1024];
-	size_t n = 0;
-	buf[0] = '\0';
-	for (int64_t i = 0; i < s->nsteps && n < sizeof buf; i++) {
-		const hoff_step *p = &s->step[i];
-		bool op = p->kind == HOFF_STEP_OP ||
-			  p->kind == HOFF_STEP_RECOMPUTE;
-		n += (size_t)snprintf(
-			buf + n, sizeof buf - n, "%s%s %s%s%s", i ? "|" : "",
-			name[p->kind],
-			op ? g->op[p->id].id : g->tensor[p->id].id,
-			p->tier >= 0 ? " " : "",
-			p->tier >= 0 ? g->tier[p->tier].name : "");
-	}
-	assert_string_equal(buf, want);
+	return tu_plan(g, policy, HOFF_NONE, 0.01, rep);
 }
 
 /* The sum of the recompute steps' op times: what recompute_ps must be. */
@@ -134,9 +102,9 @@ static void test_by_hand(void **state)
 	hoff_graph *g = tu_graph(train);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|op f1a|op f1b|drop a1|op head|"
-		     "recompute f1a|op b1|recompute f0a|op b0");
+	tu_expect_steps(g, s,
+			"op f0a|op f0b|drop a0|op f1a|op f1b|drop a1|op head|"
+			"recompute f1a|op b1|recompute f0a|op b0");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 8 * MB);
@@ -194,9 +162,9 @@ static void test_rule10_skips_layer(void **state)
 	hoff_graph *g = tu_graph(norecompute);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|op f1a|op f1b|op head|op b1|"
-		     "recompute f0a|op b0");
+	tu_expect_steps(g, s,
+			"op f0a|op f0b|drop a0|op f1a|op f1b|op head|op b1|"
+			"recompute f0a|op b0");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 8 * MB);
@@ -236,9 +204,9 @@ static void test_closure(void **state)
 	hoff_graph *g = tu_graph(chain);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop t|op f0c|drop s|op head|"
-		     "recompute f0a|recompute f0b|op b0");
+	tu_expect_steps(g, s,
+			"op f0a|op f0b|drop t|op f0c|drop s|op head|"
+			"recompute f0a|recompute f0b|op b0");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 5 * MB);
@@ -272,10 +240,11 @@ static void test_reactive(void **state)
 	hoff_graph *g = tu_graph(json);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "checkpoint+reactive", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|prefetch w1 host|op f1a|detach w1|"
-		     "op f1b|drop a1|op head|prefetch w1 host|recompute f1a|"
-		     "detach w1|op b1|recompute f0a|op b0");
+	tu_expect_steps(
+		g, s,
+		"op f0a|op f0b|drop a0|prefetch w1 host|op f1a|detach w1|"
+		"op f1b|drop a1|op head|prefetch w1 host|recompute f1a|"
+		"detach w1|op b1|recompute f0a|op b0");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 7 * MB);
