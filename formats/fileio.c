@@ -254,17 +254,6 @@ static hoff_status place(hoff_outfile *o, hoff_err *e)
 	return st;
 }
 
-hoff_status hoff_outfile_write(const char *path, hoff_print_fn *print,
-			       const void *a, const void *b, hoff_err *e)
-{
-	hoff_outfile o;
-	hoff_status st = hoff_outfile_open(&o, path, e);
-	if (st != HOFF_OK)
-		return st;
-	print(a, b, o.f);
-	return hoff_outfile_commit(&o, e);
-}
-
 hoff_status hoff_outfile_commit(hoff_outfile *o, hoff_err *e)
 {
 	hoff_status st = finish(o, e);

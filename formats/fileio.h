@@ -43,13 +43,6 @@ hoff_status hoff_outfile_commit_pair(hoff_outfile *a, hoff_outfile *b,
 				     hoff_err *e);
 /* Closes and removes the temporary file (after a failure). */
 void hoff_outfile_abort(hoff_outfile *o);
-/* A printer of one whole output: a and b are its objects (b may be
- * unused), f the stream. */
-typedef void hoff_print_fn(const void *a, const void *b, FILE *f);
-/* Writes path ("-": stdout) with print(a, b, f) between
- * hoff_outfile_open and hoff_outfile_commit: the writers' one call. */
-hoff_status hoff_outfile_write(const char *path, hoff_print_fn *print,
-			       const void *a, const void *b, hoff_err *e);
 /* Installs the handlers that remove the live temporary files on SIGINT,
  * SIGTERM, SIGHUP and SIGPIPE (then die of the signal, as before; one
  * ignored at the start stays ignored), and ignores SIGXFSZ, so a write

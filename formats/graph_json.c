@@ -1431,15 +1431,13 @@ void hoff_graph_print(const hoff_graph *g, FILE *f)
 	fputs(g->nops ? "\n ]\n}\n" : "]\n}\n", f);
 }
 
-/* hoff_graph_print as a hoff_print_fn (b unused). */
-static void print_graph(const void *g, const void *b, FILE *f)
-{
-	(void)b;
-	hoff_graph_print(g, f);
-}
-
 hoff_status hoff_graph_write(const hoff_graph *g, const char *path,
 			     hoff_err *e)
 {
-	return hoff_outfile_write(path, print_graph, g, NULL, e);
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_graph_print(g, o.f);
+	return hoff_outfile_commit(&o, e);
 }

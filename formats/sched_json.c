@@ -439,14 +439,13 @@ void hoff_sched_print(const hoff_sched *s, const hoff_graph *g, FILE *f)
 	fputs("\n}\n", f);
 }
 
-/* hoff_sched_print as a hoff_print_fn (a the schedule, b its graph). */
-static void print_sched(const void *s, const void *g, FILE *f)
-{
-	hoff_sched_print(s, g, f);
-}
-
 hoff_status hoff_sched_write(const hoff_sched *s, const hoff_graph *g,
 			     const char *path, hoff_err *e)
 {
-	return hoff_outfile_write(path, print_sched, s, g, e);
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_sched_print(s, g, o.f);
+	return hoff_outfile_commit(&o, e);
 }

@@ -162,14 +162,13 @@ void hoff_trace_print(const hoff_graph *g, const hoff_timeline *tl, FILE *f)
 	fputs("\n]}\n", f);
 }
 
-/* hoff_trace_print as a hoff_print_fn (a the graph, b the timeline). */
-static void print_trace(const void *g, const void *tl, FILE *f)
-{
-	hoff_trace_print(g, tl, f);
-}
-
 hoff_status hoff_trace_write(const hoff_graph *g, const hoff_timeline *tl,
 			     const char *path, hoff_err *e)
 {
-	return hoff_outfile_write(path, print_trace, g, tl, e);
+	hoff_outfile o;
+	hoff_status st = hoff_outfile_open(&o, path, e);
+	if (st != HOFF_OK)
+		return st;
+	hoff_trace_print(g, tl, o.f);
+	return hoff_outfile_commit(&o, e);
 }
