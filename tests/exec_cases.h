@@ -107,6 +107,12 @@ hoff_race race_of(const hoff_xplan *p, int64_t drop);
 void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
 	    const hoff_exec_opts *o, ran *x);
 void ran_free(ran *x);
+/* run_on with the defaults and --verify: the run checked, no fault. */
+void run_verified(backend_new make, const hoff_graph *g, const hoff_sched *s,
+		  ran *x);
+/* x's faults are c's, one for one (step, where, tensor, byte), and there
+ * is at least one: two backends caught the same corruption. */
+void expect_same_faults(const ran *x, const ran *c);
 /* The index hoff_exec_walk gives command cmd's wait for event ev (op k,
  * or transfer x as nops + x), -1 when it has none. */
 int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev);
