@@ -85,6 +85,10 @@
  * detached after the last op (step 8). */
 #define RC_REPEAT_GRAPH GRAPH2("\"repeat\": true, ", RC_TENSORS, RC_OPS)
 #define RC_REPEAT_STEPS RC_STEPS_OF(", {\"detach\": \"w\"}")
+/* Or w stored back after op2 (a `same` store, step 8): its home copy is
+ * the one the loop's next iteration reads. */
+#define RC_REPEAT_HOME_STEPS \
+	RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}")
 
 /* A schedule simulated (pr), planned (p) and run (m). */
 typedef struct ran {

@@ -809,8 +809,7 @@ static void test_v2_repeat_home(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(RC_REPEAT_GRAPH);
-	hoff_sched *s = tu_sched(
-		g, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_sched *s = tu_sched(g, RC_REPEAT_HOME_STEPS);
 	ran x;
 	run_verified(hoff_backend_cpu_new, g, s, &x);
 	ran_free(&x);

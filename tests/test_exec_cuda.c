@@ -227,8 +227,7 @@ static void test_cuda_recompute(void **state)
 	hoff_graph *g = tu_graph(RC_GRAPH);
 	hoff_sched *s = tu_sched(g, RC_STEPS);
 	hoff_graph *gr = tu_graph(RC_REPEAT_GRAPH);
-	hoff_sched *sr = tu_sched(
-		gr, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_sched *sr = tu_sched(gr, RC_REPEAT_HOME_STEPS);
 	ran x;
 	run_verified(hoff_backend_cuda_new, g, s, &x);
 	check_events(&x);
