@@ -105,8 +105,8 @@ typedef struct {
 } expected;
 
 /* Plans g with policy and asserts the plan is w: valid, each figure as
- * given, recompute_ps the re-run ops' time, the report's peak the
- * simulated one. */
+ * given, recompute_ps the re-run ops' time, the report's peak and
+ * makespan the simulated ones. */
 static void expect_plan(const hoff_graph *g, const char *policy,
 			const expected *w)
 {
@@ -123,6 +123,7 @@ static void expect_plan(const hoff_graph *g, const char *policy,
 	assert_int_equal(r.summary.recompute_ps, rerun_ps(g, s));
 	assert_int_equal(r.summary.stall_ps, w->stall_ms * MS);
 	assert_int_equal(rep.peak_bytes, r.summary.peak_bytes);
+	assert_int_equal(rep.makespan_ps, r.summary.makespan_ps);
 	if (w->note)
 		assert_non_null(strstr(rep.note, w->note));
 	hoff_sim_result_free(&r);
