@@ -19,6 +19,8 @@
 # stopped on the clock: on a loaded machine a time-limited search ends
 # elsewhere), and only a difference both runs repeat as DIFFERENT. Prints one line per case; exit 0 when nothing differs.
 # Needs jq. TIME_LIMIT (default 20) and SMALL override the defaults.
+# DROP_KEYS: more report keys left out of both (a regex of whole key
+# names, e.g. overhead_vs_lower_bound, a field NEW_BIN adds on purpose).
 # V1=1 (FORMAT v2's proof of no change for v1): with no graph given, the
 # data/ graphs in their version-1 form instead, as NEW_BIN's
 # `data/regen.sh --v1` writes them (byte for byte what data/ held before
@@ -34,6 +36,7 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 limit=${TIME_LIMIT:-20}
 small=${SMALL:-60000}
+drop="^(solve|build|prep|greedy|repair|read)_s\$${DROP_KEYS:+|^(${DROP_KEYS})\$}"
 # every graph of data/ when none is given (bench/lib/small_graphs.sh, no op cap)
 # shellcheck source=lib/small_graphs.sh
 MAXOPS=${MAXOPS:-2000000000} . "$root/bench/lib/small_graphs.sh"
@@ -67,8 +70,8 @@ run() {
 		"$@" >"$dir/report.raw" 2>/dev/null
 	echo $? >"$dir/rc"
 	# timing fields out; anything else stays, in its order
-	jq -S 'walk(if type == "object" then
-		with_entries(select(.key | test("^(solve|build|prep|greedy|repair|read)_s$") | not))
+	jq -S --arg drop "$drop" 'walk(if type == "object" then
+		with_entries(select(.key | test($drop) | not))
 		else . end)' "$dir/report.raw" >"$dir/report.json" 2>/dev/null ||
 		cp "$dir/report.raw" "$dir/report.json"
 	rm -f "$dir/report.raw"

@@ -53,6 +53,28 @@ void ran_free(ran *x)
 	hoff_sim_result_free(&x->pr);
 }
 
+void run_verified(backend_new make, const hoff_graph *g, const hoff_sched *s,
+		  ran *x)
+{
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
+	run_on(make, g, s, &o, x);
+	assert_true(x->m.checked);
+	assert_int_equal(x->m.nfaults, 0);
+}
+
+void expect_same_faults(const ran *x, const ran *c)
+{
+	assert_true(x->m.nfaults >= 1);
+	assert_int_equal(x->m.nfaults, c->m.nfaults);
+	for (int64_t f = 0; f < x->m.nfaults; f++) {
+		assert_int_equal(x->m.fault[f].step, c->m.fault[f].step);
+		assert_int_equal(x->m.fault[f].at, c->m.fault[f].at);
+		assert_int_equal(x->m.fault[f].tensor, c->m.fault[f].tensor);
+		assert_int_equal(x->m.fault[f].byte, c->m.fault[f].byte);
+	}
+}
+
 void check_events(const ran *x)
 {
 	const hoff_timeline *a = &x->pr.tl, *b = &x->m.tl;

@@ -85,6 +85,10 @@
  * detached after the last op (step 8). */
 #define RC_REPEAT_GRAPH GRAPH2("\"repeat\": true, ", RC_TENSORS, RC_OPS)
 #define RC_REPEAT_STEPS RC_STEPS_OF(", {\"detach\": \"w\"}")
+/* Or w stored back after op2 (a `same` store, step 8): its home copy is
+ * the one the loop's next iteration reads. */
+#define RC_REPEAT_HOME_STEPS \
+	RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}")
 
 /* A schedule simulated (pr), planned (p) and run (m). */
 typedef struct ran {
@@ -107,6 +111,12 @@ hoff_race race_of(const hoff_xplan *p, int64_t drop);
 void run_on(backend_new make, const hoff_graph *g, const hoff_sched *s,
 	    const hoff_exec_opts *o, ran *x);
 void ran_free(ran *x);
+/* run_on with the defaults and --verify: the run checked, no fault. */
+void run_verified(backend_new make, const hoff_graph *g, const hoff_sched *s,
+		  ran *x);
+/* x's faults are c's, one for one (step, where, tensor, byte), and there
+ * is at least one: two backends caught the same corruption. */
+void expect_same_faults(const ran *x, const ran *c);
 /* The index hoff_exec_walk gives command cmd's wait for event ev (op k,
  * or transfer x as nops + x), -1 when it has none. */
 int64_t wait_index(const hoff_xplan *p, int64_t cmd, int64_t ev);

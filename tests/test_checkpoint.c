@@ -11,8 +11,7 @@
 
 #include "checkpoint.h"
 #include "cli.h"
-#include "policy.h"
-#include "testutil.h"
+#include "testutil_policy.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
@@ -80,42 +79,11 @@ static const char *flat = GRAPH("1", "", "", "");
 static const char *norecompute =
 	GRAPH("2", ", \"recomputable\": false", L0, L1);
 
+/* Plans g with policy at the defaults (no budget, 1% overhead). */
 static hoff_sched *plan(const hoff_graph *g, const char *policy,
 			hoff_policy_report *rep)
 {
-	hoff_policy_opts o = hoff_policy_defaults();
-	assert_true(hoff_policy_parse(policy, &o));
-	hoff_sched *s = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_policy_run(g, &o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("%s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(s);
-	return s;
-}
-
-/* s's steps written as "op f0a|drop a0|recompute f1a|..." must be want. */
-static void expect_steps(const hoff_graph *g, const hoff_sched *s,
-			 const char *want)
-{
-	static const char *const name[] = {"op",     "prefetch",  "store",
-					   "detach", "recompute", "drop"};
-	char buf[1024];
-	size_t n = 0;
-	buf[0] = '\0';
-	for (int64_t i = 0; i < s->nsteps && n < sizeof buf; i++) {
-		const hoff_step *p = &s->step[i];
-		bool op = p->kind == HOFF_STEP_OP ||
-			  p->kind == HOFF_STEP_RECOMPUTE;
-		n += (size_t)snprintf(
-			buf + n, sizeof buf - n, "%s%s %s%s%s", i ? "|" : "",
-			name[p->kind],
-			op ? g->op[p->id].id : g->tensor[p->id].id,
-			p->tier >= 0 ? " " : "",
-			p->tier >= 0 ? g->tier[p->tier].name : "");
-	}
-	assert_string_equal(buf, want);
+	return tu_plan(g, policy, HOFF_NONE, 0.01, rep);
 }
 
 /* The sum of the recompute steps' op times: what recompute_ps must be. */
@@ -128,33 +96,51 @@ static int64_t rerun_ps(const hoff_graph *g, const hoff_sched *s)
 	return sum;
 }
 
+/* What a plan must be: its steps (NULL: not checked), a piece of its
+ * report's note (NULL: not checked), and its simulated peak (MB) and
+ * makespan, compute, recompute and stall times (ms). */
+typedef struct {
+	const char *steps, *note;
+	int64_t peak_mb, makespan_ms, compute_ms, recompute_ms, stall_ms;
+} expected;
+
+/* Plans g with policy and asserts the plan is w: valid, each figure as
+ * given, recompute_ps the re-run ops' time, the report's peak and
+ * makespan the simulated ones. */
+static void expect_plan(const hoff_graph *g, const char *policy,
+			const expected *w)
+{
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, policy, &rep);
+	if (w->steps)
+		tu_expect_steps(g, s, w->steps);
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, w->peak_mb * MB);
+	assert_int_equal(r.summary.makespan_ps, w->makespan_ms * MS);
+	assert_int_equal(r.summary.compute_ps, w->compute_ms * MS);
+	assert_int_equal(r.summary.recompute_ps, w->recompute_ms * MS);
+	assert_int_equal(r.summary.recompute_ps, rerun_ps(g, s));
+	assert_int_equal(r.summary.stall_ps, w->stall_ms * MS);
+	assert_int_equal(rep.peak_bytes, r.summary.peak_bytes);
+	assert_int_equal(rep.makespan_ps, r.summary.makespan_ps);
+	if (w->note)
+		assert_non_null(strstr(rep.note, w->note));
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+}
+
 static void test_by_hand(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(train);
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|op f1a|op f1b|drop a1|op head|"
-		     "recompute f1a|op b1|recompute f0a|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 8 * MB);
-	assert_int_equal(r.summary.makespan_ps, 13 * MS);
-	assert_int_equal(r.summary.compute_ps, 10 * MS);
-	assert_int_equal(r.summary.recompute_ps, 3 * MS);
-	assert_int_equal(r.summary.recompute_ps, rerun_ps(g, s));
-	assert_int_equal(r.summary.stall_ps, 0);
-	assert_int_equal(rep.peak_bytes, 8 * MB);
-	assert_non_null(strstr(rep.note, "2 of 2 layers checkpointed, 2 "
-					 "recomputes, 2 drops"));
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
-	hoff_policy_report nrep;
-	s = plan(g, "none", &nrep);
-	assert_int_equal(nrep.peak_bytes, 10 * MB);
-	assert_int_equal(nrep.makespan_ps, 10 * MS);
-	hoff_sched_free(s);
+	expect_plan(
+		g, "checkpoint",
+		&(expected){"op f0a|op f0b|drop a0|op f1a|op f1b|drop a1|"
+			    "op head|recompute f1a|op b1|recompute f0a|op b0",
+			    "2 of 2 layers checkpointed, 2 recomputes, 2 drops",
+			    8, 13, 10, 3, 0});
+	expect_plan(g, "none", &(expected){NULL, NULL, 10, 10, 10, 0, 0});
 	hoff_graph_free(g);
 }
 
@@ -192,20 +178,12 @@ static void test_rule10_skips_layer(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(norecompute);
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|op f1a|op f1b|op head|op b1|"
-		     "recompute f0a|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 8 * MB);
-	assert_int_equal(r.summary.makespan_ps, 11 * MS);
-	assert_int_equal(r.summary.recompute_ps, 1 * MS);
-	assert_non_null(strstr(rep.note, "layer 1 skipped (op \"f1a\" is "
-					 "not recomputable)"));
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_plan(
+		g, "checkpoint",
+		&(expected){"op f0a|op f0b|drop a0|op f1a|op f1b|op head|"
+			    "op b1|recompute f0a|op b0",
+			    "layer 1 skipped (op \"f1a\" is not recomputable)",
+			    8, 11, 10, 1, 0});
 	hoff_graph_free(g);
 }
 
@@ -234,18 +212,10 @@ static void test_closure(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(chain);
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "checkpoint", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop t|op f0c|drop s|op head|"
-		     "recompute f0a|recompute f0b|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 5 * MB);
-	assert_int_equal(r.summary.makespan_ps, 7 * MS);
-	assert_int_equal(r.summary.recompute_ps, 2 * MS);
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_plan(g, "checkpoint",
+		    &(expected){"op f0a|op f0b|drop t|op f0c|drop s|op head|"
+				"recompute f0a|recompute f0b|op b0",
+				NULL, 5, 7, 5, 2, 0});
 	hoff_graph_free(g);
 }
 
@@ -270,28 +240,13 @@ static void test_reactive(void **state)
 		 (int)(at - train + (ptrdiff_t)strlen(w1)), train,
 		 at + strlen(w1));
 	hoff_graph *g = tu_graph(json);
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "checkpoint+reactive", &rep);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|prefetch w1 host|op f1a|detach w1|"
-		     "op f1b|drop a1|op head|prefetch w1 host|recompute f1a|"
-		     "detach w1|op b1|recompute f0a|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 7 * MB);
-	assert_int_equal(r.summary.makespan_ps, 15 * MS);
-	assert_int_equal(r.summary.stall_ps, 2 * MS);
-	assert_int_equal(r.summary.recompute_ps, 3 * MS);
-	assert_non_null(strstr(rep.note, "checkpoint+reactive: 2 of 2"));
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
-	s = plan(g, "checkpoint", &rep);
-	r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 8 * MB);
-	assert_int_equal(r.summary.makespan_ps, 14 * MS);
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_plan(
+		g, "checkpoint+reactive",
+		&(expected){"op f0a|op f0b|drop a0|prefetch w1 host|op f1a|"
+			    "detach w1|op f1b|drop a1|op head|prefetch w1 host|"
+			    "recompute f1a|detach w1|op b1|recompute f0a|op b0",
+			    "checkpoint+reactive: 2 of 2", 7, 15, 10, 3, 2});
+	expect_plan(g, "checkpoint", &(expected){NULL, NULL, 8, 14, 10, 3, 1});
 	hoff_graph_free(g);
 }
 

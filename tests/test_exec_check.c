@@ -410,6 +410,26 @@ static void test_check_fuzz(void **state)
 	assert_int_equal(t.caught, t.racing);
 }
 
+/* Command 2 of p without its wait on transfer command pf races with it
+ * on tensor t (both sides, on the device), and the race's line holds
+ * said. */
+static void expect_dropped_wait(const hoff_graph *g, const hoff_xplan *p,
+				int64_t pf, const char *t, const char *said)
+{
+	int64_t w = wait_index(p, 2, pf);
+	assert_true(w >= 0);
+	hoff_race r = race_of(p, w);
+	assert_int_equal(r.kind, HOFF_RACE_PAIR);
+	assert_int_equal(r.a, pf);
+	assert_int_equal(r.b, 2);
+	assert_int_equal(r.ta, hoff_graph_find_tensor(g, t));
+	assert_int_equal(r.tb, r.ta);
+	assert_false(r.host);
+	char line[1024];
+	hoff_race_format(p, &r, line, sizeof line);
+	assert_non_null(strstr(line, said));
+}
+
 /* By hand, on the KV schedule: op2 without its wait on kv's prefetch
  * races with it on kv's new block, named; a wait pointed at a later
  * event is refused by the walk (and named by the checker), so neither
@@ -426,23 +446,13 @@ static void test_check_hand(void **state)
 	for (int64_t i = 0; i < p->nxfers; i++)
 		if (p->xfer[i].step == 4)
 			pf_kv = p->nops + i;
-	int64_t w = wait_index(p, 2, pf_kv);
-	assert_true(w >= 0);
-	hoff_race r = race_of(p, w);
-	assert_int_equal(r.kind, HOFF_RACE_PAIR);
-	assert_int_equal(r.a, pf_kv);
-	assert_int_equal(r.b, 2);
-	assert_int_equal(r.ta, hoff_graph_find_tensor(g, "kv"));
-	assert_false(r.host);
-	char line[1024];
-	hoff_race_format(p, &r, line, sizeof line);
-	assert_non_null(strstr(line, "steps[4] prefetch \"kv\" and steps[5] "
-				     "op \"op2\""));
+	expect_dropped_wait(g, p, pf_kv, "kv",
+			    "steps[4] prefetch \"kv\" and steps[5] op \"op2\"");
 	/* op1 (step 3) made to wait for kv's prefetch (step 4): forward. */
 	assert_true(p->op[1].nwait >= 1);
 	int64_t saved = p->wait[p->op[1].wait_off];
 	p->wait[p->op[1].wait_off] = pf_kv - p->nops;
-	r = race_of(p, HOFF_NONE);
+	hoff_race r = race_of(p, HOFF_NONE);
 	assert_int_equal(r.kind, HOFF_RACE_FORWARD);
 	assert_int_equal(r.a, pf_kv);
 	assert_int_equal(r.b, 1);
@@ -481,19 +491,9 @@ static void test_check_recompute(void **state)
 	int64_t pf = p->nops + 1; /* transfers: w at step 0, w at step 5 */
 	assert_int_equal(p->xfer[1].step, 5);
 	assert_int_equal(race_of(p, HOFF_NONE).kind, HOFF_RACE_NONE);
-	int64_t w = wait_index(p, 2, pf);
-	assert_true(w >= 0);
-	hoff_race r = race_of(p, w);
-	assert_int_equal(r.kind, HOFF_RACE_PAIR);
-	assert_int_equal(r.a, pf);
-	assert_int_equal(r.b, 2);
-	assert_int_equal(r.ta, hoff_graph_find_tensor(g, "w"));
-	assert_int_equal(r.tb, r.ta);
-	assert_false(r.host);
-	char line[1024];
-	hoff_race_format(p, &r, line, sizeof line);
-	assert_non_null(strstr(line, "steps[5] prefetch \"w\" and steps[6] "
-				     "recompute \"op0\""));
+	expect_dropped_wait(g, p, pf, "w",
+			    "steps[5] prefetch \"w\" and steps[6] recompute "
+			    "\"op0\"");
 	tally t = {0};
 	sweep(p, true, &t);
 	free_plan(&x);

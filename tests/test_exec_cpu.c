@@ -718,12 +718,8 @@ static void test_v2_recompute_runs(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(RC_GRAPH);
 	hoff_sched *s = tu_sched(g, RC_STEPS);
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.verify = true;
 	ran x;
-	run_on(hoff_backend_cpu_new, g, s, &o, &x);
-	assert_true(x.m.checked);
-	assert_int_equal(x.m.nfaults, 0);
+	run_verified(hoff_backend_cpu_new, g, s, &x);
 	check_events(&x);
 	assert_int_equal(x.pr.summary.recompute_ps, 2 * MS);
 	assert_true(x.m.measured.recompute_ps >= 2 * MS);
@@ -813,14 +809,12 @@ static void test_v2_repeat_home(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(RC_REPEAT_GRAPH);
-	hoff_sched *s = tu_sched(
-		g, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
+	hoff_sched *s = tu_sched(g, RC_REPEAT_HOME_STEPS);
+	ran x;
+	run_verified(hoff_backend_cpu_new, g, s, &x);
+	ran_free(&x);
 	hoff_exec_opts o = hoff_exec_defaults();
 	o.verify = true;
-	ran x;
-	run_on(hoff_backend_cpu_new, g, s, &o, &x);
-	assert_int_equal(x.m.nfaults, 0);
-	ran_free(&x);
 	o.corrupt_step = 8;
 	run_on(hoff_backend_cpu_new, g, s, &o, &x);
 	int32_t w = hoff_graph_find_tensor(g, "w");
@@ -863,11 +857,8 @@ static void test_v2_duplex_verifies(void **state)
 		      "\"host\"}, {\"prefetch\": \"w\", \"from\": \"host\"}, "
 		      "{\"op\": \"op1\"}, {\"prefetch\": \"y\", \"from\": "
 		      "\"host\"}, {\"op\": \"op2\"}"));
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.verify = true;
 	ran x;
-	run_on(hoff_backend_cpu_new, g, s, &o, &x);
-	assert_int_equal(x.m.nfaults, 0);
+	run_verified(hoff_backend_cpu_new, g, s, &x);
 	check_events(&x);
 	ran_free(&x);
 	hoff_sched_free(s);

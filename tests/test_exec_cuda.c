@@ -87,13 +87,9 @@ static void test_cuda_verify(void **state)
 #if defined(HOFF_HAVE_CUDA)
 	const hoff_graph *g = ((kv_case *)*state)->g;
 	const hoff_sched *s = ((kv_case *)*state)->s;
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.verify = true;
 	ran c, x;
-	run_on(hoff_backend_cpu_new, g, s, &o, &c);
-	run_on(hoff_backend_cuda_new, g, s, &o, &x);
-	assert_int_equal(c.m.nfaults, 0);
-	assert_int_equal(x.m.nfaults, 0);
+	run_verified(hoff_backend_cpu_new, g, s, &c);
+	run_verified(hoff_backend_cuda_new, g, s, &x);
 	check_events(&x);
 	check_op_times(&x, g->nops);
 	assert_int_equal(x.m.measured.h2d_bytes, c.m.measured.h2d_bytes);
@@ -119,15 +115,7 @@ static void test_cuda_catches(void **state)
 		o.corrupt_step = steps[i];
 		run_on(hoff_backend_cpu_new, g, s, &o, &c);
 		run_on(hoff_backend_cuda_new, g, s, &o, &x);
-		assert_true(x.m.nfaults >= 1);
-		assert_int_equal(x.m.nfaults, c.m.nfaults);
-		for (int64_t f = 0; f < x.m.nfaults; f++) {
-			assert_int_equal(x.m.fault[f].step, c.m.fault[f].step);
-			assert_int_equal(x.m.fault[f].at, c.m.fault[f].at);
-			assert_int_equal(x.m.fault[f].tensor,
-					 c.m.fault[f].tensor);
-			assert_int_equal(x.m.fault[f].byte, c.m.fault[f].byte);
-		}
+		expect_same_faults(&x, &c);
 		ran_free(&c);
 		ran_free(&x);
 	}
@@ -239,15 +227,13 @@ static void test_cuda_recompute(void **state)
 	hoff_graph *g = tu_graph(RC_GRAPH);
 	hoff_sched *s = tu_sched(g, RC_STEPS);
 	hoff_graph *gr = tu_graph(RC_REPEAT_GRAPH);
-	hoff_sched *sr = tu_sched(
-		gr, RC_STEPS_OF(", {\"store\": \"w\", \"to\": \"host\"}"));
-	hoff_exec_opts o = hoff_exec_defaults();
-	o.verify = true;
+	hoff_sched *sr = tu_sched(gr, RC_REPEAT_HOME_STEPS);
 	ran x;
-	run_on(hoff_backend_cuda_new, g, s, &o, &x);
-	assert_int_equal(x.m.nfaults, 0);
+	run_verified(hoff_backend_cuda_new, g, s, &x);
 	check_events(&x);
 	ran_free(&x);
+	hoff_exec_opts o = hoff_exec_defaults();
+	o.verify = true;
 	const struct {
 		const hoff_graph *g;
 		const hoff_sched *s;
@@ -258,15 +244,7 @@ static void test_cuda_recompute(void **state)
 		o.corrupt_step = cases[i].step;
 		run_on(hoff_backend_cpu_new, cases[i].g, cases[i].s, &o, &c);
 		run_on(hoff_backend_cuda_new, cases[i].g, cases[i].s, &o, &x);
-		assert_true(x.m.nfaults >= 1);
-		assert_int_equal(x.m.nfaults, c.m.nfaults);
-		for (int64_t f = 0; f < x.m.nfaults; f++) {
-			assert_int_equal(x.m.fault[f].step, c.m.fault[f].step);
-			assert_int_equal(x.m.fault[f].at, c.m.fault[f].at);
-			assert_int_equal(x.m.fault[f].tensor,
-					 c.m.fault[f].tensor);
-			assert_int_equal(x.m.fault[f].byte, c.m.fault[f].byte);
-		}
+		expect_same_faults(&x, &c);
 		ran_free(&c);
 		ran_free(&x);
 	}

@@ -14,10 +14,9 @@
 #include "baselines.h"
 #include "budget_fit.h"
 #include "duplex_time.h"
-#include "policy.h"
 #include "refine.h"
 #include "synth.h"
-#include "testutil.h"
+#include "testutil_policy.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
@@ -49,46 +48,10 @@ static const char *stash =
 	      OP("f4", "\"d\"", "\"e\"", "0.004") ","
 	      OP("f5", "\"a\", \"e\"", "\"y\"", "0.001"));
 
-static hoff_sched *plan(const hoff_graph *g, const char *policy,
-			int64_t budget, double overhead,
-			hoff_policy_report *rep)
-{
-	hoff_policy_opts o = hoff_policy_defaults();
-	assert_true(hoff_policy_parse(policy, &o));
-	o.budget_bytes = budget;
-	o.max_overhead = overhead;
-	hoff_sched *s = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_policy_run(g, &o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("%s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(s);
-	return s;
-}
-
-/* s's steps written as "op f0|store a host|..." must be `want`. */
-static void expect_steps(const hoff_graph *g, const hoff_sched *s,
-			 const char *want)
-{
-	char buf[512];
-	size_t n = 0, len = sizeof buf;
-	buf[0] = '\0';
-	for (int64_t i = 0; i < s->nsteps && n < len; i++) {
-		const hoff_step *p = &s->step[i];
-		const char *what = p->kind == HOFF_STEP_OP	   ? "op"
-				   : p->kind == HOFF_STEP_PREFETCH ? "prefetch"
-				   : p->kind == HOFF_STEP_STORE	   ? "store"
-								   : "detach";
-		const char *id = p->kind == HOFF_STEP_OP ? g->op[p->id].id
-							 : g->tensor[p->id].id;
-		n += (size_t)snprintf(buf + n, len - n, "%s%s %s%s%s",
-				      i ? "|" : "", what, id,
-				      p->tier >= 0 ? " " : "",
-				      p->tier >= 0 ? g->tier[p->tier].name : "");
-	}
-	assert_string_equal(buf, want);
-}
+/* The plan and step helpers are testutil_policy.c's, under the names
+ * this file's cases use. */
+#define plan	     tu_plan
+#define expect_steps tu_expect_steps
 
 static void test_stash_hidden(void **state)
 {

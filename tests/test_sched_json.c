@@ -164,14 +164,22 @@ static void test_step_forms(void **state)
 	hoff_sched_free(s);
 }
 
+/* The text of the file a writer returned st for (caller frees): the
+ * test fails unless st is HOFF_OK and path reads. */
+static char *written(hoff_status st, const char *path)
+{
+	assert_int_equal(st, HOFF_OK);
+	char *text = tu_slurp(path, NULL);
+	assert_non_null(text);
+	return text;
+}
+
 static char *write_read(const hoff_sched *s, hoff_sched **back)
 {
 	char path[128];
 	hoff_err e = {{0}};
 	snprintf(path, sizeof path, "%s/s.json", tmpdir);
-	assert_int_equal(hoff_sched_write(s, G, path, &e), HOFF_OK);
-	char *text = tu_slurp(path, NULL);
-	assert_non_null(text);
+	char *text = written(hoff_sched_write(s, G, path, &e), path);
 	if (hoff_sched_read(path, G, back, &e) != HOFF_OK)
 		print_error("reread: %s\n", e.msg);
 	assert_non_null(*back);
@@ -397,9 +405,7 @@ static char *write_trace(const hoff_timeline *tl, cJSON **j)
 	char path[128];
 	hoff_err e = {{0}};
 	snprintf(path, sizeof path, "%s/trace.json", tmpdir);
-	assert_int_equal(hoff_trace_write(G, tl, path, &e), HOFF_OK);
-	char *text = tu_slurp(path, NULL);
-	assert_non_null(text);
+	char *text = written(hoff_trace_write(G, tl, path, &e), path);
 	remove(path);
 	cJSON *parsed = cJSON_Parse(text);
 	assert_non_null(parsed);
