@@ -650,7 +650,11 @@ static void test_corrupt_step(void **state)
  * and the solver's set-up included: llama3-8b-train's min-peak model
  * (about a million columns and three million rows) took 2 min 12 s under
  * --time-limit 30; under 3 s the run ends with greedy's schedule, status
- * time_limit, saying why (how soon is bench/'s to measure). */
+ * time_limit, saying why (how soon is bench/'s to measure). At 10% over
+ * the lower bound: on data/'s repeat graph (FORMAT v2, duplex 0.92)
+ * greedy's fastest plan is 5.3% over it, so 1% would end in exit 1;
+ * greedy's plan at 10% peaks at 37411528708 B (`hoffopt --greedy
+ * data/llama3-8b-train.json --max-overhead 0.1`). */
 static void test_exact_time_limit(void **state)
 {
 	(void)state;
@@ -660,7 +664,7 @@ static void test_exact_time_limit(void **state)
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	int rc = sh("$H --exact '%s/data/llama3-8b-train.json' --time-limit 3 "
-		    "--json -o s.json > out 2> err",
+		    "--max-overhead 0.1 --json -o s.json > out 2> err",
 		    tu_src_dir());
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double wall = (double)(b.tv_sec - a.tv_sec) +
@@ -670,8 +674,9 @@ static void test_exact_time_limit(void **state)
 	print_message("--exact llama3-8b-train --time-limit 3: %.1f s, exit "
 		      "%d\n",
 		      wall, rc);
-	/* greedy's schedule is within 1% of the lower bound: exit 0 */
+	/* greedy's schedule is within 10% of the lower bound: exit 0 */
 	assert_int_equal(rc, 0);
+	assert_true(contains("out", "\"peak_bytes\": 37411528708"));
 	assert_true(contains("out", "\"status\": \"time_limit\""));
 	assert_true(contains("out", "\"source\": \"greedy\""));
 	assert_true(contains("out", "\"note\": \"--time-limit 3 s: "));

@@ -149,6 +149,22 @@ hoff_graph *tu_data_graph_or_skip(const char *name)
 	return g;
 }
 
+hoff_graph *tu_data_v1_graph_or_skip(const char *name)
+{
+	const char *dir = getenv("HOFF_DATA_V1_DIR");
+	if (!dir)
+		skip();
+	char path[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char *text = tu_slurp(path, NULL);
+	if (!text)
+		skip();
+	hoff_graph *g = tu_graph(text);
+	free(text);
+	assert_int_equal(g->version, 1);
+	return g;
+}
+
 int64_t tu_noffload_peak(const hoff_graph *g)
 {
 	hoff_sched *s = hoff_sched_noffload(g);

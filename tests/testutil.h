@@ -54,6 +54,11 @@ int tu_has_rule(const hoff_sim_result *r, int rule);
 hoff_graph *tu_data_graph(const char *name);
 /* tu_data_graph, or the running test skipped when it is NULL. */
 hoff_graph *tu_data_graph_or_skip(const char *name);
+/* data/NAME in its FORMAT version-1 form (HOFF_DATA_V1_DIR/NAME, written
+ * by the ctest fixture data_v1: data/regen.sh --v1, the bytes the
+ * ../shared/witness entries name), parsed; the running test skipped
+ * without it (a test program run outside ctest). */
+hoff_graph *tu_data_v1_graph_or_skip(const char *name);
 /* Peak of g's no-offload schedule, simulated without a budget. */
 int64_t tu_noffload_peak(const hoff_graph *g);
 

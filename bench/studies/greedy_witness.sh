@@ -10,7 +10,9 @@
 # against the baselines under the same budget ("over": the plan's peak
 # is past the budget).
 # Every schedule is checked by `hoffopt simulate`. Prints markdown; exits
-# 1 if a schedule is invalid.
+# 1 if a schedule is invalid. With no graph given: data/'s graphs in
+# their version-1 form (`data/regen.sh --v1`, the bytes the witnesses were
+# made for; data/ itself holds FORMAT v2 graphs, which no witness names).
 # Usage: bench/studies/greedy_witness.sh [hoffopt] [graph.json ...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,15 +23,14 @@ wit=${WITNESS:-$root/../shared/witness}
 [ -f "$wit/witness.json" ] || { echo "greedy_witness.sh: no $wit/witness.json" >&2; exit 2; }
 py=/usr/bin/python3
 [ -x $py ] || py=python3
-graphs=("$@")
-if [ ${#graphs[@]} -eq 0 ]; then
-	for g in "$root"/data/*.json; do
-		case $g in *.schedule.json | */tiny.json) continue ;; esac
-		graphs+=("$g")
-	done
-fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+graphs=("$@")
+if [ ${#graphs[@]} -eq 0 ]; then
+	mkdir "$tmp/v1"
+	"$root/data/regen.sh" --v1 "$tmp/v1" "$hoff" 2>/dev/null
+	graphs=("$tmp"/v1/*.json)
+fi
 $py - "$hoff" "$wit" "$tmp" "${graphs[@]}" <<'PY'
 import hashlib, json, os, subprocess, sys
 hoff, wit, tmp, graphs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
