@@ -200,6 +200,8 @@ void hoff_exact_model_line(FILE *f, const hoff_exact_report *r)
 		r->incumbent_accepted ? "greedy's"
 		: r->incumbent_given  ? "offered, not taken"
 				      : "none");
+	if (r->nrc > 0)
+		fprintf(f, "recompute: %d candidates in the model\n", r->nrc);
 	if (r->probes > 0)
 		fprintf(f,
 			"peak search: %d budget-mode probes, %d answered by the "
@@ -381,6 +383,8 @@ int hoff_cmd_exact(int argc, char **argv)
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
+		if (io.recompute)
+			fprintf(f, "\"recompute_candidates\": %d, ", rep.nrc);
 		hoff_exact_json_num(f, "probe_peak", rep.probe_peak > 0,
 				    (double)rep.probe_peak);
 		fputs(", \"note\": ", f);
