@@ -18,7 +18,10 @@
 
 double hoff_exact_objective(bool budget_mode, const hoff_summary *s)
 {
-	return budget_mode ? hoff_s(s->stall_ps) : (double)s->peak_bytes;
+	/* (v2) budget mode: makespan - compute, the re-runs with the stall
+	 * (recompute_ps is 0 without recompute steps) */
+	return budget_mode ? hoff_s(s->stall_ps + s->recompute_ps)
+			   : (double)s->peak_bytes;
 }
 
 /* Of the time, what the overhead model's first LP relaxation may take
@@ -26,7 +29,8 @@ double hoff_exact_objective(bool budget_mode, const hoff_summary *s)
 #define LP_FLOOR_SHARE 0.4
 
 /* Greedy's schedule (jg, legal) as a solution of m into x, by its
- * decisions (pick: caller-sized m->niv); false when it does not fit. */
+ * decisions (pick: caller-sized hoff_ilp_npick(m)); false when it does
+ * not fit. */
 static bool greedy_start(const hoff_ilp *m, const judged *jg, int32_t *pick,
 			 double *x)
 {
@@ -63,7 +67,8 @@ static hoff_status stride_for_start(const hoff_graph *g, const judged *jg,
 			return HOFF_OK;
 		}
 		double *x = hoff_alloc((size_t)m->ncols + 1, sizeof *x);
-		int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+		int32_t *pick =
+			hoff_alloc((size_t)hoff_ilp_npick(m) + 1, sizeof *pick);
 		bool nomem = !x || !pick;
 		bool maps = !nomem && greedy_start(m, jg, pick, x);
 		free(x);
@@ -108,7 +113,7 @@ static hoff_status repaired_start(const hoff_graph *g, const hoff_ilp *m,
 	const size_t nc = (size_t)m->ncols + 1;
 	hoff_status st = HOFF_OK;
 	judged jr = {0};
-	int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	int32_t *pick = hoff_alloc((size_t)hoff_ilp_npick(m) + 1, sizeof *pick);
 	double *x = hoff_alloc(nc, sizeof *x);
 	if (!pick || !x) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
@@ -293,13 +298,14 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 	rep->budget_bytes = m->cap_bytes;
 	rep->ncand = m->ncand;
 	rep->niv = m->niv;
+	rep->nrc = m->nrc;
 	rep->ncols = m->ncols;
 	rep->nbin = m->nbin;
 	rep->nrows = m->nrows;
 	rep->nnz = (int64_t)m->nnz;
 	rep->stride = m->stride;
 	rep->build_s = m->build_s;
-	pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	pick = hoff_alloc((size_t)hoff_ilp_npick(m) + 1, sizeof *pick);
 	start = hoff_alloc((size_t)m->ncols + 1, sizeof *start);
 	if (!pick || !start) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
@@ -384,15 +390,15 @@ hoff_status hoff_exact_run(const hoff_graph *g, const hoff_ilp_opts *o,
 		if (!m->budget_mode)
 			rep->predicted_peak_bytes = ps.hi;
 		free(pick);
-		pick = hoff_alloc((size_t)xm->niv + 1, sizeof *pick);
+		pick = hoff_alloc((size_t)hoff_ilp_npick(xm) + 1, sizeof *pick);
 		if (!pick) {
 			st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 			goto out;
 		}
 		hoff_ilp_decode(xm, sol.x, pick);
 		hoff_err e2;
-		if (hoff_ilp_emit(g, xm->iv, xm->niv, pick, "exact", &ds,
-				  &e2) == HOFF_OK) {
+		if (hoff_ilp_emit_model(g, xm, pick, "exact", &ds, &e2) ==
+		    HOFF_OK) {
 			if ((st = hoff_ilp_judge(m, g, ds, &jd, e)) != HOFF_OK)
 				goto out;
 			ds = NULL;

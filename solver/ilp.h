@@ -40,6 +40,15 @@ typedef struct hoff_ilp_iv {
 	int32_t yp_lo, yp_hi;    /* windows of ypmap */
 } hoff_ilp_iv;
 
+/* (v2) A recompute candidate: activation t, the one output of
+ * recomputable op p, dropped right after touch a (a drop step) and
+ * re-made by a recompute of p right before op b, its next touch
+ * (ilp_recompute.c). */
+typedef struct hoff_ilp_rc {
+	int32_t t, p, a, b;
+	int32_t col; /* its column V (1-based) */
+} hoff_ilp_rc;
+
 /* What the user asks of the exact scheduler: the commands fill it from
  * their flags, the tests set the tuning knobs (max_binaries, prune,
  * bound_share). The solver never changes it; what it decides per model
@@ -60,6 +69,9 @@ typedef struct hoff_ilp_opts {
 				 instant that can bind (default true) */
 	bool all_candidates;  /* small tensors move too (default false:
 				 greedy's candidates, hoff_tensor_movable) */
+	bool recompute;	      /* (v2) recompute candidates beside the
+				 offload ones (ilp_recompute.c; default
+				 false: the model of before) */
 	bool incumbent;       /* give greedy's schedule to the solver first */
 	hoff_progress progress; /* a progress line every few s (fn NULL:
 				   none) */
@@ -144,6 +156,10 @@ typedef struct hoff_ilp {
 	hoff_ilp_iv *iv;    /* (niv) intervals with columns */
 	int32_t niv;
 	int32_t ncand;      /* tensors with at least one interval */
+	hoff_ilp_rc *rc;    /* (nrc) recompute candidates, by b then p */
+	int32_t nrc;
+	int32_t *rc_off;    /* (n + 1) those re-made before op k:
+			       rc[rc_off[k] .. rc_off[k + 1]) */
 	int32_t *map;       /* dense maps of the intervals */
 	size_t nmap, map_cap;
 	/* columns 1..ncols */
@@ -209,6 +225,10 @@ hoff_ilp_req hoff_ilp_request(const hoff_ilp_opts *o);
 hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 			       hoff_ilp_iv **iv, int32_t *niv, hoff_err *e);
 
+/* The decisions of m: one per interval, then one per recompute
+ * candidate (HOFF_ILP_OFF, or chosen: b - 1); the size of a pick array. */
+int32_t hoff_ilp_npick(const hoff_ilp *m);
+
 /* Writes the schedule that the decisions pick[] (one per interval:
  * HOFF_ILP_OFF, or the boundary after which its prefetch is issued, -1:
  * before op 0; any value >= 0 selects a tail) make: evictions right after
@@ -220,6 +240,14 @@ hoff_status hoff_ilp_intervals(const hoff_graph *g, bool all,
 hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 			  int32_t niv, const int32_t *pick, const char *policy,
 			  hoff_sched **out, hoff_err *e);
+
+/* hoff_ilp_emit with m's intervals and recompute candidates: pick has
+ * hoff_ilp_npick(m) entries; a chosen candidate is a drop of its tensor
+ * after touch a (before that boundary's evictions) and a recompute of
+ * its producer after boundary b - 1's prefetches, in producer order. */
+hoff_status hoff_ilp_emit_model(const hoff_graph *g, const hoff_ilp *m,
+				const int32_t *pick, const char *policy,
+				hoff_sched **out, hoff_err *e);
 
 /* Builds the model of g under the user's options o and the request rq
  * (NULL: hoff_ilp_request(o)) into *out (caller frees with
@@ -316,6 +344,7 @@ typedef struct hoff_exact_report {
 	char source[16];        /* "exact" or "greedy" */
 	int64_t lower_bound_ps, bound_ps, budget_bytes;
 	int32_t nops, ncand, niv, ncols, nbin, nrows, stride;
+	int32_t nrc; /* (v2) recompute candidates in the model */
 	int64_t nnz, nodes;
 	bool incumbent_given, incumbent_accepted;
 	int32_t probes;         /* overhead mode: feasibility probes solved */
@@ -324,7 +353,7 @@ typedef struct hoff_exact_report {
 	int64_t probe_peak;     /* --write-probe: the peak the written probe
 				   asks about (0: none written) */
 	char note[256];
-	char restriction[512]; /* what the model leaves out, so what its
+	char restriction[768]; /* what the model leaves out, so what its
 				  status and bound are over (never empty
 				  once the model is built) */
 } hoff_exact_report;

@@ -58,6 +58,46 @@ bool hoff_ilp_win_exists(const hoff_ilp *m, int32_t w)
 	return m->g->op[(w - 1) / 2].time_ps > 0;
 }
 
+int32_t hoff_ilp_npick(const hoff_ilp *m)
+{
+	return m->niv + m->nrc;
+}
+
+bool hoff_ilp_rc_absent(const hoff_ilp_rc *c, int32_t w)
+{
+	return 2 * c->a + 1 <= w && w <= 2 * c->b - 1;
+}
+
+double hoff_ilp_rc_time(const hoff_ilp *m, int32_t k)
+{
+	double d = 0;
+	if (m->nrc == 0 || k < 0 || k >= m->n)
+		return 0;
+	for (int32_t j = m->rc_off[k]; j < m->rc_off[k + 1]; j++)
+		d += (double)m->g->op[m->rc[j].p].time_ps / m->tu;
+	return d;
+}
+
+void hoff_ilp_rc_len(const hoff_ilp *m, rowb *r, int32_t k, double coef)
+{
+	if (m->nrc == 0 || k < 0 || k >= m->n)
+		return;
+	for (int32_t j = m->rc_off[k]; j < m->rc_off[k + 1]; j++)
+		hoff_ilp_row_add(r, m->rc[j].col,
+				 coef * (double)m->g->op[m->rc[j].p].time_ps /
+					 m->tu);
+}
+
+void hoff_ilp_rc_mem(const hoff_ilp *m, rowb *r, int32_t w)
+{
+	for (int32_t j = 0; j < m->nrc; j++)
+		if (hoff_ilp_rc_absent(&m->rc[j], w))
+			hoff_ilp_row_add(
+				r, m->rc[j].col,
+				-(double)m->g->tensor[m->rc[j].t].bytes /
+					m->bu);
+}
+
 /* Parallel arrays resized to cap items (their capacity is the owner's). */
 #define RESIZE(a, cap) hoff_resize((void **)&(a), (cap), sizeof *(a))
 
@@ -270,6 +310,8 @@ void hoff_ilp_free(hoff_ilp *m)
 	free(m->hot);
 	free(m->s_col);
 	free(m->iv);
+	free(m->rc);
+	free(m->rc_off);
 	free(m->map);
 	free(m->clb);
 	free(m->cub);

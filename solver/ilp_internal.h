@@ -135,6 +135,19 @@ int32_t hoff_ilp_yp_at(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w);
 void hoff_ilp_map_fill(hoff_ilp *m, int32_t map, int32_t lo, int32_t hi,
 		       const int32_t *idx, int32_t n, int32_t first);
 
+/* (v2) Recompute candidate c's tensor is off the device at instant w:
+ * from its drop after touch a to its recompute before op b. */
+bool hoff_ilp_rc_absent(const hoff_ilp_rc *c, int32_t w);
+/* (v2) The time of the recompute candidates re-made before op k, all
+ * chosen (model units; 0 without any). */
+double hoff_ilp_rc_time(const hoff_ilp *m, int32_t k);
+/* (v2) Adds coef * the time of the re-runs chosen before op k (they
+ * lengthen window sigma_k) to the open row. */
+void hoff_ilp_rc_len(const hoff_ilp *m, rowb *r, int32_t k, double coef);
+/* (v2) Adds -B_t V_r to the open row for each recompute candidate r whose
+ * tensor is off the device at instant w (a memory row). */
+void hoff_ilp_rc_mem(const hoff_ilp *m, rowb *r, int32_t w);
+
 /* ilp_model.c: the build */
 
 /* "[lo, hi]" of the peak search into buf, for progress lines; hi
@@ -210,6 +223,27 @@ bool hoff_ilp_count_cols(hoff_ilp *m, count_col **out, int32_t *nout);
 bool hoff_ilp_count_rows(hoff_ilp *m, rowb *r, const count_col *x, int32_t nx);
 /* Rows (7): memory at each constrained instant. */
 bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r);
+
+/* Adds interval i's absence at instant w, -B_i (zd_i - R_i(q(w)) +
+ * Q_i(w)) in model units, to the open row (a memory row's term; nothing
+ * outside i's absent range). */
+void hoff_ilp_absence_terms(const hoff_ilp *m, rowb *r, int32_t i, int32_t w);
+
+/* ilp_recompute.c: (v2) the recompute candidates (--recompute) */
+
+/* Every recompute candidate of g, by b then p then t (caller frees). */
+hoff_status hoff_ilp_rc_list(const hoff_graph *g, hoff_ilp_rc **out,
+			     int32_t *nout, hoff_err *e);
+/* Keeps into m->rc those of all[0..nall) whose tensor is away at an
+ * instant that can bind (every one without pruning), with m->rc_off;
+ * false when out of memory. */
+bool hoff_ilp_rc_keep(hoff_ilp *m, const hoff_ilp_rc *all, int32_t nall);
+/* Creates the V columns of m's recompute candidates. */
+bool hoff_ilp_rc_cols(hoff_ilp *m);
+/* The rows of the recompute candidates: their tensor's own intervals in
+ * the same gap excluded, the producer's inputs resident when it re-runs,
+ * and memory while each re-run runs. */
+void hoff_ilp_rc_rows(hoff_ilp *m, rowb *r);
 
 /* ilp_solve.c: the solve and what a solution says */
 

@@ -61,8 +61,7 @@ static int try_picks(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 	hoff_sched *s = NULL;
 	hoff_err e2;
 	judged j = {0};
-	if (hoff_ilp_emit(g, mv->iv, mv->niv, trial, "exact", &s, &e2) !=
-	    HOFF_OK)
+	if (hoff_ilp_emit_model(g, mv, trial, "exact", &s, &e2) != HOFF_OK)
 		return 0;
 	if ((*st = hoff_ilp_judge(m, g, s, &j, e)) != HOFF_OK) {
 		hoff_sched_free(s);
@@ -74,7 +73,7 @@ static int try_picks(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 	}
 	hoff_sched_free(cur->s);
 	*cur = j;
-	memcpy(pick, trial, (size_t)mv->niv * sizeof *pick);
+	memcpy(pick, trial, (size_t)hoff_ilp_npick(mv) * sizeof *pick);
 	return 1;
 }
 
@@ -97,10 +96,11 @@ int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 		    hoff_err *e)
 {
 	int moves = 0, r = 0;
-	int32_t *trial = hoff_alloc((size_t)mv->niv + 1, sizeof *trial);
+	int32_t *trial =
+		hoff_alloc((size_t)hoff_ilp_npick(mv) + 1, sizeof *trial);
 	if (!trial)
 		return 0;
-	const size_t sz = (size_t)mv->niv * sizeof *trial;
+	const size_t sz = (size_t)hoff_ilp_npick(mv) * sizeof *trial;
 	bool improved = true;
 	while (improved && hoff_now_s() < until) {
 		improved = false;
@@ -172,7 +172,7 @@ bool hoff_ilp_repair_mapped(const hoff_graph *g, const hoff_ilp *m,
 	hoff_sched *s = NULL;
 	hoff_err e2;
 	*st = HOFF_OK;
-	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e2) != HOFF_OK)
+	if (hoff_ilp_emit_model(g, m, pick, "exact", &s, &e2) != HOFF_OK)
 		return false;
 	if ((*st = hoff_ilp_judge(m, g, s, sim, e)) != HOFF_OK) {
 		hoff_sched_free(s);
@@ -209,7 +209,8 @@ bool hoff_ilp_probe_heuristic(const hoff_graph *g, const hoff_ilp *pm,
 			*st = HOFF_OK;
 		return false;
 	}
-	int32_t *pick = hoff_alloc((size_t)pm->niv + 1, sizeof *pick);
+	int32_t *pick =
+		hoff_alloc((size_t)hoff_ilp_npick(pm) + 1, sizeof *pick);
 	if (!pick) {
 		hoff_sched_free(s);
 		*st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");

@@ -200,6 +200,15 @@ void hoff_ilp_restriction(const hoff_graph *g, const hoff_ilp_opts *o,
 		 "stage model (solver/README.md); a schedule outside them may "
 		 "be better",
 		 m->ncand, g->ntensors, HOFF_SHORT_LIVED_OPS, small, m->stride);
+	if (o->recompute) {
+		size_t len = strlen(rep->restriction);
+		snprintf(rep->restriction + len, sizeof rep->restriction - len,
+			 "; recompute: %d candidates (an activation that is "
+			 "its producer's only output, dropped after a use and "
+			 "re-made right before its next one, the producer's "
+			 "inputs resident then without living longer)",
+			 m->nrc);
+	}
 }
 
 hoff_ilp_opts hoff_ilp_defaults(void)
@@ -376,9 +385,34 @@ static int by_fetch(const void *x, const void *y, void *ctx)
 	return (a->c.t > b->c.t) - (a->c.t < b->c.t);
 }
 
-hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
-			  int32_t niv, const int32_t *pick, const char *policy,
-			  hoff_sched **out, hoff_err *e)
+/* (v2) Writes, after op q's step (q = -1: at the start), the drops
+ * (when !re) or the re-runs (when re) of the chosen recompute candidates
+ * rc (decisions pick[0..nrc)) at boundary q; false (with *e set) when a
+ * drop cannot be written. */
+static bool emit_rc(hoff_emit *m, const hoff_ilp_rc *rc, int32_t nrc,
+		    const int32_t *pick, int32_t q, bool re, hoff_err *e)
+{
+	for (int32_t j = 0; j < nrc; j++) {
+		if (pick[j] == HOFF_ILP_OFF)
+			continue;
+		if (re && rc[j].b == q + 1)
+			hoff_emit_recompute(m, rc[j].p);
+		else if (!re && rc[j].a == q && !hoff_emit_drop(m, rc[j].t)) {
+			hoff_seterr(e, HOFF_EINPUT,
+				    "exact: cannot drop \"%s\" after op %d",
+				    m->g->tensor[rc[j].t].id, q);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* hoff_ilp_emit with the recompute candidates rc[0..nrc), decided by
+ * pick[niv ..]. */
+static hoff_status emit_all(const hoff_graph *g, const hoff_ilp_iv *iv,
+			    int32_t niv, const hoff_ilp_rc *rc, int32_t nrc,
+			    const int32_t *pick, const char *policy,
+			    hoff_sched **out, hoff_err *e)
 {
 	*out = NULL;
 	int32_t *ev = hoff_alloc((size_t)niv + 1, sizeof *ev);
@@ -417,6 +451,10 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 	for (int32_t q = -1; q < g->nops; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
+		if (nrc > 0 && !emit_rc(&m, rc, nrc, pick + niv, q, false, e)) {
+			st = HOFF_EINPUT;
+			goto out;
+		}
 		for (; ie < ne && iv[ev[ie]].c.a == q; ie++)
 			if (!hoff_emit_evict(&m, iv[ev[ie]].c.t)) {
 				st = hoff_seterr(e, HOFF_EINPUT,
@@ -435,6 +473,8 @@ hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
 					g->tensor[iv[pf[ip]].c.t].id, q);
 				goto out;
 			}
+		if (nrc > 0)
+			emit_rc(&m, rc, nrc, pick + niv, q, true, e);
 	}
 	*out = hoff_emit_finish(&m);
 	if (!*out)
@@ -447,6 +487,20 @@ out:
 	free(ev);
 	free(pf);
 	return st;
+}
+
+hoff_status hoff_ilp_emit(const hoff_graph *g, const hoff_ilp_iv *iv,
+			  int32_t niv, const int32_t *pick, const char *policy,
+			  hoff_sched **out, hoff_err *e)
+{
+	return emit_all(g, iv, niv, NULL, 0, pick, policy, out, e);
+}
+
+hoff_status hoff_ilp_emit_model(const hoff_graph *g, const hoff_ilp *m,
+				const int32_t *pick, const char *policy,
+				hoff_sched **out, hoff_err *e)
+{
+	return emit_all(g, m->iv, m->niv, m->rc, m->nrc, pick, policy, out, e);
 }
 
 hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
@@ -492,6 +546,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	int64_t *during = hoff_alloc((size_t)n + 1, sizeof *during);
 	hoff_ilp_iv *all = NULL;
 	int32_t nall = 0;
+	hoff_ilp_rc *rcall = NULL; /* (v2) recompute candidates */
+	int32_t nrcall = 0;
 	plan pl = {0};
 	uint8_t *dl = hoff_zalloc((size_t)n + 1, sizeof *dl);
 	int64_t *cover = hoff_zalloc(nw + 1, sizeof *cover);
@@ -516,6 +572,9 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			    o->all_candidates ? 0 : hoff_small_below(g, during),
 			    &all, &nall, e)) != HOFF_OK)
 		goto fail;
+	if (o->recompute &&
+	    (st = hoff_ilp_rc_list(g, &rcall, &nrcall, e)) != HOFF_OK)
+		goto fail;
 	if (past(rq))
 		goto late;
 	int64_t maxb = 1;
@@ -528,6 +587,14 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 		hoff_ilp_absent_range(&all[i], n, &w0, &w1);
 		for (int32_t w = w0; w <= w1; w++)
 			cover[IDX(w)] += all[i].c.bytes;
+	}
+	/* (v2) a recompute candidate's tensor is away from its drop to the
+	 * re-run, which runs in the window before op b */
+	for (int32_t j = 0; j < nrcall; j++) {
+		dl[rcall[j].b] = 1;
+		for (int32_t w = 2 * rcall[j].a + 1; w <= 2 * rcall[j].b - 1;
+		     w++)
+			cover[IDX(w)] += g->tensor[rcall[j].t].bytes;
 	}
 	m->bu = pow(10, floor(log10((double)maxb)));
 	/* Instants that can bind: above the budget, or above a lower bound
@@ -610,7 +677,13 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 			last_t = all[i].c.t;
 		}
 	}
+	if (o->recompute && !hoff_ilp_rc_keep(m, rcall, nrcall)) {
+		free(orig);
+		goto oom;
+	}
 	memset(dl, 0, (size_t)n + 1);
+	for (int32_t j = 0; j < m->nrc; j++)
+		dl[m->rc[j].b] = 1;
 	for (int32_t i = 0; i < m->niv; i++) {
 		const hoff_ilp_iv *v = &m->iv[i];
 		if (v->c.b < n)
@@ -683,6 +756,8 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	}
 	free(orig);
 	orig = NULL;
+	if (!hoff_ilp_rc_cols(m))
+		goto oom;
 	if (m->budget_mode && stall_bound && !hoff_ilp_count_cols(m, &xc, &nxc))
 		goto oom;
 	if (!hoff_ilp_channel_plan(m, &cp))
@@ -706,6 +781,7 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (!hoff_ilp_store_fifo_rows(m, &r) || !hoff_ilp_memory_rows(m, &r) ||
 	    !hoff_ilp_count_rows(m, &r, xc, nxc))
 		goto oom;
+	hoff_ilp_rc_rows(m, &r);
 	/* (8), (9): in the min-peak model only for its LP floor, since
 	 * GLPK's MIR cut rounds at its root did worse with them
 	 * (solver/README.md) */
@@ -716,8 +792,10 @@ hoff_status hoff_ilp_build(const hoff_graph *g, const hoff_ilp_opts *o,
 	if (stall_bound) {
 		hoff_ilp_row_begin(&r, HOFF_ILP_LE, (double)most / m->tu, 'B',
 				   0);
-		for (int32_t k = 0; k <= n; k++)
+		for (int32_t k = 0; k <= n; k++) {
 			hoff_ilp_row_add(&r, m->s_col[k], 1);
+			hoff_ilp_rc_len(m, &r, k, 1); /* (v2) re-runs */
+		}
 		hoff_ilp_row_end(&r);
 		/* (10) not in the probes: llama3-8b-train-2l's has 38 of
 		 * them, none binding, and its root rounds then stall 0.1 ms
@@ -767,6 +845,7 @@ done:
 	free(r.pos);
 	free(during);
 	free(all);
+	free(rcall);
 	free(pl.P);
 	free(pl.Poff);
 	free(pl.keep);

@@ -20,6 +20,7 @@ static const hoff_col_kind_def kinds[128] = {
 	[HOFF_COL_U] = {'U', false, true, 0, HOFF_WARM_SATURATED},
 	[HOFF_COL_X] = {'X', false, true, 1, HOFF_WARM_COUNT},
 	[HOFF_COL_O] = {'O', false, true, 2, HOFF_WARM_COUNT},
+	[HOFF_COL_RC] = {'V', false, false, 0, HOFF_WARM_RECOMPUTED},
 };
 
 const hoff_col_kind_def *hoff_col_kind_of(int tag)

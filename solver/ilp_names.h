@@ -25,6 +25,7 @@ typedef enum hoff_col_kind {
 	HOFF_COL_X = 'X',     /* X_cq: START fetches on tier c issued by
 				 boundary q (a count, family (13)) */
 	HOFF_COL_O = 'O',     /* O_c: other fetches on tier c (a count) */
+	HOFF_COL_RC = 'V',    /* (v2) V_r: recompute candidate r chosen */
 } hoff_col_kind;
 
 /* How a warm start (hoff_ilp_start) reads a column off the simulation
@@ -39,6 +40,7 @@ typedef enum hoff_col_warm {
 	HOFF_WARM_STORE_DONE, /* its store completed by the instant */
 	HOFF_WARM_SHARE,      /* the share of its transfer done by then */
 	HOFF_WARM_SATURATED,  /* set after the others, from its rows */
+	HOFF_WARM_RECOMPUTED, /* its recompute candidate is chosen */
 } hoff_col_warm;
 
 typedef struct hoff_col_kind_def {

@@ -414,8 +414,10 @@ static void duplex_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 					   w * 128 + ch / 2);
 			add_work(m, r, cp, gi, row == 0 ? 1 : bx);
 			add_work(m, r, cp, gi + 1, row == 0 ? ay : 1);
-			if (!odd)
+			if (!odd) {
 				hoff_ilp_row_add(r, sc, -1);
+				hoff_ilp_rc_len(m, r, w / 2, -1);
+			}
 			hoff_ilp_row_end(r);
 		}
 	}
@@ -435,7 +437,10 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 		for (int pass = 0; U && pass < 2; pass++) {
 			/* pass 0: usage <= len; pass 1: usage >= len when
 			 * saturated (U = 1) */
-			double M = sc ? m->cub[sc] : 0;
+			/* (v2) the longest the window can be: the stall
+			 * and every re-run chosen before op w / 2 */
+			double M = sc ? m->cub[sc] + hoff_ilp_rc_time(m, w / 2)
+				      : 0;
 			if (pass == 0)
 				hoff_ilp_row_begin(
 					r, HOFF_ILP_LE, len, 'C',
@@ -465,8 +470,10 @@ void hoff_ilp_channel_rows(hoff_ilp *m, rowb *r, const chan_plan *cp)
 				pass == 1 ? hoff_ilp_phi(m,
 							 chan_of(m, &cp->we[s]))
 					  : 1.0;
-			if (!odd)
+			if (!odd) {
 				hoff_ilp_row_add(r, sc, phi == 1.0 ? -1 : -phi);
+				hoff_ilp_rc_len(m, r, w / 2, -phi);
+			}
 			if (pass == 1)
 				hoff_ilp_row_add(r, U,
 						 odd ? (phi == 1.0 ? -len
@@ -644,8 +651,10 @@ void hoff_ilp_time_rows(hoff_ilp *m, rowb *r)
 					       q.lack > 0;) {
 			hoff_ilp_row_begin(r, HOFF_ILP_LE, 0, 'D', i);
 			hoff_ilp_row_add(r, q.c, (double)q.lack / m->tu);
-			for (int32_t k = v->ys_lo / 2; 2 * k <= q.w; k++)
+			for (int32_t k = v->ys_lo / 2; 2 * k <= q.w; k++) {
 				hoff_ilp_row_add(r, m->s_col[k], -1);
+				hoff_ilp_rc_len(m, r, k, -1);
+			}
 			hoff_ilp_row_end(r);
 		}
 	}
@@ -682,8 +691,10 @@ void hoff_ilp_fetch_time_rows(hoff_ilp *m, rowb *r)
 			add_sel(r, v, (double)lack / m->tu);
 			hoff_ilp_row_add(r, hoff_ilp_r_at(m, v, p - 1),
 					 -(double)lack / m->tu);
-			for (int32_t k = p + 1; k <= v->c.b; k++)
+			for (int32_t k = p + 1; k <= v->c.b; k++) {
 				hoff_ilp_row_add(r, m->s_col[k], -1);
+				hoff_ilp_rc_len(m, r, k, -1);
+			}
 			hoff_ilp_row_end(r);
 		}
 	}
@@ -887,6 +898,25 @@ bool hoff_ilp_count_rows(hoff_ilp *m, rowb *r, const count_col *x, int32_t nx)
 }
 
 /* (7) Memory rows at the constrained instants. */
+void hoff_ilp_absence_terms(const hoff_ilp *m, rowb *r, int32_t i, int32_t w)
+{
+	const hoff_ilp_iv *v = &m->iv[i];
+	int32_t w0, w1;
+	hoff_ilp_absent_range(v, m->n, &w0, &w1);
+	if (w < w0 || w > w1)
+		return;
+	double b = (double)v->c.bytes / m->bu;
+	if (v->c.kind == HOFF_CAND_START || v->fixed)
+		r->konst -= b;
+	else
+		hoff_ilp_row_add(r, v->zd, -b);
+	if (v->c.b < m->n)
+		hoff_ilp_row_add(r, hoff_ilp_r_at(m, v, hoff_ilp_bound_of(w)),
+				 b);
+	if (v->zs)
+		hoff_ilp_row_add(r, hoff_ilp_q_at(m, v, w), -b);
+}
+
 bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r)
 {
 	const int32_t n = m->n;
@@ -932,22 +962,9 @@ bool hoff_ilp_memory_rows(hoff_ilp *m, rowb *r)
 			hoff_ilp_row_begin(r, HOFF_ILP_LE, -F, 'M', w);
 			hoff_ilp_row_add(r, m->peak_col, -1);
 		}
-		for (int32_t k = cnt[IDX(w)]; k < cnt[IDX(w) + 1]; k++) {
-			const hoff_ilp_iv *v = &m->iv[lst[k]];
-			double b = (double)v->c.bytes / m->bu;
-			if (v->c.kind == HOFF_CAND_START || v->fixed)
-				r->konst -= b;
-			else
-				hoff_ilp_row_add(r, v->zd, -b);
-			if (v->c.b < n)
-				hoff_ilp_row_add(
-					r,
-					hoff_ilp_r_at(m, v,
-						      hoff_ilp_bound_of(w)),
-					b);
-			if (v->zs)
-				hoff_ilp_row_add(r, hoff_ilp_q_at(m, v, w), -b);
-		}
+		for (int32_t k = cnt[IDX(w)]; k < cnt[IDX(w) + 1]; k++)
+			hoff_ilp_absence_terms(m, r, lst[k], w);
+		hoff_ilp_rc_mem(m, r, w);
 		hoff_ilp_row_end(r);
 	}
 	free(cnt);

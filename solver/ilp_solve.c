@@ -45,6 +45,46 @@ void hoff_ilp_decode(const hoff_ilp *m, const double *x, int32_t *pick)
 			}
 		}
 	}
+	for (int32_t j = 0; j < m->nrc; j++)
+		pick[m->niv + j] = x[m->rc[j].col] > 0.5 ? m->rc[j].b - 1
+							 : HOFF_ILP_OFF;
+}
+
+/* (v2) Recompute candidate j is chosen in x. */
+static bool rc_on(const hoff_ilp *m, const double *x, int32_t j)
+{
+	return x[m->rc[j].col] > 0.5;
+}
+
+/* (v2) The bytes of the chosen recompute candidates away at instant w. */
+static int64_t rc_away(const hoff_ilp *m, const double *x, int32_t w)
+{
+	int64_t b = 0;
+	for (int32_t j = 0; j < m->nrc; j++)
+		if (rc_on(m, x, j) && hoff_ilp_rc_absent(&m->rc[j], w))
+			b += m->g->tensor[m->rc[j].t].bytes;
+	return b;
+}
+
+/* (v2) The most memory while a chosen re-run runs (rows (17)), given
+ * mem_at(w) for w = 2b - 1 (with every chosen tensor away there). */
+static int64_t rc_peak(const hoff_ilp *m, const double *x,
+		       int64_t (*mem_at)(const hoff_ilp *, const double *,
+					 int32_t))
+{
+	int64_t peak = 0, base = 0;
+	for (int32_t j = 0; j < m->nrc; j++) {
+		const hoff_ilp_rc *c = &m->rc[j];
+		if (j == 0 || c->b != m->rc[j - 1].b)
+			base = mem_at(m, x, 2 * c->b - 1);
+		if (!rc_on(m, x, j))
+			continue;
+		base += m->g->tensor[c->t].bytes;
+		int64_t at = base + m->g->op[c->p].workspace_bytes;
+		if (at > peak)
+			peak = at;
+	}
+	return peak;
 }
 
 /* Instants the model can constrain: op starts, and the end of op k - 1
@@ -75,6 +115,16 @@ static double absence(const hoff_ilp *m, const hoff_ilp_iv *v, int32_t w,
 	return ab;
 }
 
+/* Model memory at instant w under x, decisions rounded. */
+static int64_t mem_exact(const hoff_ilp *m, const double *x, int32_t w)
+{
+	int64_t mem = m->fixed[IDX(w)] - rc_away(m, x, w);
+	for (int32_t i = 0; i < m->niv; i++)
+		mem -= m->iv[i].c.bytes *
+		       (int64_t)absence(m, &m->iv[i], w, x, true);
+	return mem;
+}
+
 int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 {
 	/* In integers: peaks are compared to the byte. Decisions are
@@ -85,12 +135,14 @@ int64_t hoff_ilp_model_peak(const hoff_ilp *m, const double *x)
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
 		if (!hoff_ilp_measurable(m, w))
 			continue;
-		int64_t mem = m->fixed[IDX(w)];
-		for (int32_t i = 0; i < m->niv; i++)
-			mem -= m->iv[i].c.bytes *
-			       (int64_t)absence(m, &m->iv[i], w, x, true);
+		int64_t mem = mem_exact(m, x, w);
 		if (mem > peak)
 			peak = mem;
+	}
+	if (m->nrc > 0) {
+		int64_t rp = rc_peak(m, x, mem_exact);
+		if (rp > peak)
+			peak = rp;
 	}
 	return peak;
 }
@@ -102,15 +154,24 @@ void hoff_ilp_predict(const hoff_ilp *m, const double *x, int64_t *makespan_ps,
 	for (int32_t k = 0; k <= m->n; k++)
 		if (m->s_col[k])
 			stall += x[m->s_col[k]];
+	for (int32_t j = 0; j < m->nrc; j++) /* (v2) re-runs */
+		if (rc_on(m, x, j))
+			stall += (double)m->g->op[m->rc[j].p].time_ps / m->tu;
 	*makespan_ps = m->compute_ps + (int64_t)llround(stall * m->tu);
 	int64_t peak = 0;
 	for (int32_t w = -1; w <= 2 * m->n - 2; w++) {
-		double mem = (double)m->fixed[IDX(w)];
+		double mem =
+			(double)m->fixed[IDX(w)] - (double)rc_away(m, x, w);
 		for (int32_t i = 0; i < m->niv; i++)
 			mem -= (double)m->iv[i].c.bytes *
 			       floor(absence(m, &m->iv[i], w, x, false) + 0.5);
 		if (mem > (double)peak)
 			peak = (int64_t)llround(mem);
+	}
+	if (m->nrc > 0) {
+		int64_t rp = rc_peak(m, x, mem_exact);
+		if (rp > peak)
+			peak = rp;
 	}
 	if (!m->budget_mode && m->peak_col)
 		peak = (int64_t)llround(x[m->peak_col] * m->bu);

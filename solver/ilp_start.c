@@ -37,16 +37,48 @@ static int32_t iv_of(const hoff_ilp *m, const int32_t *first, int32_t t,
 	return -1;
 }
 
+/* (v2) The recompute candidates schedule s uses, into pick[0..nrc): a
+ * drop of t after op a, and a recompute of p after op b - 1 (before op
+ * b's step). */
+static void rc_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
+{
+	if (m->nrc == 0)
+		return;
+	uint8_t *got = hoff_zalloc((size_t)m->nrc + 1, sizeof *got);
+	if (!got)
+		return;
+	int32_t q = -1;
+	for (int64_t k = 0; k < s->nsteps; k++) {
+		const hoff_step *p = &s->step[k];
+		if (p->kind == HOFF_STEP_OP)
+			q = p->id;
+		for (int32_t j = 0; j < m->nrc; j++) {
+			const hoff_ilp_rc *c = &m->rc[j];
+			if (p->kind == HOFF_STEP_DROP && p->id == c->t &&
+			    q == c->a)
+				got[j] |= 1;
+			if (p->kind == HOFF_STEP_RECOMPUTE && p->id == c->p &&
+			    q == c->b - 1)
+				got[j] |= 2;
+		}
+	}
+	for (int32_t j = 0; j < m->nrc; j++)
+		if (got[j] == 3)
+			pick[j] = m->rc[j].b - 1;
+	free(got);
+}
+
 void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
 {
 	const hoff_graph *g = m->g;
 	int32_t *first = hoff_alloc((size_t)g->ntensors + 1, sizeof *first);
 	uint8_t *out = hoff_zalloc((size_t)m->niv + 1, sizeof *out);
 	int32_t *at = hoff_alloc((size_t)m->niv + 1, sizeof *at);
-	for (int32_t i = 0; i < m->niv; i++)
+	for (int32_t i = 0; i < hoff_ilp_npick(m); i++)
 		pick[i] = HOFF_ILP_OFF;
 	if (!first || !out || !at)
 		goto done;
+	rc_picks_of(m, s, pick + m->niv);
 	for (int32_t t = 0; t < g->ntensors; t++)
 		first[t] = -1;
 	for (int32_t i = m->niv - 1; i >= 0; i--)
@@ -60,6 +92,8 @@ void hoff_ilp_picks_of(const hoff_ilp *m, const hoff_sched *s, int32_t *pick)
 			q = p->id;
 			continue;
 		}
+		if (p->kind == HOFF_STEP_DROP || p->kind == HOFF_STEP_RECOMPUTE)
+			continue;
 		if (p->kind == HOFF_STEP_PREFETCH) {
 			int32_t i = iv_of(m, first, p->id, q, false);
 			if (i >= 0 && at[i] == HOFF_ILP_OFF)
@@ -152,7 +186,7 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 	if (!y || !first || !fs || !fe || !ss || !se)
 		goto out;
 	/* The schedule of the decisions, simulated. */
-	if (hoff_ilp_emit(g, m->iv, m->niv, pick, "greedy", &s, e) != HOFF_OK)
+	if (hoff_ilp_emit_model(g, m, pick, "greedy", &s, e) != HOFF_OK)
 		goto out;
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = INT64_MAX;
@@ -173,7 +207,9 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 		step_iv[k] = -1;
 		if (p->kind == HOFF_STEP_OP)
 			q = p->id;
-		else if (p->kind != HOFF_STEP_DETACH)
+		else if (p->kind != HOFF_STEP_DETACH &&
+			 p->kind != HOFF_STEP_DROP &&
+			 p->kind != HOFF_STEP_RECOMPUTE)
 			step_iv[k] = iv_of(m, first, p->id, q,
 					   p->kind == HOFF_STEP_STORE);
 	}
@@ -205,6 +241,16 @@ bool hoff_ilp_start(const hoff_ilp *m, const int32_t *pick, double *x,
 					       : r.summary.makespan_ps -
 							 END(n - 1)) /
 			       m->tu;
+			/* (v2) less the re-runs before op a0 */
+			for (int32_t c = 0; a0 < n && c < m->nrc; c++)
+				if (m->rc[c].b == a0 &&
+				    pick[m->niv + c] != HOFF_ILP_OFF)
+					y[j] -= (double)g->op[m->rc[c].p]
+							.time_ps /
+						m->tu;
+			break;
+		case HOFF_WARM_RECOMPUTED:
+			y[j] = pick[m->niv + a0] != HOFF_ILP_OFF;
 			break;
 		case HOFF_WARM_PEAK:
 			y[j] = (double)r.summary.peak_bytes / m->bu;

@@ -191,6 +191,10 @@ static int64_t subset_sums(const hoff_ilp *m, int32_t w, int64_t most,
 static void peak_values(const hoff_ilp *m, int64_t lo, int64_t hi,
 			peak_search *ps)
 {
+	/* (v2) with recompute candidates, peaks also come from their
+	 * bytes and the re-runs' instants: the grain stands in */
+	if (m->nrc > 0)
+		return;
 	int64_t *sums = hoff_alloc(PV_SUMS_MAX, sizeof *sums);
 	int64_t *tmp = hoff_alloc(PV_SUMS_MAX, sizeof *tmp);
 	int64_t *pv = NULL, npv = 0, cap = 0;
@@ -432,7 +436,7 @@ static hoff_status best_in(const hoff_graph *g, hoff_ilp *m,
 	hoff_sched *own = NULL;
 	int32_t *pb = NULL;
 	double *x = hoff_alloc(nc, sizeof *x), *best = NULL;
-	int32_t *pick = hoff_alloc((size_t)m->niv + 1, sizeof *pick);
+	int32_t *pick = hoff_alloc((size_t)hoff_ilp_npick(m) + 1, sizeof *pick);
 	int64_t bp = INT64_MAX;
 	*mx = NULL;
 	if (!x || !pick)
@@ -445,11 +449,12 @@ static hoff_status best_in(const hoff_graph *g, hoff_ilp *m,
 	}
 	hoff_err e2;
 	if (ps->bx && ps->bm != m) {
-		if (!(pb = hoff_alloc((size_t)ps->bm->niv + 1, sizeof *pb)))
+		if (!(pb = hoff_alloc((size_t)hoff_ilp_npick(ps->bm) + 1,
+				      sizeof *pb)))
 			goto nomem;
 		hoff_ilp_decode(ps->bm, ps->bx, pb);
-		if (hoff_ilp_emit(g, ps->bm->iv, ps->bm->niv, pb, "exact",
-				  &own, &e2) != HOFF_OK)
+		if (hoff_ilp_emit_model(g, ps->bm, pb, "exact", &own, &e2) !=
+		    HOFF_OK)
 			own = NULL;
 	}
 	const hoff_sched *cand[2] = {own, ps->sim.s};

@@ -1062,6 +1062,126 @@ static void test_fetch_counts(void **state)
 	hoff_graph_free(g);
 }
 
+/* (v2) The recompute rows (15)-(17) by hand (solver/README.md). Four ops
+ * of 1 ms; x (1 MB, a persistent input that never moves), a (4 MB),
+ * h (4 MB), y (2 MB), z (1 MB); op0 (x -> a, 3 MB of workspace), op1
+ * (a -> h), op2 (h -> y), op3 (a, y -> z). Memory with nothing moved:
+ *   S0 x + a + ws = 8   E0 5   S1 x + a + h = 9   E1 9
+ *   S2 x + a + h + y = 11   E2 x + a + y = 7   S3 + z = 8   (MB)
+ * The peak, 11 MB at S2, needs a away during op2 (h and y are op2's
+ * own). A store of a, issued after op1 (its last touch before op3),
+ * takes 4 ms and frees a only when complete, and op2 waits for nothing
+ * (its only input, h, is on the device), so no schedule without
+ * recomputation has a peak under 11 MB: budget 10 MB is infeasible, and
+ * at any makespan the least peak is 11 MB. The one recompute candidate
+ * drops a after op1 and re-runs op0 right before op3 (x is persistent,
+ * so resident; nothing updates it): E1 5, S2 7, E2 3, then the re-run
+ * allocates a and its workspace: x + y + a + ws = 10 MB (row (17)),
+ * then S3 x + a + y + z = 8. Peak 10 MB (the re-run) and makespan
+ * 4 + 1 = 5 ms (the re-run's 1 ms, no stall). So:
+ *   budget 10 MB: 1 ms over compute with recompute, else infeasible;
+ *   budget 9 MB: infeasible either way (the re-run needs 10 MB: without
+ *     row (17) the model would take it at 9);
+ *   overhead 25% (makespan <= 5 ms): 10 MB with recompute, 11 without;
+ *   overhead 24% (4.96 ms): 11 MB with recompute too. */
+static const char *g_rc4 =
+	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": \"rc4\", "
+	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
+	"[" HOST "]}, \"tensors\": ["
+	"{\"id\": \"x\", \"bytes\": 1000000, \"kind\": \"input\", "
+	"\"offload\": false, \"persistent\": true},"
+	"{\"id\": \"a\", \"bytes\": 4000000, \"kind\": \"activation\"},"
+	"{\"id\": \"h\", \"bytes\": 4000000, \"kind\": \"activation\"},"
+	"{\"id\": \"y\", \"bytes\": 2000000, \"kind\": \"activation\"},"
+	"{\"id\": \"z\", \"bytes\": 1000000, \"kind\": \"output\"}], "
+	"\"ops\": ["
+	"{\"id\": \"op0\", \"inputs\": [\"x\"], \"outputs\": [\"a\"], "
+	"\"workspace_bytes\": 3000000, \"time_s\": 0.001},"
+	"{\"id\": \"op1\", \"inputs\": [\"a\"], \"outputs\": [\"h\"], "
+	"\"time_s\": 0.001},"
+	"{\"id\": \"op2\", \"inputs\": [\"h\"], \"outputs\": [\"y\"], "
+	"\"time_s\": 0.001},"
+	"{\"id\": \"op3\", \"inputs\": [\"a\", \"y\"], \"outputs\": [\"z\"], "
+	"\"time_s\": 0.001}]}";
+
+static void test_hand_recompute(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(g_rc4);
+	hoff_err e;
+	/* the model: one candidate, a dropped after op1, op0 before op3 */
+	hoff_ilp_opts o = opts_budget(10 * MB);
+	o.recompute = true;
+	hoff_ilp *m = NULL;
+	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
+	assert_int_equal(m->nrc, 1);
+	assert_int_equal(m->rc[0].t, hoff_graph_find_tensor(g, "a"));
+	assert_int_equal(m->rc[0].p, 0);
+	assert_int_equal(m->rc[0].a, 1);
+	assert_int_equal(m->rc[0].b, 3);
+	hoff_ilp_free(m);
+	/* budget 10 MB: the re-run, exactly these steps */
+	hoff_exact_report rep;
+	hoff_sched *s = run_exact(g, &o, &rep);
+	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+	assert_true(rep.feasible);
+	assert_true(fabs(rep.objective - 1e-3) < 1e-12);
+	assert_true(rep.bound == rep.objective);
+	static const struct {
+		hoff_step_kind kind;
+		const char *id;
+	} want[] = {{HOFF_STEP_OP, "op0"},	  {HOFF_STEP_OP, "op1"},
+		    {HOFF_STEP_DROP, "a"},	  {HOFF_STEP_OP, "op2"},
+		    {HOFF_STEP_RECOMPUTE, "op0"}, {HOFF_STEP_OP, "op3"}};
+	assert_int_equal(s->nsteps, 6);
+	for (int k = 0; k < 6; k++) {
+		assert_int_equal(s->step[k].kind, want[k].kind);
+		bool op = want[k].kind != HOFF_STEP_DROP;
+		assert_int_equal(s->step[k].id,
+				 op ? hoff_graph_find_op(g, want[k].id)
+				    : hoff_graph_find_tensor(g, want[k].id));
+	}
+	hoff_sim_result r = tu_sim(g, s, 10 * MB);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, 10 * MB);
+	assert_int_equal(r.summary.makespan_ps, 5 * MS);
+	assert_int_equal(r.summary.recompute_ps, 1 * MS);
+	assert_int_equal(r.summary.stall_ps, 0);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	/* without the option: no schedule under 11 MB */
+	o.recompute = false;
+	rep = exact_report(g, &o);
+	assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
+	assert_false(rep.feasible);
+	/* budget 9 MB: the re-run's workspace does not fit (row (17)) */
+	o = opts_budget(9 * MB);
+	o.recompute = true;
+	rep = exact_report(g, &o);
+	assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
+	assert_false(rep.feasible);
+	/* overhead mode: the least peak, proven */
+	static const struct {
+		double x;
+		bool rc;
+		int64_t peak, makespan;
+	} cases[] = {{0.25, true, 10 * MB, 5 * MS},
+		     {0.25, false, 11 * MB, 4 * MS},
+		     {0.24, true, 11 * MB, 4 * MS}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		o = opts_overhead(cases[i].x);
+		o.recompute = cases[i].rc;
+		rep = exact_report(g, &o);
+		assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
+		assert_true(rep.feasible);
+		assert_true(rep.objective == (double)cases[i].peak);
+		assert_true(rep.bound == rep.objective);
+		assert_int_equal(rep.best.peak_bytes, cases[i].peak);
+		assert_int_equal(rep.best.makespan_ps, cases[i].makespan);
+	}
+	hoff_graph_free(g);
+}
+
 /* (v2, rule 9) A repeat graph's state goes home. w (2 MB, host) is read
  * by op0 and updated by op1, the last op; m (100 B, host, optimizer
  * state, small) is updated by op1; g (1 MB) flows op0 -> op1. 1 ms
@@ -1273,6 +1393,7 @@ int main(void)
 		cmocka_unit_test(test_write_probe),
 		cmocka_unit_test(test_repeat_end_state),
 		cmocka_unit_test(test_duplex_rows),
+		cmocka_unit_test(test_hand_recompute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

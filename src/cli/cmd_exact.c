@@ -28,8 +28,8 @@ const char *const hoff_usage_exact =
 	"--max-overhead X]\n"
 	"                [--time-limit S] [--gap G] [--trace T] [--json]\n"
 	"                [--write-lp F] [--write-mps F] [--write-probe F]\n"
-	"                [--stride K] [--all-candidates] [--quiet] "
-	"[--verbose]\n"
+	"                [--stride K] [--all-candidates] [--recompute]\n"
+	"                [--quiet] [--verbose]\n"
 	"\n"
 	"Plans with a mixed-integer model of the stages (solver/README.md),\n"
 	"solved by GLPK with greedy's schedule as the first incumbent; the\n"
@@ -59,6 +59,9 @@ const char *const hoff_usage_exact =
 	"  --all-candidates   let tensors under 1/4096 of the no-offload peak\n"
 	"                     move too (default: greedy's candidates, which\n"
 	"                     only drop their clean copies after last use)\n"
+	"  --recompute        (v2) also drop activations and re-run their\n"
+	"                     producer before the next use (recompute and\n"
+	"                     drop steps; solver/README.md, rows (15)-(17))\n"
 	"  --quiet            no progress lines on stderr\n"
 	"  --verbose          GLPK's own log on stderr\n"
 	"\n"
@@ -86,6 +89,7 @@ static const hoff_opt exact_table[] = {
 	HOFF_STR("-o", xopts, out),
 	HOFF_STR("--trace", xopts, trace),
 	HOFF_STR("--write-probe", xopts, probe),
+	HOFF_FLAG("--recompute", xopts, recompute),
 };
 
 static const hoff_opt compare_table[] = {XOPTS_COMMON};
@@ -156,6 +160,7 @@ int hoff_xopts_setup(const xopts *x, hoff_ilp_opts *io)
 	io->verbose = x->verbose;
 	io->incumbent = !x->no_incumbent;
 	io->all_candidates = x->all_candidates;
+	io->recompute = x->recompute;
 	return 0;
 }
 
@@ -195,6 +200,8 @@ void hoff_exact_model_line(FILE *f, const hoff_exact_report *r)
 		r->incumbent_accepted ? "greedy's"
 		: r->incumbent_given  ? "offered, not taken"
 				      : "none");
+	if (r->nrc > 0)
+		fprintf(f, "recompute: %d candidates in the model\n", r->nrc);
 	if (r->probes > 0)
 		fprintf(f,
 			"peak search: %d budget-mode probes, %d answered by the "
@@ -296,7 +303,9 @@ int hoff_cmd_exact(int argc, char **argv)
 		rc = hoff_cli_fail(st, &e);
 		goto out;
 	}
-	const char *okind = rep.budget_mode ? "stall_s" : "peak_bytes";
+	const char *okind = !rep.budget_mode ? "peak_bytes"
+			    : io.recompute   ? "stall_s+recompute_s"
+					     : "stall_s";
 	double sim_obj = hoff_exact_objective(rep.budget_mode, &r.summary);
 	int64_t pred_err = rep.predicted_makespan_ps - rep.decoded.makespan_ps;
 	FILE *f = (x.out && !strcmp(x.out, "-")) ? stderr : stdout;
@@ -374,6 +383,8 @@ int hoff_cmd_exact(int argc, char **argv)
 			rep.incumbent_accepted ? "accepted"
 			: rep.incumbent_given  ? "offered"
 					       : "none");
+		if (io.recompute)
+			fprintf(f, "\"recompute_candidates\": %d, ", rep.nrc);
 		hoff_exact_json_num(f, "probe_peak", rep.probe_peak > 0,
 				    (double)rep.probe_peak);
 		fputs(", \"note\": ", f);

@@ -16,6 +16,7 @@ typedef struct xopts {
 	const char *time_limit, *gap, *stride;
 	int npos;
 	bool json, quiet, verbose, help, no_incumbent, all_candidates;
+	bool recompute; /* (v2) --recompute: --exact only */
 } xopts;
 
 /* Parses argv into *o (compare: without the outputs of a schedule); 0,
