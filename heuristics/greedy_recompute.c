@@ -1,0 +1,252 @@
+/* greedy_recompute.c: `--recompute` (greedy_recompute.h). Each plan of
+ * recompute_plan.c (segments of 1, 2, 3, 4, 6 and 8 layers) turns g into
+ * an expanded graph (recompute.h) in which the re-runs are ops and the
+ * re-made tensors new ones; the policy then plans it unchanged: greedy
+ * weighs, for every re-made version and every kept activation, keeping
+ * it against moving it, against the timeline that the re-runs lengthen
+ * (a re-run spends compute-stream time, which costs nothing where the
+ * stream waits on the link anyway). The plan without recomputation and,
+ * for greedy, policy checkpoint and checkpoint+reactive compete too. Each
+ * candidate is mapped back to g and simulated on g; the best under the
+ * run's objective wins (the bound: least peak, then makespan; a budget:
+ * least makespan, then peak), so --recompute never does worse than the
+ * same run without it.
+ * Cost: one plan of the policy per variant, on a graph of g's size plus
+ * the re-runs; on graphs past HOFF_RC_BIG_OPS ops one variant (segments
+ * of 1) only. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "greedy_recompute.h"
+#include "policy.h"
+#include "recompute_plan.h"
+#include "sim.h"
+
+#define HOFF_RC_BIG_OPS 250000
+
+static const int32_t seg_sizes[] = {1, 2, 3, 4, 6, 8};
+#define NSEG ((int)(sizeof seg_sizes / sizeof seg_sizes[0]))
+
+/* One candidate schedule of g with its simulated figures. */
+typedef struct rc_cand {
+	hoff_sched *s;
+	hoff_policy_report rep;
+	int64_t peak, makespan;
+	bool fits;
+	char what[32];
+} rc_cand;
+
+/* The run: g, the options, the objective, the best so far. */
+typedef struct rc_run {
+	const hoff_graph *g;
+	hoff_policy_opts o; /* recompute off */
+	const hoff_analysis *an;
+	int64_t bound; /* ps, without a budget */
+	rc_cand best;
+	int32_t iters;
+	int64_t least_peak, least_ms;
+	char least_src[32];
+} rc_run;
+
+/* Whether a beats b under the objective. */
+static bool better(const rc_run *r, const rc_cand *a, const rc_cand *b)
+{
+	if (!b->s)
+		return true;
+	if (a->fits != b->fits)
+		return a->fits;
+	bool budget = r->o.budget_bytes != HOFF_NONE;
+	if (a->fits == budget) { /* fits a budget, or misses a bound */
+		if (a->makespan != b->makespan)
+			return a->makespan < b->makespan;
+		return a->peak < b->peak;
+	}
+	if (a->peak != b->peak)
+		return a->peak < b->peak;
+	return a->makespan < b->makespan;
+}
+
+/* Simulates c->s on g, sets its figures, keeps it if better (else frees
+ * it). */
+static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
+{
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	hoff_sim_result sr;
+	hoff_status st = hoff_sim_run(r->g, c->s, &so, &sr, e);
+	if (st != HOFF_OK) {
+		hoff_sched_free(c->s);
+		return st;
+	}
+	c->peak = sr.summary.peak_bytes;
+	c->makespan = sr.summary.makespan_ps;
+	bool valid = sr.valid;
+	hoff_sim_result_free(&sr);
+	if (!valid) { /* never kept (recompute.h says it cannot happen) */
+		hoff_sched_free(c->s);
+		return HOFF_OK;
+	}
+	c->fits = r->o.budget_bytes != HOFF_NONE
+			  ? c->peak <= r->o.budget_bytes
+			  : c->makespan <= r->bound;
+	if (c->peak < r->least_peak ||
+	    (c->peak == r->least_peak && c->makespan < r->least_ms)) {
+		r->least_peak = c->peak;
+		r->least_ms = c->makespan;
+		snprintf(r->least_src, sizeof r->least_src, "%.31s", c->what);
+	}
+	if (better(r, c, &r->best)) {
+		hoff_sched_free(r->best.s);
+		r->best = *c;
+	} else {
+		hoff_sched_free(c->s);
+	}
+	return HOFF_OK;
+}
+
+/* The policy planned on g with the plan of segments seg: expanded,
+ * planned, mapped back, judged. */
+static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
+				hoff_err *e)
+{
+	hoff_rc_plan P = {0};
+	hoff_rc_graph x = {0};
+	hoff_analysis an2;
+	hoff_sched *s2 = NULL;
+	rc_cand c = {0};
+	hoff_status st = hoff_rc_layers_plan(L, seg, &P);
+	if (st != HOFF_OK || P.nev == 0)
+		goto out;
+	if ((st = hoff_rc_build(r->g, &P, &x, e)) != HOFF_OK ||
+	    (st = hoff_analyze(x.g2, &an2, e)) != HOFF_OK)
+		goto out;
+	/* the bound is g's: the re-runs are the plan's own cost */
+	an2.lower_bound_ps = r->an->lower_bound_ps;
+	hoff_policy_opts o2 = r->o;
+	o2.analysis = &an2;
+	if ((st = hoff_policy_run(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
+		goto out;
+	r->iters += c.rep.iterations;
+	if (!(c.s = hoff_rc_map(&x, s2))) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(c.what, sizeof c.what, "%.16s+recompute:%d", c.rep.source,
+		 (int)seg);
+	st = judge(r, &c, e);
+out:
+	hoff_sched_free(s2);
+	hoff_rc_graph_free(&x);
+	hoff_rc_plan_free(&P);
+	return st;
+}
+
+/* The plan without recomputation and, for greedy, the checkpoint
+ * baselines. */
+static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0,
+			     hoff_err *e)
+{
+	rc_cand c = {0};
+	hoff_status st = hoff_policy_run(r->g, &r->o, &c.s, &c.rep, e);
+	if (st != HOFF_OK)
+		return st;
+	*rep0 = c.rep;
+	r->iters += c.rep.iterations;
+	snprintf(c.what, sizeof c.what, "%.31s", c.rep.source);
+	if ((st = judge(r, &c, e)) != HOFF_OK ||
+	    r->o.kind != HOFF_POLICY_GREEDY)
+		return st;
+	for (int i = 0; i < 2 && st == HOFF_OK; i++) {
+		hoff_policy_opts oc = r->o;
+		oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE
+			    : HOFF_POLICY_CHECKPOINT;
+		rc_cand k = {0};
+		if ((st = hoff_policy_run(r->g, &oc, &k.s, &k.rep, e)) ==
+		    HOFF_OK) {
+			snprintf(k.what, sizeof k.what, "%.31s", k.rep.source);
+			st = judge(r, &k, e);
+		}
+	}
+	return st;
+}
+
+/* The report: the winner's, with g's figures. */
+static void report(rc_run *r, const hoff_policy_report *rep0,
+		   hoff_policy_report *rep, int32_t nseg)
+{
+	*rep = r->best.rep;
+	rep->peak_bytes = r->best.peak;
+	rep->makespan_ps = r->best.makespan;
+	rep->feasible = r->best.fits;
+	rep->lower_bound_ps = r->an->lower_bound_ps;
+	rep->noffload_peak_bytes = r->an->closed_peak_bytes;
+	rep->none_peak_bytes = rep0->none_peak_bytes;
+	rep->none_makespan_ps = rep0->none_makespan_ps;
+	rep->floor_bytes = rep0->floor_bytes;
+	rep->floor_op = rep0->floor_op;
+	rep->iterations = r->iters;
+	rep->least_peak_bytes = r->least_peak;
+	rep->least_makespan_ps = r->least_ms;
+	snprintf(rep->least_source, sizeof rep->least_source, "%.31s",
+		 r->least_src);
+	snprintf(rep->source, sizeof rep->source, "%.31s", r->best.what);
+	int64_t nrec = 0, ndrop = 0;
+	for (int64_t i = 0; i < r->best.s->nsteps; i++) {
+		nrec += r->best.s->step[i].kind == HOFF_STEP_RECOMPUTE;
+		ndrop += r->best.s->step[i].kind == HOFF_STEP_DROP;
+	}
+	char prev[sizeof rep->note];
+	snprintf(prev, sizeof prev, "%s", rep->note);
+	snprintf(rep->note, sizeof rep->note,
+		 "recompute: %d segment plans tried, best %.31s (%lld "
+		 "recomputes, %lld drops)%s%.300s",
+		 nseg, r->best.what, (long long)nrec, (long long)ndrop,
+		 prev[0] ? "; " : "", prev);
+}
+
+hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
+			       hoff_sched **out, hoff_policy_report *rep,
+			       hoff_err *e)
+{
+	*out = NULL;
+	memset(rep, 0, sizeof *rep);
+	hoff_analysis own;
+	rc_run r = {.g = g, .o = *o, .least_peak = INT64_MAX};
+	r.o.recompute = false;
+	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &r.an, e);
+	if (st != HOFF_OK)
+		return st;
+	r.o.analysis = r.an;
+	double bd = floor((1.0 + o->max_overhead) * (double)r.an->lower_bound_ps);
+	r.bound = bd < (double)HOFF_PS_LIMIT ? (int64_t)bd : HOFF_PS_LIMIT;
+	hoff_policy_report rep0;
+	hoff_rc_layers L;
+	if ((st = try_plain(&r, &rep0, e)) != HOFF_OK)
+		goto out;
+	if (hoff_rc_layers_init(&L, g) != HOFF_OK) {
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		goto out;
+	}
+	int nseg = g->nops > HOFF_RC_BIG_OPS ? 1 : NSEG, tried = 0;
+	int32_t npair = L.npair;
+	for (int i = 0; i < nseg && st == HOFF_OK && npair; i++, tried++)
+		st = try_segments(&r, &L, seg_sizes[i], e);
+	hoff_rc_layers_free(&L);
+	if (st == HOFF_OK && !r.best.s)
+		st = hoff_seterr(e, HOFF_EINTERNAL,
+				 "recompute: no plan was valid");
+	if (st != HOFF_OK)
+		goto out;
+	report(&r, &rep0, rep, tried);
+	if (!npair)
+		snprintf(rep->note, sizeof rep->note, "%s",
+			 "recompute: no layer has a forward and a backward "
+			 "run: planned without recomputation");
+	*out = r.best.s;
+	r.best.s = NULL;
+out:
+	hoff_sched_free(r.best.s);
+	return st;
+}
