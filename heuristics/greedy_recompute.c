@@ -48,6 +48,7 @@ typedef struct rc_run {
 	int32_t iters;
 	int64_t least_peak, least_ms;
 	char least_src[32];
+	hoff_progress progress; /* the caller's; the inner runs are quiet */
 } rc_run;
 
 /* Whether a beats b under the objective. */
@@ -84,13 +85,15 @@ static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
 	c->makespan = sr.summary.makespan_ps;
 	bool valid = sr.valid;
 	hoff_sim_result_free(&sr);
+	hoff_say(&r->progress, "recompute: %s: peak %lld B, makespan %.9g s%s",
+		 c->what, (long long)c->peak, hoff_s(c->makespan),
+		 valid ? "" : " (invalid: not kept)");
 	if (!valid) { /* never kept (recompute.h says it cannot happen) */
 		hoff_sched_free(c->s);
 		return HOFF_OK;
 	}
-	c->fits = r->o.budget_bytes != HOFF_NONE
-			  ? c->peak <= r->o.budget_bytes
-			  : c->makespan <= r->bound;
+	c->fits = r->o.budget_bytes != HOFF_NONE ? c->peak <= r->o.budget_bytes
+						 : c->makespan <= r->bound;
 	if (c->peak < r->least_peak ||
 	    (c->peak == r->least_peak && c->makespan < r->least_ms)) {
 		r->least_peak = c->peak;
@@ -145,8 +148,7 @@ out:
 
 /* The plan without recomputation and, for greedy, the checkpoint
  * baselines. */
-static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0,
-			     hoff_err *e)
+static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 {
 	rc_cand c = {0};
 	hoff_status st = hoff_policy_run(r->g, &r->o, &c.s, &c.rep, e);
@@ -215,11 +217,14 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	hoff_analysis own;
 	rc_run r = {.g = g, .o = *o, .least_peak = INT64_MAX};
 	r.o.recompute = false;
+	r.progress = o->progress;
+	r.o.progress.fn = NULL;
 	hoff_status st = hoff_analysis_use(g, o->analysis, &own, &r.an, e);
 	if (st != HOFF_OK)
 		return st;
 	r.o.analysis = r.an;
-	double bd = floor((1.0 + o->max_overhead) * (double)r.an->lower_bound_ps);
+	double bd =
+		floor((1.0 + o->max_overhead) * (double)r.an->lower_bound_ps);
 	r.bound = bd < (double)HOFF_PS_LIMIT ? (int64_t)bd : HOFF_PS_LIMIT;
 	hoff_policy_report rep0;
 	hoff_rc_layers L;

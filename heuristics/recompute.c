@@ -44,8 +44,7 @@ void hoff_rc_plan_free(hoff_rc_plan *p)
 	memset(p, 0, sizeof *p);
 }
 
-hoff_status hoff_rc_updaters(const hoff_graph *g, int64_t **off,
-			     int32_t **ops)
+hoff_status hoff_rc_updaters(const hoff_graph *g, int64_t **off, int32_t **ops)
 {
 	size_t nt = (size_t)g->ntensors;
 	int64_t nu = g->nops ? g->upd_off[g->nops] : 0;
@@ -69,8 +68,8 @@ hoff_status hoff_rc_updaters(const hoff_graph *g, int64_t **off,
 }
 
 /* Whether some op in (p, k) updates t. */
-static bool updated_between(const int64_t *off, const int32_t *ops,
-			    int32_t t, int32_t p, int32_t k)
+static bool updated_between(const int64_t *off, const int32_t *ops, int32_t t,
+			    int32_t p, int32_t k)
 {
 	int64_t lo = off[t], hi = off[t + 1];
 	while (lo < hi) { /* first updater > p */
@@ -174,15 +173,16 @@ static hoff_status add_op(rc_build *b, int32_t k, bool clone,
 		if (!clone) {
 			st = hoff_graph_op_use(g2, HOFF_USE_OUT, t, b->e);
 		} else if (i == nout) { /* kept: the clone reads it */
-			st = hoff_graph_op_use(g2, HOFF_USE_IN, b->cur[t], b->e);
+			st = hoff_graph_op_use(g2, HOFF_USE_IN, b->cur[t],
+					       b->e);
 		} else {
-			const char *vid =
-				fresh_id(g2, &g2->tensor_ids, g->tensor[t].id,
-					 &b->seq, &b->buf, &b->buf_cap);
-			int32_t v = vid ? hoff_graph_add_tensor(
-						  g2, vid, g->tensor[t].bytes,
-						  b->e)
-					: HOFF_NONE;
+			const char *vid = fresh_id(g2, &g2->tensor_ids,
+						   g->tensor[t].id, &b->seq,
+						   &b->buf, &b->buf_cap);
+			int32_t v =
+				vid ? hoff_graph_add_tensor(
+					      g2, vid, g->tensor[t].bytes, b->e)
+				    : HOFF_NONE;
 			if (v == HOFF_NONE)
 				return vid ? HOFF_ENOMEM
 					   : hoff_seterr(b->e, HOFF_ENOMEM,
@@ -311,8 +311,8 @@ hoff_status hoff_rc_build(const hoff_graph *g, const hoff_rc_plan *p,
 		uses[2] = (size_t)g->out_off[g->nops] + (size_t)p->nout;
 	}
 	if (hoff_graph_reserve(b.g2, (size_t)g->ntensors + (size_t)p->nout,
-			       (size_t)g->nops + (size_t)p->nev, uses) !=
-	    HOFF_OK) {
+			       (size_t)g->nops + (size_t)p->nev,
+			       uses) != HOFF_OK) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -373,8 +373,8 @@ hoff_sched *hoff_rc_map(const hoff_rc_graph *r, const hoff_sched *s2)
 		const hoff_step *st = &s2->step[i];
 		int32_t id = st->id;
 		hoff_step_kind kind = (hoff_step_kind)st->kind;
-		bool compute =
-			kind == HOFF_STEP_OP || kind == HOFF_STEP_RECOMPUTE;
+		bool compute = kind == HOFF_STEP_OP ||
+			       kind == HOFF_STEP_RECOMPUTE;
 		if (compute) {
 			if (r->is_rc[id])
 				kind = HOFF_STEP_RECOMPUTE;

@@ -47,9 +47,9 @@ typedef struct hoff_rc_plan {
 /* g2 and the maps back to g. */
 typedef struct hoff_rc_graph {
 	hoff_graph *g2;
-	int32_t *op_of;	  /* (g2->nops) g's op of each op of g2 */
-	uint8_t *is_rc;	  /* (g2->nops) 1 for a clone */
-	int32_t *t_of;	  /* (g2->ntensors) g's tensor of each version */
+	int32_t *op_of;	   /* (g2->nops) g's op of each op of g2 */
+	uint8_t *is_rc;	   /* (g2->nops) 1 for a clone */
+	int32_t *t_of;	   /* (g2->ntensors) g's tensor of each version */
 	int64_t *drop_off; /* (g2->nops + 1) CSR: g's tensors dropped after */
 	int32_t *drop;	   /* each compute step of g2 */
 	int64_t nrec;	   /* clones */
@@ -68,8 +68,7 @@ bool hoff_rc_legal(const hoff_graph *g, const int64_t *upd_off,
 		   const int32_t *upd_op, int32_t p, int32_t k);
 /* The ops that update each tensor, ascending, as CSR: (*off)[t] ..
  * (*off)[t + 1] of *ops (caller frees both); HOFF_ENOMEM. */
-hoff_status hoff_rc_updaters(const hoff_graph *g, int64_t **off,
-			     int32_t **ops);
+hoff_status hoff_rc_updaters(const hoff_graph *g, int64_t **off, int32_t **ops);
 
 /* Builds g2 from g and plan p into *r (see above); HOFF_ENOMEM, or
  * HOFF_EINPUT (a bug in p) with a message in e. */

@@ -4,8 +4,8 @@
  * ops: the F runs and the ops of no run before the first B. A tensor is
  * re-makeable when it is produced, not persistent, offload true, of kind
  * activation or other, never updated, and its producer is recomputable;
- * it is *dropped* (freed after its last forward read) when moreover a
- * forward op makes it, every op that reads it is a forward op or in a B
+ * it is *dropped* (freed after its last forward read) when moreover an
+ * op of an F run makes it, every op that reads it is a forward op or in a B
  * run, and it is not kept: with segments of s layers (in forward order),
  * the inputs of each segment's first layer (what its F reads that no op
  * of F makes) are kept.
@@ -115,7 +115,8 @@ static hoff_status classify(hoff_rc_layers *L)
 			L->fwd[k] = 1;
 	for (int32_t t = 0; t < g->ntensors; t++) {
 		const hoff_tensor *x = &g->tensor[t];
-		bool ok = remakeable(L, t) && L->fwd[x->producer];
+		bool ok = remakeable(L, t) && L->fwd[x->producer] &&
+			  hoff_op_layer(g, x->producer) != HOFF_NONE;
 		for (int64_t j = g->use_off[t]; ok && j < g->use_off[t + 1];
 		     j++)
 			ok = L->fwd[g->use[j]] || L->in_b[g->use[j]];
@@ -254,8 +255,7 @@ static int32_t *b_order(const hoff_rc_layers *L)
 	return o;
 }
 
-hoff_status hoff_rc_layers_plan(hoff_rc_layers *L, int32_t seg,
-				hoff_rc_plan *P)
+hoff_status hoff_rc_layers_plan(hoff_rc_layers *L, int32_t seg, hoff_rc_plan *P)
 {
 	const hoff_graph *g = L->g;
 	memset(L->keep, 0, (size_t)g->ntensors + 1);

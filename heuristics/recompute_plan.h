@@ -11,12 +11,12 @@
 
 typedef struct hoff_rc_layers {
 	const hoff_graph *g;
-	int32_t npair;	   /* layers with an F and a B run */
-	int32_t *F;	   /* (4 npair) F start, end, B start, end; by F */
-	uint8_t *fwd;	   /* (nops) a forward op */
-	uint8_t *in_b;	   /* (nops) in some B run */
-	uint8_t *dropok;   /* (ntensors) dropped unless kept */
-	int64_t *in_off;   /* (npair + 1) CSR: each layer's inputs */
+	int32_t npair;	 /* layers with an F and a B run */
+	int32_t *F;	 /* (4 npair) F start, end, B start, end; by F */
+	uint8_t *fwd;	 /* (nops) a forward op */
+	uint8_t *in_b;	 /* (nops) in some B run */
+	uint8_t *dropok; /* (ntensors) dropped unless kept */
+	int64_t *in_off; /* (npair + 1) CSR: each layer's inputs */
 	int32_t *in;
 	int64_t *upd_off; /* hoff_rc_updaters' */
 	int32_t *upd_op;
