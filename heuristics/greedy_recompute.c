@@ -16,12 +16,14 @@
  * of 1) only. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "greedy_recompute.h"
 #include "policy.h"
 #include "recompute_plan.h"
+#include "recompute_stream.h"
 #include "sim.h"
 
 #define HOFF_RC_BIG_OPS 250000
@@ -109,6 +111,97 @@ static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
 	return HOFF_OK;
 }
 
+/* The activations of x's graph that cross from the forward pass (an op
+ * of g's forward, L) into the backward, each at least small bytes, into
+ * *sp (none when !on); HOFF_ENOMEM. */
+static hoff_status spans_of(const hoff_rc_graph *x, const hoff_rc_layers *L,
+			    bool on, hoff_rc_spans *sp)
+{
+	const hoff_graph *g2 = x->g2;
+	size_t nt = (size_t)g2->ntensors + 1, no = (size_t)g2->nops + 2;
+	sp->a = hoff_alloc(nt, sizeof *sp->a);
+	sp->b = hoff_alloc(nt, sizeof *sp->b);
+	sp->at_off = hoff_zalloc(no, sizeof *sp->at_off);
+	sp->at = hoff_alloc(nt, sizeof *sp->at);
+	if (!sp->a || !sp->b || !sp->at_off || !sp->at)
+		return HOFF_ENOMEM;
+	int64_t small = on ? hoff_small_below(g2, NULL) : 0;
+#define FWD2(k) (!x->is_rc[k] && L->fwd[x->op_of[k]])
+	for (int32_t v = 0; v < g2->ntensors; v++) {
+		const hoff_tensor *t = &g2->tensor[v];
+		sp->a[v] = sp->b[v] = HOFF_NONE;
+		if (!on || t->producer == HOFF_NONE ||
+		    hoff_tensor_persistent(t) || !hoff_tensor_offload(t) ||
+		    (t->kind != HOFF_KIND_ACTIVATION &&
+		     t->kind != HOFF_KIND_OTHER) ||
+		    small < 0 || t->bytes < small)
+			continue;
+		int32_t prev = t->producer;
+		for (int64_t j = g2->use_off[v]; j < g2->use_off[v + 1]; j++) {
+			int32_t u = g2->use[j];
+			if (FWD2(prev) && !FWD2(u) && u > prev + 1) {
+				sp->a[v] = prev;
+				sp->b[v] = u;
+				sp->at_off[prev + 1]++;
+				break;
+			}
+			prev = u;
+		}
+	}
+#undef FWD2
+	for (int32_t k = 0; k < g2->nops; k++)
+		sp->at_off[k + 1] += sp->at_off[k];
+	int64_t *fill = hoff_alloc(no, sizeof *fill);
+	if (!fill)
+		return HOFF_ENOMEM;
+	memcpy(fill, sp->at_off, no * sizeof *fill);
+	for (int32_t v = 0; v < g2->ntensors; v++)
+		if (sp->a[v] != HOFF_NONE)
+			sp->at[fill[sp->a[v]]++] = v;
+	free(fill);
+	return HOFF_OK;
+}
+
+/* The stream plans of x (recompute_stream.h), with and without the
+ * crossing activations moved, at targets M from the lower bound to the
+ * bound in ninths: each mapped back and judged. */
+static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
+			      const hoff_rc_layers *L, int32_t seg, hoff_err *e)
+{
+	hoff_status st = HOFF_OK;
+	int64_t lb = r->an->lower_bound_ps;
+	int64_t hi = r->o.budget_bytes != HOFF_NONE ? lb : r->bound;
+	for (int on = 1; on >= 0 && st == HOFF_OK; on--) {
+		hoff_rc_spans sp = {0};
+		if (spans_of(x, L, on, &sp) != HOFF_OK) {
+			hoff_rc_spans_free(&sp);
+			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+		}
+		for (int i = 0; i <= 8 && st == HOFF_OK; i++) {
+			int64_t M = lb + (hi - lb) / 8 * i;
+			hoff_sched *s2 = NULL;
+			hoff_summary sum;
+			st = hoff_rc_stream(x->g2, &sp, M, r->bound, &s2, &sum,
+					    e);
+			if (st != HOFF_OK || !s2)
+				break;
+			rc_cand c = {.rep = r->best.rep};
+			c.s = hoff_rc_map(x, s2);
+			hoff_sched_free(s2);
+			if (!c.s) {
+				st = hoff_seterr(e, HOFF_ENOMEM,
+						 "out of memory");
+				break;
+			}
+			snprintf(c.what, sizeof c.what, "stream%s+recompute:%d",
+				 on ? "+out" : "", (int)seg);
+			st = judge(r, &c, e);
+		}
+		hoff_rc_spans_free(&sp);
+	}
+	return st;
+}
+
 /* The policy planned on g with the plan of segments seg: expanded,
  * planned, mapped back, judged. */
 static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
@@ -138,7 +231,9 @@ static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
 	}
 	snprintf(c.what, sizeof c.what, "%.16s+recompute:%d", c.rep.source,
 		 (int)seg);
-	st = judge(r, &c, e);
+	if ((st = judge(r, &c, e)) == HOFF_OK &&
+	    r->o.kind == HOFF_POLICY_GREEDY)
+		st = try_stream(r, &x, L, seg, e);
 out:
 	hoff_sched_free(s2);
 	hoff_rc_graph_free(&x);
