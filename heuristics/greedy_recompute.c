@@ -11,9 +11,12 @@
  * run's objective wins (the bound: least peak, then makespan; a budget:
  * least makespan, then peak), so --recompute never does worse than the
  * same run without it.
- * Cost: one plan of the policy per variant, on a graph of g's size plus
- * the re-runs; on graphs past HOFF_RC_BIG_OPS ops one variant (segments
- * of 1) only. */
+ * Cost: per variant, one plan of the policy on a graph of g's size plus
+ * the re-runs, and 18 stream plans (3 simulations each). On graphs past
+ * HOFF_RC_BIG_OPS ops: no checkpoint baselines; a simulation of the plan
+ * without recomputation at its peak, and nothing more unless an
+ * activation a plan would drop is resident there; then one variant
+ * (segments of 1) and one stream plan. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +38,7 @@ static const int32_t seg_sizes[] = {1, 2, 3, 4, 6, 8};
 typedef struct rc_cand {
 	hoff_sched *s;
 	hoff_policy_report rep;
-	int64_t peak, makespan;
+	int64_t peak, makespan, peak_ps;
 	bool fits;
 	char what[32];
 } rc_cand;
@@ -85,6 +88,7 @@ static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
 	}
 	c->peak = sr.summary.peak_bytes;
 	c->makespan = sr.summary.makespan_ps;
+	c->peak_ps = sr.peak_ps;
 	bool valid = sr.valid;
 	hoff_sim_result_free(&sr);
 	hoff_say(&r->progress, "recompute: %s: peak %lld B, makespan %.9g s%s",
@@ -171,13 +175,14 @@ static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
 	hoff_status st = HOFF_OK;
 	int64_t lb = r->an->lower_bound_ps;
 	int64_t hi = r->o.budget_bytes != HOFF_NONE ? lb : r->bound;
-	for (int on = 1; on >= 0 && st == HOFF_OK; on--) {
+	bool big = r->g->nops > HOFF_RC_BIG_OPS; /* one plan: out, M hi */
+	for (int on = 1; on >= big && st == HOFF_OK; on--) {
 		hoff_rc_spans sp = {0};
 		if (spans_of(x, L, on, &sp) != HOFF_OK) {
 			hoff_rc_spans_free(&sp);
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		}
-		for (int i = 0; i <= 8 && st == HOFF_OK; i++) {
+		for (int i = big ? 8 : 0; i <= 8 && st == HOFF_OK; i++) {
 			int64_t M = lb + (hi - lb) / 8 * i;
 			hoff_sched *s2 = NULL;
 			hoff_summary sum;
@@ -202,6 +207,25 @@ static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
 	return st;
 }
 
+/* Whether plan P cannot beat the best: it fits the bound, and the ops'
+ * compute with P's re-runs already passes it (no schedule is faster than
+ * its compute steps). */
+static bool over_bound(const rc_run *r, const hoff_rc_plan *P, int32_t seg)
+{
+	if (r->o.budget_bytes != HOFF_NONE || !r->best.fits)
+		return false;
+	int64_t rec = 0;
+	for (int64_t i = 0; i < P->nev; i++)
+		rec += r->g->op[P->ev[i].op].time_ps;
+	if (r->an->compute_ps + rec <= r->bound)
+		return false;
+	hoff_say(&r->progress,
+		 "recompute: segments of %d: compute and re-runs (%.9g s) "
+		 "pass the bound (%.9g s): not planned",
+		 (int)seg, hoff_s(r->an->compute_ps + rec), hoff_s(r->bound));
+	return true;
+}
+
 /* The policy planned on g with the plan of segments seg: expanded,
  * planned, mapped back, judged. */
 static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
@@ -213,7 +237,7 @@ static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
 	hoff_sched *s2 = NULL;
 	rc_cand c = {0};
 	hoff_status st = hoff_rc_layers_plan(L, seg, &P);
-	if (st != HOFF_OK || P.nev == 0)
+	if (st != HOFF_OK || P.nev == 0 || over_bound(r, &P, seg))
 		goto out;
 	if ((st = hoff_rc_build(r->g, &P, &x, e)) != HOFF_OK ||
 	    (st = hoff_analyze(x.g2, &an2, e)) != HOFF_OK)
@@ -253,7 +277,7 @@ static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 	r->iters += c.rep.iterations;
 	snprintf(c.what, sizeof c.what, "%.31s", c.rep.source);
 	if ((st = judge(r, &c, e)) != HOFF_OK ||
-	    r->o.kind != HOFF_POLICY_GREEDY)
+	    r->o.kind != HOFF_POLICY_GREEDY || r->g->nops > HOFF_RC_BIG_OPS)
 		return st;
 	for (int i = 0; i < 2 && st == HOFF_OK; i++) {
 		hoff_policy_opts oc = r->o;
@@ -267,6 +291,27 @@ static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 		}
 	}
 	return st;
+}
+
+/* The bytes of L's dropped activations resident at the best plan's
+ * peak (a graph past HOFF_RC_BIG_OPS ops is planned with recomputation
+ * only when some are: re-running ops frees nothing else there); -1 on
+ * OOM. */
+static int64_t droppable_at_peak(const rc_run *r, const hoff_rc_layers *L,
+				 hoff_err *e)
+{
+	hoff_sim_opts so = hoff_sim_defaults();
+	so.budget_bytes = INT64_MAX;
+	so.snapshot_ps = r->best.peak_ps;
+	hoff_sim_result sr;
+	if (hoff_sim_run(r->g, r->best.s, &so, &sr, e) != HOFF_OK)
+		return -1;
+	int64_t sum = 0;
+	for (int64_t i = 0; i < sr.nsnap; i++)
+		if (L->dropok[sr.snap[i]])
+			sum += r->g->tensor[sr.snap[i]].bytes;
+	hoff_sim_result_free(&sr);
+	return sum;
 }
 
 /* The report: the winner's, with g's figures. */
@@ -329,9 +374,14 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	int nseg = g->nops > HOFF_RC_BIG_OPS ? 1 : NSEG, tried = 0;
+	bool big = g->nops > HOFF_RC_BIG_OPS;
+	int nseg = big ? 1 : NSEG, tried = 0;
 	int32_t npair = L.npair;
-	for (int i = 0; i < nseg && st == HOFF_OK && npair; i++, tried++)
+	int64_t at_peak = big && npair ? droppable_at_peak(&r, &L, e) : 1;
+	if (at_peak < 0)
+		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	for (int i = 0; i < nseg && st == HOFF_OK && npair && at_peak > 0;
+	     i++, tried++)
 		st = try_segments(&r, &L, seg_sizes[i], e);
 	hoff_rc_layers_free(&L);
 	if (st == HOFF_OK && !r.best.s)
@@ -344,6 +394,10 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 		snprintf(rep->note, sizeof rep->note, "%s",
 			 "recompute: no layer has a forward and a backward "
 			 "run: planned without recomputation");
+	else if (!at_peak)
+		snprintf(rep->note, sizeof rep->note, "%s",
+			 "recompute: no activation it could drop is resident "
+			 "at the peak: planned without recomputation");
 	*out = r.best.s;
 	r.best.s = NULL;
 out:

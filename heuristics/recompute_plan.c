@@ -1,6 +1,8 @@
 /* recompute_plan.c: which activations a plan re-makes (recompute_plan.h).
- * The layers: as checkpoint.c finds them, a layer's first run of
- * consecutive ops is its forward F, its second its backward B. Forward
+ * The layers: a layer's runs of consecutive ops, in step order, pair up:
+ * a run and the layer's next run, when that one reads what the first
+ * makes, are a forward F and its backward B (a training step's layer, or
+ * one per step of a graph of several steps). Forward
  * ops: the F runs and the ops of no run before the first B. A tensor is
  * re-makeable when it is produced, not persistent, offload true, of kind
  * activation or other, never updated, and its producer is recomputable;
@@ -61,7 +63,18 @@ static bool remakeable(const hoff_rc_layers *L, int32_t t)
 	       hoff_op_recomputable(&g->op[x->producer]);
 }
 
-/* The F and B runs, sorted by F's start: into L->F (2 per layer). */
+/* Whether an op of run b reads a tensor an op of run f makes. */
+static bool reads(const hoff_graph *g, const pair *b, const pair *f)
+{
+	for (int64_t j = g->in_off[b->start]; j < g->in_off[b->end]; j++) {
+		int32_t p = g->tensor[g->in[j]].producer;
+		if (p >= f->start && p < f->end)
+			return true;
+	}
+	return false;
+}
+
+/* The F and B runs, sorted by F's start: into L->F (4 per pair). */
 static hoff_status find_pairs(hoff_rc_layers *L)
 {
 	const hoff_graph *g = L->g;
@@ -84,12 +97,12 @@ static hoff_status find_pairs(hoff_rc_layers *L)
 	qsort(r, (size_t)nr, sizeof *r, by_layer);
 	L->npair = 0;
 	for (int32_t i = 0; i + 1 < nr; i++) {
-		if (r[i].layer != r[i + 1].layer ||
-		    (i && r[i - 1].layer == r[i].layer))
+		if (r[i].layer != r[i + 1].layer || !reads(g, &r[i + 1], &r[i]))
 			continue;
 		int32_t *f = L->F + 4 * L->npair++;
 		f[0] = r[i].start, f[1] = r[i].end;
 		f[2] = r[i + 1].start, f[3] = r[i + 1].end;
+		i++;
 	}
 	free(r);
 	qsort(L->F, (size_t)L->npair, 4 * sizeof *L->F, by_start);
