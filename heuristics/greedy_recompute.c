@@ -12,7 +12,8 @@
  * least makespan, then peak), so --recompute never does worse than the
  * same run without it.
  * Cost: per variant, one plan of the policy on a graph of g's size plus
- * the re-runs, and 18 stream plans (3 simulations each). On graphs past
+ * the re-runs, and 2 stream plans (3 simulations each) per 0.125% of
+ * the bound's slack (at most 164). On graphs past
  * HOFF_RC_BIG_OPS ops: no checkpoint baselines; a simulation of the plan
  * without recomputation at its peak, and nothing more unless an
  * activation a plan would drop is resident there; then one variant
@@ -167,8 +168,8 @@ static hoff_status spans_of(const hoff_rc_graph *x, const hoff_rc_layers *L,
 }
 
 /* The stream plans of x (recompute_stream.h), with and without the
- * crossing activations moved, at targets M from the lower bound to the
- * bound in ninths: each mapped back and judged. */
+ * crossing activations moved, at targets M from the lower bound up to
+ * the bound: each mapped back and judged. */
 static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
 			      const hoff_rc_layers *L, int32_t seg, hoff_err *e)
 {
@@ -182,8 +183,13 @@ static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
 			hoff_rc_spans_free(&sp);
 			return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		}
-		for (int i = big ? 8 : 0; i <= 8 && st == HOFF_OK; i++) {
-			int64_t M = lb + (hi - lb) / 8 * i;
+		/* M in steps of lb / 800 (0.125%), at most 80, then hi: a
+		 * looser bound tries every target a tighter one did */
+		int64_t step = lb / 800 > 0 ? lb / 800 : 1;
+		int64_t nm = (hi - lb) / step < 80 ? (hi - lb) / step : 80;
+		for (int64_t i = big ? nm + 1 : 0; i <= nm + 1 && st == HOFF_OK;
+		     i++) {
+			int64_t M = i <= nm ? lb + step * i : hi;
 			hoff_sched *s2 = NULL;
 			hoff_summary sum;
 			st = hoff_rc_stream(x->g2, &sp, M, r->bound, &s2, &sum,
