@@ -8,9 +8,10 @@
 #include "policy_opts.h"
 
 /* As hoff_policy_run, with o->recompute: the best schedule of g, under
- * o's objective, among the policy's plan without recomputation, its
- * plans of g with each recompute plan (mapped back to g) and, for
- * greedy, policy checkpoint's and checkpoint+reactive's; every one
+ * o's objective (a baseline's without a budget: the least peak no slower
+ * than its plan without recomputation), among the policy's plan without
+ * recomputation, its plans of g with each recompute plan (mapped back to g)
+ * and, for greedy, policy checkpoint's and checkpoint+reactive's; every one
  * simulated on g. The note names the winner. */
 hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 			       hoff_sched **out, hoff_policy_report *rep,

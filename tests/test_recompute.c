@@ -167,6 +167,20 @@ static void test_beats_offload(void **state)
 	assert_non_null(strstr(rep.note, "recompute: "));
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
+	/* Policy none fetches wb right before its first reader: after head
+	 * without recomputation (b0 at 8 ms, 9 ms in all; 23 MB at head: x a
+	 * h l + 10), after the re-run of f0 with it (wb 4-9 ms, b0 9-10 ms:
+	 * 18 MB but 10 ms). A baseline's --recompute keeps the least peak no
+	 * slower than without: none's own plan. */
+	hoff_sched *n0 = plan(g, "none", false, &rep);
+	assert_int_equal(rep.peak_bytes, 23 * MB);
+	assert_int_equal(rep.makespan_ps, 9 * MS);
+	s = plan(g, "none", true, &rep);
+	assert_true(hoff_sched_same_steps(s, n0));
+	assert_int_equal(rep.peak_bytes, 23 * MB);
+	assert_int_equal(rep.makespan_ps, 9 * MS);
+	hoff_sched_free(s);
+	hoff_sched_free(n0);
 	hoff_graph_free(g);
 }
 
