@@ -16,7 +16,9 @@
 #      SEED (default 1), REPS (greedy runs per size, median reported,
 #      default 3), HOST100 (0: skip the host-homed 1/100 graph; default
 #      1), DEAD_END (0: skip the no-dead-end graph; default 1), JOBS
-#      (build parallelism).
+#      (build parallelism), RECOMPUTE (0: skip greedy --recompute on
+#      each size's graph; default 1; target on 1M ops: under twice
+#      greedy's own median time, wall and user+sys).
 # The no-dead-end graph (issue 33): weights and optimizer state on the
 # host, N/10 layers (at most 65536, hoff-gen-synth's limit), the device at
 # 80 GiB (85.9 GB). No plan within the overhead bound fits the device, the
@@ -35,6 +37,7 @@ reps=${REPS:-3}
 host100=${HOST100:-1}
 dead_end=${DEAD_END:-1}
 dead_rows=()
+rc_rows=()
 
 tests/deps.sh time
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DHOFF_SANITIZE=OFF \
@@ -65,13 +68,13 @@ measure() {
 	rss_mib=$(awk -v k="$kib" 'BEGIN { printf "%.1f", k / 1024 }')
 }
 
-# greedy_median GRAPH: REPS runs of greedy; sets gr_s, gr_solve, gr_cpu,
-# gr_rss (the median run's) and gr_ok.
+# greedy_median GRAPH [ARGS...]: REPS runs of greedy (with ARGS); sets
+# gr_s, gr_solve, gr_cpu, gr_rss (the median run's) and gr_ok.
 greedy_median() {
 	local runs=() r solve
 	gr_ok=1
 	for ((r = 0; r < reps; r++)); do
-		measure greedy "$hoffopt" --greedy "$1" --json
+		measure greedy "$hoffopt" --greedy "$1" --json "${@:2}"
 		[ "$ok" = 1 ] || gr_ok=0
 		solve=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["solve_s"])' "$tmp/greedy.out" 2>/dev/null || echo nan)
 		runs+=("$secs $solve $cpu $rss_mib")
@@ -127,6 +130,13 @@ for n in "${sizes[@]}"; do
 		"$([ "$si_ok" = 1 ] && echo true || echo false)" "$max_rss")")
 	json_rows[-1]="${json_rows[-1]%\}},\"greedy_solve_s\":$gr_solve,\"greedy_s\":$gr_s,\"greedy_cpu_s\":$gr_cpu,\"greedy_rss_mib\":$gr_rss,\"load\":\"$gr_load\"}"
 	g1_s=$gr_s g1_ok=$gr_ok g1_cpu=$gr_cpu
+	if [ "${RECOMPUTE:-1}" = 1 ]; then
+		greedy_median "$g" --recompute
+		rc_rows+=("$(awk -v n="$n" -v a="$g1_s" -v ac="$g1_cpu" \
+			-v b="$gr_s" -v bc="$gr_cpu" -v ok="$gr_ok" -v l="$(load)" \
+			'BEGIN { printf "| %d | %.2f | %.2f | %.2f | %.2f | %.2fx | %.2fx | %s | %s |",
+				n, a, ac, b, bc, b / a, bc / ac, ok == "1" ? "yes" : "NO", l }')")
+	fi
 	rm -f "$g" "$s"
 	if [ "$host100" = 1 ]; then
 		# Weights and optimizer state on the host, the device 1/100 of
@@ -208,6 +218,14 @@ if [ ${#host_rows[@]} -gt 0 ]; then
 	printf '| ops | no-offload peak B | device B | greedy solve s | greedy total s | greedy user+sys s | greedy RSS MiB | why nothing fits | load |\n'
 	printf '|---:|---:|---:|---:|---:|---:|---:|---|---|\n'
 	printf '%s\n' "${host_rows[@]}"
+fi
+if [ ${#rc_rows[@]} -gt 0 ]; then
+	echo
+	echo "greedy --recompute on the same graphs (issue 31; target on 1M ops: under 2x greedy's own time):"
+	echo
+	printf '| ops | greedy s | greedy user+sys s | --recompute s | --recompute user+sys s | wall ratio | user+sys ratio | exit 0 | load |\n'
+	printf '|---:|---:|---:|---:|---:|---:|---:|---|---|\n'
+	printf '%s\n' "${rc_rows[@]}"
 fi
 if [ ${#dead_rows[@]} -gt 0 ]; then
 	echo

@@ -8,6 +8,7 @@
 #include "baselines.h"
 #include "checkpoint.h"
 #include "greedy.h"
+#include "greedy_recompute.h"
 #include "policy.h"
 #include "sim.h"
 
@@ -25,6 +26,9 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 		hoff_analysis_use(g, o->analysis, &own, &po.analysis, e);
 	if (st != HOFF_OK)
 		return st;
+	if (o->recompute && o->kind != HOFF_POLICY_CHECKPOINT &&
+	    o->kind != HOFF_POLICY_CHECKPOINT_REACTIVE)
+		return hoff_recompute_run(g, &po, out, rep, e);
 	if (o->kind == HOFF_POLICY_GREEDY)
 		return hoff_greedy_run(g, &po, out, rep, e);
 	const hoff_analysis *a = po.analysis;

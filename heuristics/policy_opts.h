@@ -33,6 +33,9 @@ typedef struct hoff_policy_opts {
 	/* g's hoff_analyze(), passed along, or NULL (the default): the run
 	 * analyses g itself */
 	const struct hoff_analysis *analysis;
+	/* (v2) also plan with recomputation (greedy_recompute.h); false
+	 * (the default): plans as before, byte for byte */
+	bool recompute;
 } hoff_policy_opts;
 
 typedef struct hoff_policy_report {

@@ -590,6 +590,51 @@ static void test_budget_written(void **state)
 	assert_true(contains("x.json", "\"budget_bytes\": 100000000,"));
 }
 
+/* (issue 31) --recompute on --greedy: the plan drops a and re-runs f0
+ * (test_recompute.c's graph worked out by hand: 18 MB at 6 ms, against
+ * 28 MB without), written as a version-2 schedule that simulate accepts
+ * at 18 MB and not a byte under. */
+static void test_recompute_flag(void **state)
+{
+	(void)state;
+	need_bin();
+	assert_int_equal(
+		sh("cat > r.json <<'E'\n"
+		   "{\"format\": \"hoffopt.graph\", \"version\": 2, \"machine\": "
+		   "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
+		   "[{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}]}, "
+		   "\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000, \"kind\": "
+		   "\"input\"}, {\"id\": \"a\", \"bytes\": 10000000, \"kind\": "
+		   "\"activation\"}, {\"id\": \"h\", \"bytes\": 1000000, "
+		   "\"kind\": \"activation\"}, {\"id\": \"l\", \"bytes\": "
+		   "1000000, \"kind\": \"activation\"}, {\"id\": \"wb\", "
+		   "\"bytes\": 5000000, \"kind\": \"weight\", \"home\": "
+		   "\"host\"}, {\"id\": \"g\", \"bytes\": 1000000, \"kind\": "
+		   "\"output\"}], \"ops\": [{\"id\": \"f0\", \"inputs\": "
+		   "[\"x\"], \"outputs\": [\"a\"], \"time_s\": 0.001, "
+		   "\"layer\": 0}, {\"id\": \"f1\", \"inputs\": [\"a\"], "
+		   "\"outputs\": [\"h\"], \"time_s\": 0.001, \"layer\": 0}, "
+		   "{\"id\": \"head\", \"inputs\": [\"h\"], \"outputs\": "
+		   "[\"l\"], \"time_s\": 0.001, \"workspace_bytes\": 10000000}, "
+		   "{\"id\": \"b0\", \"inputs\": [\"l\", \"a\", \"x\", "
+		   "\"wb\"], \"outputs\": [\"g\"], \"time_s\": 0.001, "
+		   "\"layer\": 0}]}\n"
+		   "E\n"
+		   "$H --greedy r.json --recompute -o s.json > /dev/null 2>&1 "
+		   "&& $H --greedy r.json -o n.json > /dev/null 2>&1 && "
+		   "$H simulate r.json s.json --budget 18000000 > /dev/null"),
+		0);
+	assert_true(contains("s.json", "\"version\": 2,"));
+	assert_true(contains("s.json",
+			     "{\"drop\": \"a\"},\n  {\"op\": "
+			     "\"head\"},\n  {\"recompute\": \"f0\"},"));
+	assert_true(contains("s.json", "\"peak_bytes\": 18000000,"));
+	assert_true(contains("n.json", "\"peak_bytes\": 28000000,"));
+	assert_int_equal(sh("$H simulate r.json s.json --budget 17999999 "
+			    "> /dev/null 2>&1"),
+			 1);
+}
+
 /* (9) Control characters in ids are escaped in text reports. */
 static void test_escaped_ids(void **state)
 {
@@ -1306,6 +1351,7 @@ int main(void)
 		cmocka_unit_test(test_tier_capacity),
 		cmocka_unit_test(test_fetch_sum_message),
 		cmocka_unit_test(test_budget_written),
+		cmocka_unit_test(test_recompute_flag),
 		cmocka_unit_test(test_escaped_ids),
 		cmocka_unit_test(test_option_messages),
 		cmocka_unit_test(test_corrupt_step),

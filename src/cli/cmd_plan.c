@@ -19,7 +19,7 @@
 static const char *const usage =
 	"usage: hoffopt --greedy GRAPH [-o SCHEDULE] [--budget B | "
 	"--max-overhead X]\n"
-	"                [--trace T] [--json] [--progress]\n"
+	"                [--recompute] [--trace T] [--json] [--progress]\n"
 	"       hoffopt --policy NAME GRAPH [same options]\n"
 	"\n"
 	"Plans where each prefetch, store and detach goes, checks the plan on\n"
@@ -43,6 +43,11 @@ static const char *const usage =
 	"  --max-overhead X   without --budget: smallest peak whose makespan is\n"
 	"                     at most (1 + X) * lower_bound_s; X as 0.01 or 1%\n"
 	"                     (default 1%)\n"
+	"  --recompute        also plan with recomputation (FORMAT v2 drop and\n"
+	"                     recompute): the policy planned on per-layer\n"
+	"                     recompute plans (segments of 1 to 8 layers) and\n"
+	"                     without, the best kept; checkpoint and\n"
+	"                     checkpoint+reactive recompute already\n"
 	"  --trace T          write a Chrome trace of the simulated plan\n"
 	"  --json             one JSON object on stdout\n"
 	"  --progress         progress lines on stderr\n"
@@ -63,7 +68,7 @@ typedef struct plan_opts {
 	const char *pos[1];
 	int npos;
 	const char *budget, *trace, *out, *overhead, *policy;
-	bool json, help, progress;
+	bool json, help, progress, recompute;
 } plan_opts;
 
 static const hoff_opt table[] = {
@@ -72,6 +77,7 @@ static const hoff_opt table[] = {
 	HOFF_STR("--policy", plan_opts, policy),
 	HOFF_FLAG("--json", plan_opts, json),
 	HOFF_FLAG("--progress", plan_opts, progress),
+	HOFF_FLAG("--recompute", plan_opts, recompute),
 	HOFF_STR("--budget", plan_opts, budget),
 	HOFF_STR("--max-overhead", plan_opts, overhead),
 	HOFF_STR("--trace", plan_opts, trace),
@@ -158,6 +164,7 @@ int hoff_cmd_plan(int argc, char **argv)
 			o.overhead);
 	if (o.progress)
 		po->progress = hoff_cli_progress;
+	po->recompute = o.recompute;
 	if ((rc = hoff_cli_clobbers((const char *[]){o.out, o.trace}, 2, o.pos,
 				    1)))
 		return rc;
