@@ -259,9 +259,11 @@ static hoff_status judge(fit *f, hoff_sched *s, look *l)
 		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
 	}
 	for (size_t x = 0, k = 0; x < r.tl.nmem; x++) {
-		/* op k runs over [start[k], start[k + 1]) */
+		/* op k's from the end of op k - 1 to its own: the stall
+		 * before it (waiting for what a boundary issued) included,
+		 * as a prefetch issued after op p covers ops p + 1 on */
 		while (k + 1 < (size_t)f->n &&
-		       r.tl.mem[x].t_ps >= l->start[k + 1])
+		       r.tl.mem[x].t_ps >= l->start[k] + f->g->op[k].time_ps)
 			k++;
 		if (r.tl.mem[x].bytes > l->opmem[k])
 			l->opmem[k] = r.tl.mem[x].bytes;
