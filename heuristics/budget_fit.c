@@ -32,10 +32,15 @@
  *    round trips dropped; keep the first move that is faster and still
  *    fits; repeat at the longest stall. A move that is faster but over
  *    the budget is an exchange: phase 1's repairs relieve the budget
- *    elsewhere, and it is kept if the result still wins.
- * Four variants (the excess now or to come in the eviction's score; the
- * closer or the cheaper repair) run in parallel; the best is kept, in a
- * fixed order, so the result does not depend on the threads.
+ *    elsewhere, and it is kept if the result still wins. A swap: a big
+ *    store before the stall (one that fit the budget at once but frees
+ *    its bytes late, holding back the prefetches behind it) dropped,
+ *    phase 1 repairing without it, then the stream again.
+ * Eight variants (the excess now or to come in the eviction's score; the
+ * closer or the cheaper repair; the gap scored in ops, or in the time
+ * its bytes are off the device once its store ends) run in parallel,
+ * each on work / 8 steps; the best is kept, in a fixed order, so the
+ * result does not depend on the threads.
  * Every schedule it returns has passed the simulator. A fetch is never
  * issued at the boundary its eviction leaves (no store and immediate
  * re-fetch): an evicted interval covers at least one op.
@@ -55,7 +60,8 @@
 #define OFF	       (-2) /* a pick: the interval is not taken */
 #define NEVICT	       5    /* eviction moves tried per repair */
 #define NHOLD	       3    /* hold-back moves tried per repair */
-#define NVARIANTS      4    /* plans from other choices of repair, best kept */
+#define NVARIANTS      8    /* plans from other choices of repair, best kept */
+#define NSWAP	       2    /* stores swapped out per stall */
 #define NHOLD_STALL    4    /* hold-back moves tried per stall */
 #define NMOVES	       (2 + 4 * NEVICT + NHOLD)
 #define EXCHANGE_TRIES 48 /* simulations an exchange's repairs may spend */
@@ -92,6 +98,8 @@ typedef struct fit {
 	int32_t niv;
 	int32_t *pick, *trial;	 /* (niv) */
 	int32_t *spick;		 /* (niv) an exchange's saved picks */
+	int32_t *sw;		 /* (niv) swap_out's saved picks */
+	uint8_t *swf;		 /* (nops + 1) and waits */
 	int64_t *mem;		 /* (nops) scratch: the stream's memory */
 	int32_t *mem2;		 /* (niv) scratch: the stream's old picks */
 	uint8_t *sfence;	 /* (nops + 1) and waits */
@@ -107,6 +115,9 @@ typedef struct fit {
 	int32_t changed;     /* the earliest boundary a kept move changed */
 	bool by_cost;	     /* repairs that get past k: the faster first */
 	bool future;	     /* evictions scored on the excess to come */
+	bool timed;	     /* evictions scored by the time they free
+				their bytes, not by ops */
+	int32_t tabu;	     /* an interval repairs leave alone (HOFF_NONE) */
 	int32_t tried;
 	hoff_err *e;
 } fit;
@@ -248,9 +259,11 @@ static hoff_status judge(fit *f, hoff_sched *s, look *l)
 		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
 	}
 	for (size_t x = 0, k = 0; x < r.tl.nmem; x++) {
-		/* op k runs over [start[k], start[k + 1]) */
+		/* op k's from the end of op k - 1 to its own: the stall
+		 * before it (waiting for what a boundary issued) included,
+		 * as a prefetch issued after op p covers ops p + 1 on */
 		while (k + 1 < (size_t)f->n &&
-		       r.tl.mem[x].t_ps >= l->start[k + 1])
+		       r.tl.mem[x].t_ps >= l->start[k] + f->g->op[k].time_ps)
 			k++;
 		if (r.tl.mem[x].bytes > l->opmem[k])
 			l->opmem[k] = r.tl.mem[x].bytes;
@@ -398,11 +411,21 @@ static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
 	for (int32_t i = 0; i < f->niv; i++) {
 		const hoff_cand *c = &f->iv[i];
 		if (f->pick[i] != OFF || c->kind == HOFF_CAND_START ||
-		    c->a >= k || c->b <= k)
+		    c->a >= k || c->b <= k || i == f->tabu)
 			continue;
 		int32_t to = c->b < f->n ? c->b : f->n;
 		int64_t cap = f->future ? M[to - 1] : x;
 		double s = (double)(c->bytes < cap ? c->bytes : cap) * (to - k);
+		if (f->timed) {
+			/* the time its bytes are off the device, from when
+			 * its store ends (as if the queue were empty) */
+			int64_t free_at = cur->start[c->a + 1] + c->store_ps;
+			if (free_at < cur->start[k])
+				free_at = cur->start[k];
+			int64_t w = cur->start[to] - free_at;
+			s = (double)(c->bytes < cap ? c->bytes : cap) *
+			    (double)(w > 0 ? w : 0);
+		}
 		int at = nt < NEVICT ? nt++ : NEVICT;
 		while (at > 0 && s > score[at - 1]) {
 			if (at < NEVICT) {
@@ -594,11 +617,69 @@ static int earlier(fit *f, int32_t k, look *cur, hoff_status *st)
 	return 0;
 }
 
+static int stream(fit *f, look *cur, hoff_status *st);
+
+/* Op k's stall against the stores: a taken store before k (the largest
+ * first, NSWAP of them) dropped for good, phase 1 repairing without it
+ * (smaller or sooner evictions, whose bytes leave in time), then the
+ * stream: kept when the result fits and is faster. One big store can fit
+ * the budget at once yet free its bytes too late for the prefetches
+ * behind it. 1 when one was kept, 0 when none, -1 on error. */
+static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
+{
+	int tried = 0;
+	for (int32_t x = 0; x < f->niv && tried < NSWAP; x++) {
+		int32_t i = f->by_size[x];
+		const hoff_cand *c = &f->iv[i];
+		if (f->pick[i] == OFF || c->kind != HOFF_CAND_DIRTY ||
+		    c->a >= k || c->b <= k)
+			continue;
+		if (f->work > f->limit)
+			break;
+		tried++;
+		int32_t *keep = f->sw;
+		memcpy(keep, f->pick, (size_t)f->niv * sizeof *f->pick);
+		memcpy(f->swf, f->fence, (size_t)f->n + 1);
+		int32_t changed = f->changed;
+		look l;
+		if ((*st = try_move(f, (move){i, OFF, HOFF_NONE, 0}, &l)) !=
+		    HOFF_OK)
+			return -1;
+		apply(f, (move){i, OFF, HOFF_NONE, 0});
+		int64_t limit = f->limit;
+		if (f->work + 2 * EXCHANGE_TRIES * l.s->nsteps < limit)
+			f->limit = f->work + 2 * EXCHANGE_TRIES * l.s->nsteps;
+		f->tabu = i;
+		*st = fit_phase(f, &l);
+		f->tabu = HOFF_NONE;
+		if (*st == HOFF_OK && l.fits)
+			stream(f, &l, st); /* keeps what is faster */
+		f->limit = limit;
+		if (*st != HOFF_OK) {
+			look_free(&l);
+			return -1;
+		}
+		if (faster(&l, cur)) {
+			look_free(cur);
+			*cur = l;
+			f->changed = -1;
+			return 1;
+		}
+		look_free(&l);
+		memcpy(f->pick, keep, (size_t)f->niv * sizeof *f->pick);
+		memcpy(f->fence, f->swf, (size_t)f->n + 1);
+		f->changed = changed;
+	}
+	return 0;
+}
+
 /* Phase 2's moves at stalled op k; 1 when one was kept. */
 static int stall_moves(fit *f, int32_t k, look *cur, hoff_status *st)
 {
 	int r = earlier(f, k, cur, st);
 	if (r)
+		return r < 0 ? -1 : 1;
+	if ((r = swap_out(f, k, cur, st)))
 		return r < 0 ? -1 : 1;
 	move mv[3 + NHOLD_STALL + 8];
 	int nm = 0;
@@ -783,9 +864,11 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	f->mem = hoff_alloc(n + 1, sizeof *f->mem);
 	f->mem2 = hoff_alloc(m + 1, sizeof *f->mem2);
 	f->sfence = hoff_zalloc(n + 1, 1);
+	f->sw = hoff_alloc(m + 1, sizeof *f->sw);
+	f->swf = hoff_zalloc(n + 1, 1);
 	if (!f->pick || !f->trial || !f->pf || !f->by_b || !f->by_size ||
 	    !f->b_off || !f->fence || !f->tfence || !f->ws || !f->waitable ||
-	    !f->spick || !f->sfence || !f->mem || !f->mem2)
+	    !f->spick || !f->sfence || !f->mem || !f->mem2 || !f->sw || !f->swf)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (int32_t k = 0; k < g->nops; k++) {
 		for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
@@ -836,6 +919,8 @@ static void fit_free(fit *f)
 	free(f->mem);
 	free(f->mem2);
 	free(f->sfence);
+	free(f->sw);
+	free(f->swf);
 	hoff_sim_ws_free(f->ws);
 }
 
@@ -849,6 +934,8 @@ static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
 	hoff_status st = fit_init(&f, g, budget_bytes, work, e);
 	f.by_cost = v & 1;
 	f.future = !(v & 2);
+	f.timed = v & 4;
+	f.tabu = HOFF_NONE;
 	if (st != HOFF_OK || g->nops == 0)
 		goto out;
 	hoff_sched *s = emit(&f, f.pick, f.fence);

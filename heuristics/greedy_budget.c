@@ -19,7 +19,8 @@ static hoff_status plan_for_budget(grun *r, hoff_err *e)
 		return HOFF_OK;
 	hoff_fit_result fr;
 	hoff_status st =
-		hoff_budget_fit(r->g, r->go.cap, BUDGET_FIT_WORK, &fr, e);
+		/* eight variants, each on a quarter of BUDGET_FIT_WORK */
+		hoff_budget_fit(r->g, r->go.cap, 2 * BUDGET_FIT_WORK, &fr, e);
 	if (st != HOFF_OK)
 		return st;
 	r->iters += fr.tried;

@@ -139,6 +139,19 @@ static hoff_status peak_search(grun *r, hoff_err *e)
 	return st;
 }
 
+/* Whether the peak search cannot change the answer under the device: a
+ * plan too big for the refinement and for the fit under a cap (which
+ * such plans skip where the cap is out of reach, greedy_fit_cap), whose
+ * targets plan against the stall-free timeline only, cannot peak under
+ * reach_bytes; over the device, what fits comes from the baselines. The
+ * search would only lower the least peak within the bound, over the
+ * device whatever it finds (a million ops: six plans and simulations). */
+static bool out_of_reach(const grun *r)
+{
+	return r->pl.n > BIG_OPS && r->best.s && r->best.s->nsteps > BIG_OPS &&
+	       r->pl.reach_bytes > r->g->device.memory_bytes;
+}
+
 hoff_status greedy_overhead_run(const hoff_graph *g, const hoff_policy_opts *o,
 				int64_t work, hoff_sched **out,
 				hoff_policy_report *rep, hoff_err *e)
@@ -147,12 +160,17 @@ hoff_status greedy_overhead_run(const hoff_graph *g, const hoff_policy_opts *o,
 	grun r;
 	*out = NULL;
 	hoff_status st = greedy_portfolio(&r, g, o, work, rep, e);
-	if (st == HOFF_OK)
+	if (st == HOFF_OK && !out_of_reach(&r))
 		st = peak_search(&r, e);
 	const hoff_judged *b = &r.best;
+	bool within = b->s && b->legal && b->sum.makespan_ps <= r.go.bound;
+	/* A baseline that waited cannot meet the bound (its floor passed
+	 * it), so it cannot replace a best that does: resolved, it only
+	 * counts for the least peak, which the report shows where nothing
+	 * fits the device (floor_bytes over it). */
 	if (st == HOFF_OK &&
-	    !(b->s && b->legal && b->sum.makespan_ps <= r.go.bound &&
-	      b->sum.peak_bytes <= g->device.memory_bytes))
+	    !(within && (b->sum.peak_bytes <= g->device.memory_bytes ||
+			 r.pl.floor_bytes <= g->device.memory_bytes)))
 		st = greedy_resolve_baselines(&r, e);
 	if (st == HOFF_OK && b->s && b->legal)
 		st = greedy_refine_best(&r, e);

@@ -1039,6 +1039,55 @@ static void test_fit_waits_for_stores(void **state)
 	hoff_graph_free(g);
 }
 
+/* A swap: one big store fits the budget at once but frees its bytes too
+ * late. u1, u2, u3 update the weights W1 (4 MB), W2, W3 (1 MB each); m1
+ * to m4 run 1 ms each; z reads H (3 MB, on the host). Under 7.01 MB, H
+ * cannot join all three weights. Storing W1 alone fits everywhere (the
+ * eviction the budget's first excess asks for), but its store takes 1-5
+ * ms and W2's and W3's would queue behind it: H is fetched 5-8 ms and z
+ * waits until 8 (9 ms). Without W1's store, W2 (2-3 ms) and W3 (3-4 ms)
+ * go, H is fetched 4-7 ms with W1 resident, and nothing stalls: 8 ms,
+ * the compute; peak at z: W1, H, c4 and y, 7.002 MB. */
+/* clang-format off */
+#define TINY(id, kind) "{\"id\": \"" id "\", \"bytes\": 1000, \"kind\": \"" \
+	kind "\", \"offload\": false}"
+#define UPD(id, w) "{\"id\": \"" id "\", \"updates\": [\"" w "\"], " \
+	"\"time_s\": 0.001}"
+static const char *late_store =
+	GRAPH("100000000",
+	      T("W1", "4", "weight") "," T("W2", "1", "weight") ","
+	      T("W3", "1", "weight") ","
+	      "{\"id\": \"H\", \"bytes\": 3000000, \"kind\": \"input\", "
+	      "\"home\": \"host\"}," TINY("s", "input") ","
+	      TINY("c1", "activation") "," TINY("c2", "activation") ","
+	      TINY("c3", "activation") "," TINY("c4", "activation") ","
+	      TINY("y", "output"),
+	      UPD("u1", "W1") "," UPD("u2", "W2") "," UPD("u3", "W3") ","
+	      OP("m1", "\"s\"", "\"c1\"", "0.001") ","
+	      OP("m2", "\"c1\"", "\"c2\"", "0.001") ","
+	      OP("m3", "\"c2\"", "\"c3\"", "0.001") ","
+	      OP("m4", "\"c3\"", "\"c4\"", "0.001") ","
+	      OP("z", "\"H\", \"c4\"", "\"y\"", "0.001"));
+/* clang-format on */
+
+static void test_fit_swaps_late_store(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(late_store);
+	const int64_t budget = 7 * MB + 10000;
+	hoff_sched *s = fitted(g, budget);
+	hoff_sim_result r = tu_sim(g, s, budget);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.makespan_ps, 8 * MS);
+	assert_int_equal(r.summary.peak_bytes, 7 * MB + 2000);
+	expect_steps(g, s,
+		     "op u1|op u2|store W2 host|op u3|store W3 host|op m1|"
+		     "prefetch H host|op m2|op m3|op m4|op z");
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
  * a (2 MB, on the host) only away from f1, so every plan stalls past
  * the 1% bound (none's 8 MB does not fit). Greedy still returns a plan
@@ -1111,6 +1160,7 @@ int main(void)
 		/* budget fit and no dead end (issue 33) */
 		cmocka_unit_test(test_fit_short_gap),
 		cmocka_unit_test(test_fit_waits_for_stores),
+		cmocka_unit_test(test_fit_swaps_late_store),
 		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
