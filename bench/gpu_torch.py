@@ -192,7 +192,6 @@ def build(name):
 
 def first_diffs(rp, res, names, k=3):
     """max |replay - eager| of the first k tensors that differ."""
-    import torch
     ref = rp.eager()
     out = {}
     for n in names[:k]:

@@ -336,10 +336,36 @@ class Small(Base, unittest.TestCase):
                                reps=3)
         self.assertEqual(len(times), len(g["ops"]))
         self.assertTrue(all(t > 0 for t in times))
-        # the module is untouched by the runs (in-place ops are undone)
+        # the module is untouched by the runs (each on fresh pools)
         m2, _ = self.gpt()
         for a, b in zip(m.parameters(), m2.parameters()):
             self.assertTrue(torch.equal(a, b))
+        # the clock: every step stamped, the steps within the wall time
+        rp = replay.prepare(m, (x,), g, replay._none_schedule(g),
+                            loss=models.next_token_loss)
+        res = rp.run(clock=True)
+        st = res.step_times()
+        self.assertEqual(sorted(st), list(range(len(rp.plan.steps))))
+        self.assertTrue(all(t > 0 for t in st.values()))
+        self.assertLessEqual(sum(st.values()), res.wall_s)
+        self.assertIsNone(rp.run().pool.stamps)
+
+    def test_op_times(self):
+        # three clocked runs of prefetch w, op 0, op 1, store w (1000 B):
+        # medians 2 and 3 s, the median run's ops add up to 4 s, so both
+        # scale by 0.8; the copies' rates: medians of 1000 B / seconds
+        class P:
+            steps = [("prefetch", "w", "host"), ("op", 0), ("op", 1),
+                     ("store", "w", "host")]
+            ops = [{}, {}]
+            t = {"w": {"bytes": 1000}}
+        timed = [{0: 0.001, 1: 1.0, 2: 3.0, 3: 0.002},
+                 {0: 0.002, 1: 2.0, 2: 4.0, 3: 0.001},
+                 {0: 0.001, 1: 3.0, 2: 1.0, 3: 0.004}]
+        links = {}
+        times = replay.op_times(P, timed, links)
+        self.assertEqual([round(t, 12) for t in times], [1.6, 2.4])
+        self.assertEqual(links, {"host": {"h2d_Bps": 1e6, "d2h_Bps": 5e5}})
 
     def test_measure_cli(self):
         g = self.path("g.json")

@@ -39,6 +39,7 @@ import contextlib
 import copy
 import difflib
 import json
+import statistics
 import time
 
 import torch
@@ -226,6 +227,7 @@ class Pool:
         self.released = 0
         self.freed = []
         self.consts = {}
+        self.stamps = None     # [(step, perf_counter at its end)] (clock)
         if self.cuda:
             self._streams()
         for name, t in plan.t.items():
@@ -328,6 +330,7 @@ class Pool:
         self._put(name, self._copy_in(name, tier))
         self.dirty.discard(name)
         self._count(s)
+        self._stamp(s)
 
     def store(self, s, name, tier):
         """Step s: store name to tier (rule 5), freeing the device side."""
@@ -335,6 +338,7 @@ class Pool:
         self.tier[tier][name] = self._copy_out(name, tier)
         self.dirty.discard(name)
         self._free(name)
+        self._stamp(s)
 
     def detach(self, s, name):
         """Step s: detach name (rule 7)."""
@@ -350,6 +354,7 @@ class Pool:
             raise PlanError("%s: detach of %s, dirty and used later (rule 7)"
                             % (p.where(s), name))
         self._free(name)
+        self._stamp(s)
 
     def drop(self, s, name):
         """Step s: drop name (rule 11)."""
@@ -358,6 +363,7 @@ class Pool:
             raise PlanError("%s: drop of %s, persistent (rule 11)"
                             % (self.plan.where(s), name))
         self._free(name)
+        self._stamp(s)
 
     def _resident_offload(self, s, name, rule):
         if name not in self.dev:
@@ -452,6 +458,15 @@ class Pool:
                 self._free(n)
             for pool in self.tier.values():
                 pool.pop(n, None)
+        self._stamp(s)
+
+    def _stamp(self, s):
+        """With the clock on: step s has ended now (on CUDA, once the
+        device has finished it)."""
+        if self.stamps is not None:
+            if self.cuda:
+                torch.cuda.synchronize()
+            self.stamps.append((s, time.perf_counter()))
 
     def adam(self, s):
         """Step s: the exporter's fused Adam op on one parameter."""
@@ -595,6 +610,15 @@ class Result:
         self.peak, self.peak_step = pool.peak, pool.peak_step
         self.at_step, self.pre = pool.at_step, pool.pre
 
+    def step_times(self):
+        """With the clock on: step -> seconds from the end of the step
+        before it (or the start) to its own end: what the replay paid for
+        it (its views, the rules' checks, the call, pooling its results,
+        the frees after it)."""
+        st = self.pool.stamps or []
+        return {s: t - st[i - 1][1] for i, (s, t) in enumerate(st)
+                if i > 0}
+
 
 def initial_values(plan, cap, model, args, kwargs, seed):
     """Each graph input's starting value: the module's parameters and
@@ -727,9 +751,10 @@ class Replay:
             names.add(self.plan.name[g])
         return names
 
-    def run(self, forward=None):
+    def run(self, forward=None, clock=False):
         """Runs the GraphModule (or forward, an emitted one) on fresh
-        pools; returns a Result."""
+        pools; returns a Result. clock: stamp the end of every step
+        (Result.step_times; on CUDA each step is waited for)."""
         init = initial_values(self.plan, self.cap, self.model, self.args,
                               self.kwargs, self.seed)
         pool = Pool(self.plan, init, self.device, watch=self.watched())
@@ -737,6 +762,8 @@ class Replay:
         del init
         torch.manual_seed(self.seed)
         t0 = time.perf_counter()
+        if clock:
+            pool.stamps = [(None, t0)]
         with torch.no_grad():
             (forward or self.gm)(pool)
             pool.finish()
@@ -807,79 +834,77 @@ class Replay:
 
 def _none_schedule(graph):
     """Every tier-homed input that an op uses prefetched first, then the
-    ops: the plan `measure` runs (nothing moves while ops are timed)."""
+    ops, then (a repeat graph, FORMAT v2 rule 9) each of them back home:
+    stored when an op updated it, else detached. The plan `measure` runs
+    (nothing moves while ops run)."""
     used = {n for o in graph["ops"] for n in o.get("inputs", []) +
             o.get("updates", [])}
-    steps = [{"prefetch": t["id"], "from": t["home"]}
-             for t in graph["tensors"] if t.get("home", "device") != "device"
-             and t["id"] in used]
+    written = {n for o in graph["ops"] for n in o.get("updates", [])}
+    homed = [t for t in graph["tensors"]
+             if t.get("home", "device") != "device" and t["id"] in used]
+    steps = [{"prefetch": t["id"], "from": t["home"]} for t in homed]
     steps += [{"op": o["id"]} for o in graph["ops"]]
+    if graph.get("repeat"):
+        steps += [{"store": t["id"], "to": t["home"]} if t["id"] in written
+                  else {"detach": t["id"]} for t in homed]
     return {"format": "hoffopt.schedule", "version": 1, "steps": steps}
 
 
 def measure(model, example_inputs, graph, mode="train", optimizer="adam",
-            loss=None, device="cpu", reps=5, seed=0):
-    """Each op's time on this device: the op run reps times on real
-    tensors (an op that updates tensors in place gets them back before
-    each run but the last), the median in seconds, in graph order."""
+            loss=None, device="cpu", reps=7, seed=0, warmup=2, links=None):
+    """Each op's time on this device, measured inside the replay's own
+    machinery: the plan that moves only what it must (_none_schedule)
+    replayed warmup + reps times, each on fresh pools, with the clock on.
+    An op's time in a run is from the end of the step before it to the
+    end of its own: the views it reads, the rules' checks, the aten call,
+    pooling its results and the frees after it, all that the replay pays
+    for it. The warm-up runs warm the allocator and the kernels' caches.
+    Each op gets the median of its times over the timed runs, scaled by
+    one factor so that the ops add up to the median run's total: time
+    lost to other processes lands on few runs of each op, which the
+    medians alone would leave out, and a replay pays it all the same.
+    links: a dict, filled with {tier: {"h2d_Bps", "d2h_Bps"}}, the rates
+    of the replay's own prefetches and stores (bytes over seconds, the
+    median over the timed runs), for the tiers it moved anything on.
+    Returns the times, seconds, in graph order."""
     rp = prepare(model, example_inputs, graph, _none_schedule(graph),
                  mode=mode, optimizer=optimizer, loss=loss, device=device,
                  seed=seed)
-    p = rp.plan
-    init = initial_values(p, rp.cap, model, rp.args, rp.kwargs, seed)
-    pool = Pool(p, init, device)
-    pool.consts = rp.consts
-    del init
-    dev = torch.device(device)
-    sync = torch.cuda.synchronize if pool.cuda else (lambda: None)
-    times = []
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for s, st in enumerate(p.steps):
-            if st[0] == "prefetch":
-                pool.prefetch(s, st[1], st[2])
-                continue
-            k = st[1]
-            o = p.ops[k]
-            c = p.calls[k]
-            upd = o.get("updates", [])
-
-            def once():
-                if c is None:
-                    pool.adam(s)
-                    return None
-                a, kw = tree_map(lambda x: _arg(pool, p, rp.consts, dev, x),
-                                 (c.args, c.kwargs))
-                return c.func(*a, **kw)
-            pool.begin(s)
-            runs = []
-            for r in range(reps):
-                saved = [pool.dev[n].clone() for n in upd] \
-                    if r + 1 < reps else []
-                sync()
-                t0 = time.perf_counter()
-                res = once()
-                sync()
-                runs.append(time.perf_counter() - t0)
-                for n, v in zip(upd, saved):
-                    pool.dev[n].copy_(v)
-                if r + 1 < reps:
-                    res = None
-            pool.end(s, res)
-            res = None
-            runs.sort()
-            times.append(runs[len(runs) // 2])
-    return times
+    timed = [rp.run(clock=True).step_times() for _ in range(warmup + reps)]
+    return op_times(rp.plan, timed[warmup:], links)
 
 
-def _arg(pool, plan, consts, dev, x):
-    if isinstance(x, Ref):
-        return pool.get(plan.name[x.gid], x.size, x.stride, x.offset)
-    if isinstance(x, Const):
-        return x.value if x.value.dim() == 0 else x.value.to(dev)
-    if isinstance(x, torch.device) and x.type == "meta":
-        return dev
-    return x
+def op_times(plan, timed, links=None):
+    """measure's figures from the step_times of clocked runs of plan:
+    per op the median over the runs, scaled so that the ops add up to
+    the median run's total; links filled as measure says."""
+    steps = plan.steps
+    runs = [[] for _ in plan.ops]
+    totals = []
+    moved = {}   # (tier, dir) -> [(bytes, seconds)] a run
+    for st in timed:
+        totals.append(0.0)
+        mv = {}
+        for s, t in st.items():
+            kind = steps[s][0]
+            if kind == "op":
+                runs[steps[s][1]].append(t)
+                totals[-1] += t
+            elif kind in ("prefetch", "store"):
+                key = (steps[s][2], "h2d" if kind == "prefetch" else "d2h")
+                b, sec = mv.get(key, (0, 0.0))
+                mv[key] = (b + plan.t[steps[s][1]]["bytes"], sec + t)
+        for key, v in mv.items():
+            moved.setdefault(key, []).append(v)
+    med = [statistics.median(x) for x in runs]
+    scale = statistics.median(totals) / sum(med) if sum(med) > 0 else 1.0
+    if links is not None:
+        for (tier, d), v in sorted(moved.items()):
+            rates = [b / sec for b, sec in v if b > 0 and sec > 0]
+            if rates:
+                links.setdefault(tier, {})[d + "_Bps"] = \
+                    statistics.median(rates)
+    return [m * scale for m in med]
 
 
 # Other aten names of a graph op's call in a trace taken on a GPU: the
