@@ -7,12 +7,14 @@
 #include "graph.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const kind_names[HOFF_NKINDS] = {
-	"other", "weight", "activation", "kv",
-	"optimizer", "gradient", "input", "output",
+	"other",     "weight",	 "activation", "kv",
+	"optimizer", "gradient", "input",      "output",
 };
 
 const char *hoff_kind_name(int k)
@@ -108,7 +110,8 @@ int32_t hoff_graph_add_tier(hoff_graph *g, const char *name, hoff_err *e)
 		return HOFF_NONE;
 	}
 	if (g->ntiers >= HOFF_MAX_TIERS) {
-		hoff_seterr(e, HOFF_EINPUT, "more than %d tiers", HOFF_MAX_TIERS);
+		hoff_seterr(e, HOFF_EINPUT, "more than %d tiers",
+			    HOFF_MAX_TIERS);
 		return HOFF_NONE;
 	}
 	if (!hoff_grow((void **)&g->tier, &g->tier_cap, (size_t)g->ntiers + 1,
@@ -142,8 +145,8 @@ int32_t hoff_graph_add_tensor(hoff_graph *g, const char *id, int64_t bytes,
 	t->kind = HOFF_KIND_OTHER;
 	t->flags = HOFF_T_OFFLOAD;
 	t->producer = t->first_use = t->last_use = HOFF_NONE;
-	if (add_name(g, &g->tensor_ids, "tensor", id, g->ntensors, &t->id,
-		     e) == HOFF_NONE)
+	if (add_name(g, &g->tensor_ids, "tensor", id, g->ntensors, &t->id, e) ==
+	    HOFF_NONE)
 		return HOFF_NONE;
 	return g->ntensors++;
 }
@@ -324,6 +327,21 @@ static bool duplex_ppm(double f, int32_t *ppm)
 	return *ppm > 0;
 }
 
+/* HOFF_EINPUT worded "FILE: WHAT[I] \"ID\": " and then fmt's message
+ * (WHAT ops, tensors or machine.tiers): how every check of one of the
+ * graph's items names it. */
+static hoff_status item_fail(hoff_err *e, const char *file, const char *what,
+			     int32_t i, const char *id, const char *fmt, ...)
+{
+	char msg[HOFF_ERRLEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return hoff_seterr(e, HOFF_EINPUT, "%s: %s[%d] \"%s\": %s", file, what,
+			   i, HOFF_QID(id), msg);
+}
+
 /* Derives tier i's latency in ps and duplex factors in ppm. */
 static hoff_status tier_finish(hoff_graph *g, int32_t i, const char *file,
 			       hoff_err *e)
@@ -331,18 +349,15 @@ static hoff_status tier_finish(hoff_graph *g, int32_t i, const char *file,
 	hoff_tier *t = &g->tier[i];
 	t->latency_ps = hoff_ps(t->latency_s);
 	if (t->latency_ps < 0)
-		return hoff_seterr(e, HOFF_EINPUT,
-				   "%s: machine.tiers[%d] \"%s\": "
-				   "latency_s must be below 2^62 ps",
-				   file, i, HOFF_QID(t->name));
+		return item_fail(e, file, "machine.tiers", i, t->name,
+				 "latency_s must be below 2^62 ps");
 	for (int dir = 0; dir < 2; dir++) {
 		double f = dir ? t->d2h_duplex : t->h2d_duplex;
 		int32_t *ppm = dir ? &t->d2h_duplex_ppm : &t->h2d_duplex_ppm;
 		if (!duplex_ppm(f, ppm))
-			return hoff_seterr(
-				e, HOFF_EINPUT,
-				"%s: machine.tiers[%d] \"%s\": %s: %.9g %s",
-				file, i, HOFF_QID(t->name),
+			return item_fail(
+				e, file, "machine.tiers", i, t->name,
+				"%s: %.9g %s",
 				dir ? "d2h_duplex_factor" : "h2d_duplex_factor",
 				f,
 				f > 0.0 && f <= 1.0
@@ -365,11 +380,9 @@ static hoff_status recomputable_finish(hoff_graph *g, int32_t k,
 		else
 			o->flags &= ~(uint32_t)HOFF_O_RECOMPUTABLE;
 	} else if (upd && (o->flags & HOFF_O_RECOMPUTABLE)) {
-		return hoff_seterr(
-			e, HOFF_EINPUT,
-			"%s: ops[%d] \"%s\": recomputable: true on "
-			"an op with updates (\"%s\")",
-			file, k, HOFF_QID(o->id),
+		return item_fail(
+			e, file, "ops", k, o->id,
+			"recomputable: true on an op with updates (\"%s\")",
 			HOFF_QID(g->tensor[g->upd[g->upd_off[k]]].id));
 	}
 	return HOFF_OK;
@@ -414,22 +427,18 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 			hoff_tensor *t = &g->tensor[g->out[i]];
 			if (t->producer != HOFF_NONE) {
 				free(upd_by);
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: ops[%d] \"%s\": outputs: tensor "
-					"\"%s\" already produced by op \"%s\"",
-					file, k, HOFF_QID(g->op[k].id),
+				return item_fail(
+					e, file, "ops", k, g->op[k].id,
+					"outputs: tensor \"%s\" already produced by op \"%s\"",
 					HOFF_QID(t->id),
 					HOFF_QID(g->op[t->producer].id));
 			}
 			t->producer = k;
 			if (upd_by[g->out[i]] == k + 1) {
 				free(upd_by);
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: ops[%d] \"%s\": tensor \"%s\" is "
-					"both an output and an update",
-					file, k, HOFF_QID(g->op[k].id),
+				return item_fail(
+					e, file, "ops", k, g->op[k].id,
+					"tensor \"%s\" is both an output and an update",
 					HOFF_QID(t->id));
 			}
 		}
@@ -452,12 +461,9 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 				hoff_tensor *t = &g->tensor[lst[i]];
 				if (t->producer != HOFF_NONE &&
 				    t->producer >= k)
-					return hoff_seterr(
-						e, HOFF_EINPUT,
-						"%s: ops[%d] \"%s\": %s: tensor "
-						"\"%s\" is used before op "
-						"\"%s\" produces it",
-						file, k, HOFF_QID(o->id),
+					return item_fail(
+						e, file, "ops", k, o->id,
+						"%s: tensor \"%s\" is used before op \"%s\" produces it",
 						pass ? "updates" : "inputs",
 						HOFF_QID(t->id),
 						HOFF_QID(
@@ -478,8 +484,8 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 	}
 	for (int32_t t = 0; t < g->ntensors; t++)
 		g->use_off[t + 1] += g->use_off[t];
-	g->use = hoff_alloc((size_t)g->use_off[g->ntensors] + 1,
-			    sizeof *g->use);
+	g->use =
+		hoff_alloc((size_t)g->use_off[g->ntensors] + 1, sizeof *g->use);
 	int64_t *fill = hoff_alloc((size_t)g->ntensors + 1, sizeof *fill);
 	if (!g->use || !fill) {
 		free(fill);
@@ -517,12 +523,10 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 		hoff_op *o = &g->op[k];
 		o->time_ps = hoff_ps(op_time_s(g, o));
 		if (o->time_ps < 0 || o->time_ps >= HOFF_PS_LIMIT - total)
-			return hoff_seterr(
-				e, HOFF_EINPUT,
-				"%s: ops[%d] \"%s\": time_s: op time "
-				"reaches 2^62 ps (%s)",
-				file, k, HOFF_QID(o->id),
-				o->time_ps < 0 ? "this op" : "sum of op times");
+			return item_fail(e, file, "ops", k, o->id,
+					 "time_s: op time reaches 2^62 ps (%s)",
+					 o->time_ps < 0 ? "this op"
+							: "sum of op times");
 		total += o->time_ps;
 	}
 	/* Memory sums must fit int64 with room: bound every tensor, and
@@ -531,10 +535,9 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 	for (int32_t i = 0; i < g->ntensors; i++) {
 		const hoff_tensor *t = &g->tensor[i];
 		if (t->bytes > HOFF_PS_LIMIT - bytes)
-			return hoff_seterr(e, HOFF_EINPUT,
-					   "%s: tensors[%d] \"%s\": bytes: sum "
-					   "of tensor bytes reaches 2^62",
-					   file, i, HOFF_QID(t->id));
+			return item_fail(
+				e, file, "tensors", i, t->id,
+				"bytes: sum of tensor bytes reaches 2^62");
 		bytes += t->bytes;
 		for (int32_t r = 0; r < g->ntiers; r++) {
 			const hoff_tier *tr = &g->tier[r];
@@ -543,22 +546,16 @@ hoff_status hoff_graph_finish(hoff_graph *g, const char *file, hoff_err *e)
 			if (a < 0 || b < 0 ||
 			    a >= HOFF_PS_LIMIT - tr->latency_ps ||
 			    b >= HOFF_PS_LIMIT - tr->latency_ps)
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: tensors[%d] \"%s\": bytes: a "
-					"transfer on tier \"%s\" reaches "
-					"2^62 ps",
-					file, i, HOFF_QID(t->id),
+				return item_fail(
+					e, file, "tensors", i, t->id,
+					"bytes: a transfer on tier \"%s\" reaches 2^62 ps",
 					HOFF_QID(tr->name));
 		}
 	}
 	for (int32_t k = 0; k < g->nops; k++) {
 		if (g->op[k].workspace_bytes > HOFF_PS_LIMIT - bytes)
-			return hoff_seterr(
-				e, HOFF_EINPUT,
-				"%s: ops[%d] \"%s\": workspace_bytes "
-				"too large",
-				file, k, HOFF_QID(g->op[k].id));
+			return item_fail(e, file, "ops", k, g->op[k].id,
+					 "workspace_bytes too large");
 	}
 	return HOFF_OK;
 }
@@ -586,49 +583,34 @@ hoff_status hoff_graph_check_tiers(const hoff_graph *g, const char *file,
 				continue;
 			if (g->repeat && hoff_tensor_persistent(t) &&
 			    !hoff_tensor_offload(t))
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: tensors[%d] \"%s\": offload: false "
-					"on a persistent tensor homed on tier "
-					"\"%s\" that op \"%s\" uses: in a repeat "
-					"graph it could never go home (rule 9)",
-					file, i, HOFF_QID(t->id),
+				return item_fail(
+					e, file, "tensors", i, t->id,
+					"offload: false on a persistent tensor homed on tier \"%s\" that op \"%s\" uses: in a repeat graph it could never go home (rule 9)",
 					HOFF_QID(tr->name),
 					HOFF_QID(g->op[t->first_use].id));
 			/* (v2) the repeat term of lower_bound_s */
 			int64_t y = hoff_xfer_ps(g, r, t->bytes, false);
 			if (g->repeat && hoff_tensor_persistent(t) &&
 			    y >= HOFF_PS_LIMIT - store_ps)
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: machine.tiers[%d] \"%s\": d2h_Bps: "
-					"one store of each persistent tensor "
-					"homed there plus the compute reaches "
-					"2^62 ps (at tensors[%d] \"%s\")",
-					file, r, HOFF_QID(tr->name), i,
-					HOFF_QID(t->id));
+				return item_fail(
+					e, file, "machine.tiers", r, tr->name,
+					"d2h_Bps: one store of each persistent tensor homed there plus the compute reaches 2^62 ps (at tensors[%d] \"%s\")",
+					i, HOFF_QID(t->id));
 			if (g->repeat && hoff_tensor_persistent(t))
 				store_ps += y;
 			int64_t x = hoff_xfer_ps(g, r, t->bytes, true);
 			if (x >= HOFF_PS_LIMIT - fetch_ps)
-				return hoff_seterr(
-					e, HOFF_EINPUT,
-					"%s: machine.tiers[%d] \"%s\": h2d_Bps: "
-					"one fetch of each tensor homed there "
-					"plus the compute reaches 2^62 ps "
-					"(at tensors[%d] \"%s\")",
-					file, r, HOFF_QID(tr->name), i,
-					HOFF_QID(t->id));
+				return item_fail(
+					e, file, "machine.tiers", r, tr->name,
+					"h2d_Bps: one fetch of each tensor homed there plus the compute reaches 2^62 ps (at tensors[%d] \"%s\")",
+					i, HOFF_QID(t->id));
 			fetch_ps += x;
 		}
 		if (tr->capacity_bytes != HOFF_UNLIMITED &&
 		    homed > tr->capacity_bytes)
-			return hoff_seterr(
-				e, HOFF_EINPUT,
-				"%s: machine.tiers[%d] \"%s\": capacity_bytes "
-				"%lld is less than the %lld bytes of the tensors "
-				"homed there",
-				file, r, HOFF_QID(tr->name),
+			return item_fail(
+				e, file, "machine.tiers", r, tr->name,
+				"capacity_bytes %lld is less than the %lld bytes of the tensors homed there",
 				(long long)tr->capacity_bytes,
 				(long long)homed);
 	}
