@@ -32,6 +32,11 @@
 # Table 2: for each budget witness (../shared/witness/budget.json, matched
 # by sha256) and for 50/75/90% of each data/ graph's no-offload peak, the
 # makespan of greedy --budget, reactive and lookahead:1 under that budget.
+#
+# "data/ graph" above: data/'s graphs in their version-1 form
+# (`data/regen.sh --v1`, the bytes the witnesses were made for); DATA=DIR
+# takes another folder's graphs instead (DATA=data: the FORMAT v2 ones,
+# which no witness names).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -43,6 +48,12 @@ wit=$top/../shared/witness
 [ -f "$wit/witness.json" ] || { echo "greedy_table.sh: no $wit/witness.json" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+data=${DATA:-}
+if [ -z "$data" ]; then
+	data=$tmp/data-v1
+	mkdir "$data"
+	"$top/data/regen.sh" --v1 "$data" "$hoff" 2>/dev/null
+fi
 echo "hoffopt: $hoff ($("$hoff" --version)), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-"$py" "$here/greedy_table.py" "$hoff" "$top/data" "$wit" "$tmp"
+"$py" "$here/greedy_table.py" "$hoff" "$data" "$wit" "$tmp"
