@@ -5,6 +5,7 @@
  *   ilp_model.c   intervals, emit, the build
  *   ilp_prune.c   stage planning and pruning (the plan)
  *   ilp_rows.c    columns and the constraint families (1)-(13)
+ *   ilp_recompute.c (v2) recompute candidates, rows (15)-(17)
  *   ilp_solve.c   the solve, decode, objective, predict
  *   ilp_start.c   a warm start from a schedule's decisions
  *   ilp_judge.c   judging decoded schedules on the simulator, repair

@@ -77,6 +77,31 @@ static int try_picks(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 	return 1;
 }
 
+/* (v2) The recompute moves of the repair: each candidate of mv whose
+ * tensor would be away at the peak's op start chosen, each chosen one
+ * dropped (trial: scratch of hoff_ilp_npick(mv)). The moves taken, or
+ * -1 when *st is an error. None without candidates. */
+static int rc_moves(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
+		    int32_t *pick, int32_t *trial, judged *cur, double until,
+		    hoff_status *st, hoff_err *e)
+{
+	const size_t sz = (size_t)hoff_ilp_npick(mv) * sizeof *trial;
+	int moves = 0;
+	for (int32_t j = 0; j < mv->nrc && hoff_now_s() < until; j++) {
+		int32_t *p = &pick[mv->niv + j];
+		bool on = *p != HOFF_ILP_OFF;
+		if (!on && !hoff_ilp_rc_absent(&mv->rc[j], 2 * cur->peak_op))
+			continue;
+		memcpy(trial, pick, sz);
+		trial[mv->niv + j] = on ? HOFF_ILP_OFF : mv->rc[j].b - 1;
+		int r = try_picks(m, mv, g, trial, pick, cur, st, e);
+		if (r < 0)
+			return -1;
+		moves += r;
+	}
+	return moves;
+}
+
 /* FIFO repair: the stage model lets transfers share a channel where the
  * machine serves them first come first served, so the decoded schedule
  * can simulate a little worse than predicted. First-improvement hill
@@ -90,7 +115,10 @@ static int try_picks(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
  * dropped (so that it can finish before the peak). On
  * deepseek-v3-decode-4l the second frees a KV block by op 9 (the stores
  * of two weights ahead of it dropped), then the first issues the first
- * expert after op 5 instead of at time 0: 7808993792 -> 7808952832 B. */
+ * expert after op 5 instead of at time 0: 7808993792 -> 7808952832 B.
+ * (v2) With recompute candidates, after each pass: a candidate chosen
+ * when its tensor would be away at the peak's op, or a chosen one
+ * dropped (rc_moves). */
 int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 		    int32_t *pick, judged *cur, double until, hoff_status *st,
 		    hoff_err *e)
@@ -155,6 +183,11 @@ int hoff_ilp_repair(const hoff_ilp *m, const hoff_ilp *mv, const hoff_graph *g,
 			moves++;
 			improved = true;
 		}
+		if ((r = rc_moves(m, mv, g, pick, trial, cur, until, st, e)) <
+		    0)
+			goto out;
+		moves += r;
+		improved = improved || r > 0;
 	}
 out:
 	free(trial);
