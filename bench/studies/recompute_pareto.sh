@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # recompute_pareto.sh [HOFFOPT] [GRAPH.json ...]: peak against makespan
 # (issue #31's Pareto study) for greedy with and without --recompute at
-# --max-overhead 0, 1%, 2%, 5% and 10%, and one point each for the
+# --max-overhead 0, 1%, 2%, 5%, 10%, 25% and 50%, and one point each for the
 # baselines none, reactive, lookahead:1, lookahead:2, checkpoint and
 # checkpoint+reactive. Default graphs: data/'s training graphs as FORMAT
 # v2 repeat graphs (jq '.version=2|.repeat=true') and the recompute
@@ -37,7 +37,7 @@ for g in "${graphs[@]}"; do
 	echo
 	echo "| planner | peak B | peak GB | makespan s | over bound | recompute s |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	for x in 0 0.01 0.02 0.05 0.10; do
+	for x in 0 0.01 0.02 0.05 0.10 0.25 0.50; do
 		row "greedy at $x" --greedy "$g" --max-overhead "$x"
 		row "greedy --recompute at $x" --greedy "$g" --max-overhead "$x" --recompute
 	done
