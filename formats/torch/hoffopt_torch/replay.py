@@ -38,6 +38,7 @@ Contract:
 import contextlib
 import copy
 import json
+import os
 import statistics
 import time
 
@@ -50,6 +51,13 @@ from torch.utils._pytree import tree_map
 from .export import export
 from .trace import Const, Ref, storage_elems, storage_of, tensors_of
 
+# The replay's clock (wall times, --measure's op times): wall seconds; with
+# HOFFOPT_TORCH_CLOCK=process this process's CPU seconds (user + system),
+# which other processes on a shared machine do not inflate: with one
+# thread, what a quiet machine's wall time would be (bench/studies/
+# torch_measure.sh). CPU only: a GPU's work is not this process's time.
+CLOCK = time.process_time if os.environ.get("HOFFOPT_TORCH_CLOCK") == \
+    "process" else time.perf_counter
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
 
@@ -226,7 +234,7 @@ class Pool:
         self.released = 0
         self.freed = []
         self.consts = {}
-        self.stamps = None     # [(step, perf_counter at its end)] (clock)
+        self.stamps = None     # [(step, CLOCK() at its end)] (clock)
         if self.cuda:
             self._streams()
         for name, t in plan.t.items():
@@ -465,7 +473,7 @@ class Pool:
         if self.stamps is not None:
             if self.cuda:
                 torch.cuda.synchronize()
-            self.stamps.append((s, time.perf_counter()))
+            self.stamps.append((s, CLOCK()))
 
     def adam(self, s):
         """Step s: the exporter's fused Adam op on one parameter."""
@@ -760,13 +768,13 @@ class Replay:
         pool.consts = self.consts
         del init
         torch.manual_seed(self.seed)
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         if clock:
             pool.stamps = [(None, t0)]
         with torch.no_grad():
             (forward or self.gm)(pool)
             pool.finish()
-        return Result(pool, time.perf_counter() - t0, self.gm)
+        return Result(pool, CLOCK() - t0, self.gm)
 
     def eager(self):
         """The same step in plain PyTorch on a copy of the module: a dict
