@@ -104,7 +104,7 @@ if ! grep -q '"cuda_available": true' "$tmp/versions.json"; then
 fi
 
 # ---- the models: each its own process and share of the time ----
-declare -A want=([resnet18]=120 [gpt]=75 [vit]=100)
+declare -A want=([resnet18]=120 [gpt]=75 [vit]=100 [resnet18-big]=120)
 failed=0
 n=${#models[@]}
 for i in "${!models[@]}"; do

@@ -430,6 +430,29 @@ class Small(Base, unittest.TestCase):
         self.assertEqual([o.get("time_s") for o in gr["ops"]],
                          [3e-05, 5e-05, None])
 
+    def test_times_from_aligns_past_a_missing_op(self):
+        # eager ran gelu where the graph has relu: that op alone goes
+        # unmatched; a scan for the next name would take the second relu
+        # for the first and lose the ops after it
+        m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 4)).eval()
+        g = hoffopt_torch.export(m, torch.randn(4, 8), mode="infer")
+        self.assertEqual([o["id"] for o in g["ops"]],
+                         ["0/addmm#0", "1/relu#1", "2/addmm#2", "3/relu#3",
+                          "4/addmm#4"])
+
+        def x(name, ts, dur):
+            return {"ph": "X", "name": name, "cat": "cpu_op", "ts": ts,
+                    "dur": dur, "tid": 1, "pid": 1, "args": {}}
+        ev = [x("aten::addmm", 0, 1), x("aten::gelu", 10, 2),
+              x("aten::addmm", 20, 3), x("aten::relu", 30, 4),
+              x("aten::addmm", 40, 5)]
+        times, miss = replay.times_from_trace(g, {"traceEvents": ev})
+        self.assertEqual(miss, ["1/relu#1"])
+        self.assertEqual([None if t is None else round(t * 1e6, 6)
+                          for t in times], [1, None, 3, 4, 5])
+
     def test_times_from_gpu_names_and_adam(self):
         # a trace as eager CUDA writes it: batch norm under
         # _batch_norm_impl_index -> cudnn_batch_norm (the graph has

@@ -37,6 +37,7 @@ Contract:
 """
 import contextlib
 import copy
+import difflib
 import json
 import os
 import statistics
@@ -926,11 +927,85 @@ _ALIASES = {
 }
 
 
+def _lcs(a, b, cells=2 * 10 ** 7):
+    """Index pairs (i, j) of a longest common subsequence of the name
+    lists a and b: the dynamic programme row by row in numpy (a row is a
+    running maximum), its table kept for the walk back. Past `cells`
+    table entries, difflib's matching blocks instead (not always longest,
+    but linear in memory)."""
+    if not a or not b:
+        return []
+    if len(a) * len(b) > cells:
+        sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        return [(i + d, j + d) for i, j, n in sm.get_matching_blocks()
+                for d in range(n)]
+    import numpy as np
+    code = {}
+    bb = np.array([code.setdefault(x, len(code)) for x in b])
+    aa = [code.get(x, -1) for x in a]
+    tab = np.zeros((len(a) + 1, len(b) + 1), dtype=np.int32)
+    for i, x in enumerate(aa):
+        prev = tab[i]
+        t = prev[1:].copy()
+        if x >= 0:
+            np.maximum(t, prev[:-1] + (bb == x), out=t)
+        np.maximum.accumulate(t, out=tab[i + 1][1:])
+    pairs, i, j = [], len(a), len(b)
+    while i > 0 and j > 0:
+        if tab[i, j] == tab[i - 1, j]:
+            i -= 1
+        elif tab[i, j] == tab[i, j - 1]:
+            j -= 1
+        else:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+    return pairs[::-1]
+
+
+def _align(gops, evs):
+    """For each graph op, the index in evs (aten events in time order) of
+    the event it matches, or None: the two name sequences (an alias mapped
+    to its graph name) aligned in order by a longest common subsequence
+    (_lcs), so an op the trace lacks, or a trace event the graph lacks (a
+    composite op such as aten::linear, an op of eager's own), costs only
+    itself and the match goes on after it. An event inside another of
+    its own name (same thread) is never a candidate, and a match nested
+    in an earlier matched event (its child) is refused."""
+    canon = {al: n for n, als in _ALIASES.items() for al in als}
+    want = [o["id"].rsplit("/", 1)[-1].split("#")[0] for o in gops]
+    names = [canon.get(e["name"][6:], e["name"][6:]) for e in evs]
+    # an event inside one of its own name (its thread's) is that call's
+    # inner work, never a graph op of its own
+    keep, open_ = [], {}
+    for i, e in enumerate(evs):
+        st = open_.setdefault(e.get("tid"), [])
+        while st and st[-1][0] <= e["ts"]:
+            st.pop()
+        if not any(n == names[i] for _, n in st):
+            keep.append(i)
+        st.append((e["ts"] + e["dur"], names[i]))
+    have = [names[i] for i in keep]
+    out = [None] * len(want)
+    for a, b in _lcs(want, have):
+        out[a] = keep[b]
+    end = {}   # thread -> end of the last matched event
+    for k, i in enumerate(out):
+        if i is None:
+            continue
+        e = evs[i]
+        tid = e.get("tid")
+        if e["ts"] < end.get(tid, float("-inf")):
+            out[k] = None
+            continue
+        end[tid] = e["ts"] + e["dur"]
+    return out
+
+
 def times_from_trace(graph, trace):
     """Maps a PyTorch profiler (Kineto) trace's aten ops onto the graph's
-    ops, in order: op k matches the next `aten::NAME` event (NAME its aten
-    op, or one of its _ALIASES) after op k-1's match and the events nested
-    in that match (its own children, on its thread). Its time is the sum
+    ops, in order (_align): op k matches an `aten::NAME` event (NAME its
+    aten op, or one of its _ALIASES) after op k-1's match, not nested in
+    it. Its time is the sum
     of the GPU kernels launched inside the event when the trace has any,
     else the event's own duration. The exporter's Adam ops (kind
     optimizer, no aten op of their own) share the first `Optimizer.step`
@@ -966,23 +1041,13 @@ def times_from_trace(graph, trace):
         ks = [d for ts, d in gpu.get(e.get("tid"), [])
               if e["ts"] <= ts <= e["ts"] + e["dur"]]
         return (sum(ks) if ks else e["dur"]) / 1e6
-    times, unmatched, j = [], [], 0
-    for o in graph["ops"]:
-        name = o["id"].rsplit("/", 1)[-1].split("#")[0]
-        names = {"aten::" + n for n in (name,) + _ALIASES.get(name, ())}
-        i = j
-        while i < len(ops) and ops[i]["name"] not in names:
-            i += 1
-        if i == len(ops):
+    times, unmatched = [], []
+    for k, i in enumerate(_align(graph["ops"], ops)):
+        if i is None:
             times.append(None)
-            unmatched.append(o["id"])
-            continue
-        e = ops[i]
-        j = i + 1
-        while j < len(ops) and (ops[j].get("tid") == e.get("tid") and
-                                ops[j]["ts"] < e["ts"] + e["dur"]):
-            j += 1   # the matched call's own children
-        times.append(span_s(e))
+            unmatched.append(graph["ops"][k]["id"])
+        else:
+            times.append(span_s(ops[i]))
     adam = [k for k, o in enumerate(graph["ops"])
             if times[k] is None and o.get("kind") == "optimizer"]
     steps = [e for e in evs if str(e.get("name", "")).startswith(
