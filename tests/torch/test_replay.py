@@ -505,6 +505,39 @@ class Small(Base, unittest.TestCase):
                                 not e["name"].startswith("Optimizer")]})
         self.assertEqual(miss, [o["id"] for o in adam])
 
+    def test_batch_norm_as_eager(self):
+        # on CUDA the replay runs native_batch_norm as eager does, through
+        # _batch_norm_impl_index (cuDNN's kernel there): the same calls
+        # here on the CPU (impl 0, the native kernel), bit-equal, the
+        # backward given the forward's impl index and reserve
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3),
+                                torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 4, 3),
+                                torch.nn.BatchNorm2d(4))
+        x = torch.randn(2, 3, 10, 10)
+        g = hoffopt_torch.export(m, x)
+        s = replay._none_schedule(g)
+        saved = replay.BN_AS_EAGER
+        replay.BN_AS_EAGER = ("cpu",)
+        try:
+            rp = replay.prepare(m, x, g, s)
+        finally:
+            replay.BN_AS_EAGER = saved
+        code = rp.gm.code
+        self.assertEqual(code.count("pool.batch_norm("), 2)
+        self.assertEqual(code.count("pool.batch_norm_backward("), 2)
+        self.assertNotIn("aten.native_batch_norm", code)
+        res = rp.run()
+        self.assertEqual(sorted(v[0] for v in res.pool.bn_saved.values()),
+                         [0, 0])
+        n, bad = rp.compare(res)
+        self.assertEqual((n, bad), (39, []))
+        # not on the CPU by default: the recorded calls
+        code = replay.prepare(m, x, g, s).gm.code
+        self.assertNotIn("pool.batch_norm", code)
+        self.assertIn("torch.ops.aten.native_batch_norm.default(", code)
+
     def test_times_from_cpu_profiler(self):
         from torch.profiler import ProfilerActivity, profile
         m, x = self.gpt()

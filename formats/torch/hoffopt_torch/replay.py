@@ -235,6 +235,7 @@ class Pool:
         self.released = 0
         self.freed = []
         self.consts = {}
+        self.bn_saved = {}     # batch norm's save_mean -> (impl, reserve)
         self.stamps = None     # [(step, CLOCK() at its end)] (clock)
         if self.cuda:
             self._streams()
@@ -476,6 +477,29 @@ class Pool:
                 torch.cuda.synchronize()
             self.stamps.append((s, CLOCK()))
 
+    def batch_norm(self, s, key, *args):
+        """Step s's native_batch_norm (args as recorded) as eager runs it
+        here: through _batch_norm_impl_index (cuDNN's kernel on CUDA when
+        cuDNN is on), its impl index and reserve kept under key (its
+        save_mean) for the backward; with cuDNN off, the recorded op."""
+        if not torch.backends.cudnn.enabled:
+            return torch.ops.aten.native_batch_norm.default(*args)
+        out, mean, invstd, reserve, impl = \
+            torch.ops.aten._batch_norm_impl_index.default(*args, True)
+        self.bn_saved[key] = (impl, reserve)
+        return out, mean, invstd
+
+    def batch_norm_backward(self, s, key, *args):
+        """Step s's native_batch_norm_backward, by the same kernel family
+        as its forward (_batch_norm_impl_index_backward with the forward's
+        impl index and reserve), or as recorded."""
+        saved = self.bn_saved.get(key)
+        if saved is None:
+            return torch.ops.aten.native_batch_norm_backward.default(*args)
+        impl, reserve = saved
+        return torch.ops.aten._batch_norm_impl_index_backward.default(
+            impl, args[1], args[0], *args[2:], reserve)
+
     def adam(self, s):
         """Step s: the exporter's fused Adam op on one parameter."""
         p = self.plan
@@ -533,6 +557,26 @@ class Pool:
         return flat.as_strided(*view)
 
 
+# Devices where the replay runs native_batch_norm (what the trace on meta
+# recorded) as eager does, through _batch_norm_impl_index, which picks
+# cuDNN's kernel on a CUDA tensor when cuDNN is on (Pool.batch_norm).
+BN_AS_EAGER = ("cuda",)
+
+
+def _bn_key(plan, c):
+    """("batch_norm" or "batch_norm_backward", the graph name of its
+    save_mean) for a recorded native batch norm call, else None."""
+    if c.kwargs:
+        return None
+    if c.func is torch.ops.aten.native_batch_norm.default and \
+            len(c.results) == 3 and c.results[1] is not None:
+        return ("batch_norm", plan.name[c.results[1][1]])
+    if c.func is torch.ops.aten.native_batch_norm_backward.default and \
+            isinstance(c.args[5], Ref):
+        return ("batch_norm_backward", plan.name[c.args[5].gid])
+    return None
+
+
 def build_module(plan, device):
     """The GraphModule: for each step of the schedule, its cache operator
     or its op (begin, the views it reads, the aten call, end), each node
@@ -575,8 +619,12 @@ def build_module(plan, device):
             call("end", s, step=s)
             continue
         args, kwargs = tree_map(lambda x: arg(x, s), (c.args, c.kwargs))
-        r = g.call_function(c.func, tuple(args), dict(kwargs))
-        r.meta["hoff_step"], r.meta["hoff_what"] = s, what
+        key = _bn_key(plan, c) if dev.type in BN_AS_EAGER else None
+        if key is not None:
+            r = call(key[0], s, key[1], *args, step=s, what=what)
+        else:
+            r = g.call_function(c.func, tuple(args), dict(kwargs))
+            r.meta["hoff_step"], r.meta["hoff_what"] = s, what
         call("end", s, r, step=s)
     g.output(None)
     gm = fx.GraphModule(torch.nn.Module(), g)
