@@ -316,6 +316,32 @@ class Small(Base, unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("invalid schedule: step", r.stderr)
 
+    def test_again_shares_the_trace(self):
+        # Replay.again: another schedule of the same graph, no new trace;
+        # its plan is checked as prepare's is, and it replays bit-equal
+        m, x = self.gpt()
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        s1, s2 = self.path("s1.json"), self.path("s2.json")
+        hoffopt("--policy", "none", g, "-o", s1)
+        hoffopt("--greedy", g, "-o", s2, "--budget", "60%")
+        rp = replay.prepare(m, (x,), g, s1, loss=models.next_token_loss)
+        rp2 = rp.again(s2)
+        self.assertIs(rp2.cap, rp.cap)
+        self.assertNotEqual(len(rp2.plan.steps), len(rp.plan.steps))
+        res = rp2.run()
+        self.assertEqual(rp2.compare(res)[1], [])
+        self.assertEqual(res.peak, simulate(g, s2)["peak_bytes"])
+        with open(s2) as f:
+            bad = json.load(f)
+        i = next(i for i, st in enumerate(bad["steps"]) if "op" in st)
+        bad["steps"] = bad["steps"][:i] + bad["steps"][i + 1:] + \
+            bad["steps"][i:i + 1]     # the first op last: out of order
+        with self.assertRaises(replay.ReplayError) as cm:
+            rp.again(bad)
+        self.assertIn("out of order", str(cm.exception))
+
     def test_graph_of_another_model_refused(self):
         m, x = self.gpt()
         g = self.path("g.json")
