@@ -316,6 +316,32 @@ class Small(Base, unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("invalid schedule: step", r.stderr)
 
+    def test_again_shares_the_trace(self):
+        # Replay.again: another schedule of the same graph, no new trace;
+        # its plan is checked as prepare's is, and it replays bit-equal
+        m, x = self.gpt()
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        s1, s2 = self.path("s1.json"), self.path("s2.json")
+        hoffopt("--policy", "none", g, "-o", s1)
+        hoffopt("--greedy", g, "-o", s2, "--budget", "60%")
+        rp = replay.prepare(m, (x,), g, s1, loss=models.next_token_loss)
+        rp2 = rp.again(s2)
+        self.assertIs(rp2.cap, rp.cap)
+        self.assertNotEqual(len(rp2.plan.steps), len(rp.plan.steps))
+        res = rp2.run()
+        self.assertEqual(rp2.compare(res)[1], [])
+        self.assertEqual(res.peak, simulate(g, s2)["peak_bytes"])
+        with open(s2) as f:
+            bad = json.load(f)
+        i = next(i for i, st in enumerate(bad["steps"]) if "op" in st)
+        bad["steps"] = bad["steps"][:i] + bad["steps"][i + 1:] + \
+            bad["steps"][i:i + 1]     # the first op last: out of order
+        with self.assertRaises(replay.ReplayError) as cm:
+            rp.again(bad)
+        self.assertIn("out of order", str(cm.exception))
+
     def test_graph_of_another_model_refused(self):
         m, x = self.gpt()
         g = self.path("g.json")
@@ -504,6 +530,39 @@ class Small(Base, unittest.TestCase):
             g, {"traceEvents": [e for e in ev if
                                 not e["name"].startswith("Optimizer")]})
         self.assertEqual(miss, [o["id"] for o in adam])
+
+    def test_batch_norm_as_eager(self):
+        # on CUDA the replay runs native_batch_norm as eager does, through
+        # _batch_norm_impl_index (cuDNN's kernel there): the same calls
+        # here on the CPU (impl 0, the native kernel), bit-equal, the
+        # backward given the forward's impl index and reserve
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3),
+                                torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 4, 3),
+                                torch.nn.BatchNorm2d(4))
+        x = torch.randn(2, 3, 10, 10)
+        g = hoffopt_torch.export(m, x)
+        s = replay._none_schedule(g)
+        saved = replay.BN_AS_EAGER
+        replay.BN_AS_EAGER = ("cpu",)
+        try:
+            rp = replay.prepare(m, x, g, s)
+        finally:
+            replay.BN_AS_EAGER = saved
+        code = rp.gm.code
+        self.assertEqual(code.count("pool.batch_norm("), 2)
+        self.assertEqual(code.count("pool.batch_norm_backward("), 2)
+        self.assertNotIn("aten.native_batch_norm", code)
+        res = rp.run()
+        self.assertEqual(sorted(v[0] for v in res.pool.bn_saved.values()),
+                         [0, 0])
+        n, bad = rp.compare(res)
+        self.assertEqual((n, bad), (39, []))
+        # not on the CPU by default: the recorded calls
+        code = replay.prepare(m, x, g, s).gm.code
+        self.assertNotIn("pool.batch_norm", code)
+        self.assertIn("torch.ops.aten.native_batch_norm.default(", code)
 
     def test_times_from_cpu_profiler(self):
         from torch.profiler import ProfilerActivity, profile

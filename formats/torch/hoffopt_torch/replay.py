@@ -39,6 +39,7 @@ import contextlib
 import copy
 import difflib
 import json
+import os
 import statistics
 import time
 
@@ -51,6 +52,13 @@ from torch.utils._pytree import tree_map
 from .export import export
 from .trace import Const, Ref, storage_elems, storage_of, tensors_of
 
+# The replay's clock (wall times, --measure's op times): wall seconds; with
+# HOFFOPT_TORCH_CLOCK=process this process's CPU seconds (user + system),
+# which other processes on a shared machine do not inflate: with one
+# thread, what a quiet machine's wall time would be (bench/studies/
+# torch_measure.sh). CPU only: a GPU's work is not this process's time.
+CLOCK = time.process_time if os.environ.get("HOFFOPT_TORCH_CLOCK") == \
+    "process" else time.perf_counter
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
 
@@ -227,7 +235,8 @@ class Pool:
         self.released = 0
         self.freed = []
         self.consts = {}
-        self.stamps = None     # [(step, perf_counter at its end)] (clock)
+        self.bn_saved = {}     # batch norm's save_mean -> (impl, reserve)
+        self.stamps = None     # [(step, CLOCK() at its end)] (clock)
         if self.cuda:
             self._streams()
         for name, t in plan.t.items():
@@ -466,7 +475,30 @@ class Pool:
         if self.stamps is not None:
             if self.cuda:
                 torch.cuda.synchronize()
-            self.stamps.append((s, time.perf_counter()))
+            self.stamps.append((s, CLOCK()))
+
+    def batch_norm(self, s, key, *args):
+        """Step s's native_batch_norm (args as recorded) as eager runs it
+        here: through _batch_norm_impl_index (cuDNN's kernel on CUDA when
+        cuDNN is on), its impl index and reserve kept under key (its
+        save_mean) for the backward; with cuDNN off, the recorded op."""
+        if not torch.backends.cudnn.enabled:
+            return torch.ops.aten.native_batch_norm.default(*args)
+        out, mean, invstd, reserve, impl = \
+            torch.ops.aten._batch_norm_impl_index.default(*args, True)
+        self.bn_saved[key] = (impl, reserve)
+        return out, mean, invstd
+
+    def batch_norm_backward(self, s, key, *args):
+        """Step s's native_batch_norm_backward, by the same kernel family
+        as its forward (_batch_norm_impl_index_backward with the forward's
+        impl index and reserve), or as recorded."""
+        saved = self.bn_saved.get(key)
+        if saved is None:
+            return torch.ops.aten.native_batch_norm_backward.default(*args)
+        impl, reserve = saved
+        return torch.ops.aten._batch_norm_impl_index_backward.default(
+            impl, args[1], args[0], *args[2:], reserve)
 
     def adam(self, s):
         """Step s: the exporter's fused Adam op on one parameter."""
@@ -525,6 +557,26 @@ class Pool:
         return flat.as_strided(*view)
 
 
+# Devices where the replay runs native_batch_norm (what the trace on meta
+# recorded) as eager does, through _batch_norm_impl_index, which picks
+# cuDNN's kernel on a CUDA tensor when cuDNN is on (Pool.batch_norm).
+BN_AS_EAGER = ("cuda",)
+
+
+def _bn_key(plan, c):
+    """("batch_norm" or "batch_norm_backward", the graph name of its
+    save_mean) for a recorded native batch norm call, else None."""
+    if c.kwargs:
+        return None
+    if c.func is torch.ops.aten.native_batch_norm.default and \
+            len(c.results) == 3 and c.results[1] is not None:
+        return ("batch_norm", plan.name[c.results[1][1]])
+    if c.func is torch.ops.aten.native_batch_norm_backward.default and \
+            isinstance(c.args[5], Ref):
+        return ("batch_norm_backward", plan.name[c.args[5].gid])
+    return None
+
+
 def build_module(plan, device):
     """The GraphModule: for each step of the schedule, its cache operator
     or its op (begin, the views it reads, the aten call, end), each node
@@ -567,8 +619,12 @@ def build_module(plan, device):
             call("end", s, step=s)
             continue
         args, kwargs = tree_map(lambda x: arg(x, s), (c.args, c.kwargs))
-        r = g.call_function(c.func, tuple(args), dict(kwargs))
-        r.meta["hoff_step"], r.meta["hoff_what"] = s, what
+        key = _bn_key(plan, c) if dev.type in BN_AS_EAGER else None
+        if key is not None:
+            r = call(key[0], s, key[1], *args, step=s, what=what)
+        else:
+            r = g.call_function(c.func, tuple(args), dict(kwargs))
+            r.meta["hoff_step"], r.meta["hoff_what"] = s, what
         call("end", s, r, step=s)
     g.output(None)
     gm = fx.GraphModule(torch.nn.Module(), g)
@@ -761,13 +817,13 @@ class Replay:
         pool.consts = self.consts
         del init
         torch.manual_seed(self.seed)
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         if clock:
             pool.stamps = [(None, t0)]
         with torch.no_grad():
             (forward or self.gm)(pool)
             pool.finish()
-        return Result(pool, time.perf_counter() - t0, self.gm)
+        return Result(pool, CLOCK() - t0, self.gm)
 
     def eager(self):
         """The same step in plain PyTorch on a copy of the module: a dict
