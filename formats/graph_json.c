@@ -1117,6 +1117,25 @@ hoff_status hoff_graph_parse(const char *text, size_t len, const char *file,
 	return hoff_graph_parse_chunks(text, len, file, 0, out, e);
 }
 
+/* js_top_object's callback: one top-level member of the graph. */
+static hoff_status top_member(void *ctx, int k)
+{
+	reader *r = ctx;
+	hoff_status st;
+	if (k == K_TENSORS || k == K_OPS) {
+		st = read_array(r, k);
+	} else {
+		size_t a, b;
+		if ((st = js_value(&r->s, &a, &b)) == HOFF_OK)
+			st = read_top(r, k, a, b);
+		if (k < NKEYS)
+			r->have[k] = true;
+	}
+	if (st == HOFF_OK)
+		st = advance(r);
+	return st;
+}
+
 hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
 				    const char *file, int chunks,
 				    hoff_graph **out, hoff_err *e)
@@ -1124,8 +1143,6 @@ hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
 	hoff_err scratch;
 	reader r;
 	hoff_status st;
-	bool first = true, more;
-	js_where top = {file, NULL, -1, NULL};
 	if (!e)
 		e = &scratch;
 	*out = NULL;
@@ -1138,35 +1155,11 @@ hoff_status hoff_graph_parse_chunks(const char *text, size_t len,
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = js_begin(&r.s)) != HOFF_OK)
-		goto out;
-	for (;;) {
-		int k;
-		if ((st = js_top_member(&r.s, &first, &more, top_keys, NKEYS,
-					&k)) != HOFF_OK)
-			goto out;
-		if (!more)
-			break;
-		if (k == K_TENSORS || k == K_OPS) {
-			st = read_array(&r, k);
-		} else {
-			size_t a, b;
-			if ((st = js_value(&r.s, &a, &b)) == HOFF_OK)
-				st = read_top(&r, k, a, b);
-			if (k < NKEYS)
-				r.have[k] = true;
-		}
-		if (st == HOFF_OK)
-			st = advance(&r);
-		if (st != HOFF_OK)
-			goto out;
-	}
-	if ((st = js_end(&r.s)) != HOFF_OK)
-		goto out;
 	static const int required[] = {K_FORMAT, K_VERSION, K_MACHINE,
 				       K_TENSORS, K_OPS};
-	if ((st = js_required(e, &top, r.have, top_keys, required,
-			      sizeof required / sizeof *required)) != HOFF_OK)
+	if ((st = js_top_object(&r.s, top_keys, NKEYS, top_member, &r, r.have,
+				required,
+				sizeof required / sizeof *required)) != HOFF_OK)
 		goto out;
 	if ((st = advance(&r)) != HOFF_OK) /* a no-op: it ran after each key */
 		goto out;

@@ -600,6 +600,30 @@ hoff_status js_required(hoff_err *e, const js_where *w, const bool *have,
 	return HOFF_OK;
 }
 
+hoff_status js_top_object(jscan *s, const char *const *keys, int nkeys,
+			  js_top_fn fn, void *ctx, const bool *have,
+			  const int *req, size_t n)
+{
+	hoff_status st;
+	bool first = true, more;
+	if ((st = js_begin(s)) != HOFF_OK)
+		return st;
+	for (;;) {
+		int k;
+		if ((st = js_top_member(s, &first, &more, keys, nkeys, &k)) !=
+		    HOFF_OK)
+			return st;
+		if (!more)
+			break;
+		if ((st = fn(ctx, k)) != HOFF_OK)
+			return st;
+	}
+	if ((st = js_end(s)) != HOFF_OK)
+		return st;
+	js_where top = {s->file, NULL, -1, NULL};
+	return js_required(s->e, &top, have, keys, req, n);
+}
+
 /* ---- one-pass object reader ---- */
 
 static int cmp_str(const void *a, const void *b)

@@ -130,6 +130,17 @@ hoff_status js_top_member(jscan *s, bool *first, bool *more,
 hoff_status js_required(hoff_err *e, const js_where *w, const bool *have,
 			const char *const *keys, const int *req, size_t n);
 
+/* Called by js_top_object for each top-level key: k is its index in the
+ * keys, n when it is not one of them, s->pos at its value, which the
+ * callback reads (and marks in its have[] when met). */
+typedef hoff_status (*js_top_fn)(void *ctx, int k);
+/* The top-level reader's skeleton: js_begin, each member through fn
+ * (stopping at the first error), js_end, then js_required on have[] with
+ * the n required keys req[] (where: the file, no section). */
+hoff_status js_top_object(jscan *s, const char *const *keys, int nkeys,
+			  js_top_fn fn, void *ctx, const bool *have,
+			  const int *req, size_t n);
+
 /* Reads the object at s->pos in one pass: slot[i] gets the member named
  * names[i] (JS_ABSENT when missing); fields with list[i] set that hold an
  * array get its string items. Other members are validated and checked for

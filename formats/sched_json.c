@@ -251,6 +251,35 @@ static hoff_status read_steps(reader *r)
 	}
 }
 
+/* js_top_object's callback: one top-level member of the schedule; the
+ * steps met before the header are read once it is complete. */
+static hoff_status top_member(void *ctx, int k)
+{
+	reader *r = ctx;
+	hoff_status st;
+	if (k == K_STEPS) {
+		st = read_steps(r);
+	} else {
+		size_t a, b;
+		if ((st = js_value(&r->s, &a, &b)) == HOFF_OK)
+			st = read_top(r, k, a, b);
+	}
+	if (st != HOFF_OK)
+		return st;
+	if (k < NKEYS)
+		r->have[k] = true;
+	if (hdr_ok(r) && r->nbuf) { /* steps came first */
+		size_t pos = r->s.pos;
+		for (size_t i = 0; i < r->nbuf && st == HOFF_OK; i++) {
+			r->s.pos = r->buf[i].a;
+			st = read_step(r);
+		}
+		r->s.pos = pos;
+		r->nbuf = 0;
+	}
+	return st;
+}
+
 hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 			     const hoff_graph *g, hoff_sched **out,
 			     hoff_err *e)
@@ -258,8 +287,6 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 	hoff_err scratch;
 	reader r;
 	hoff_status st;
-	bool first = true, more;
-	js_where top = {file, NULL, -1, NULL};
 	if (!e)
 		e = &scratch;
 	*out = NULL;
@@ -272,43 +299,10 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = js_begin(&r.s)) != HOFF_OK)
-		goto out;
-	for (;;) {
-		int k;
-		if ((st = js_top_member(&r.s, &first, &more, top_keys, NKEYS,
-					&k)) != HOFF_OK)
-			goto out;
-		if (!more)
-			break;
-		if (k == K_STEPS) {
-			st = read_steps(&r);
-		} else {
-			size_t a, b;
-			if ((st = js_value(&r.s, &a, &b)) == HOFF_OK)
-				st = read_top(&r, k, a, b);
-		}
-		if (st != HOFF_OK)
-			goto out;
-		if (k < NKEYS)
-			r.have[k] = true;
-		if (hdr_ok(&r) && r.nbuf) { /* steps came first */
-			size_t pos = r.s.pos;
-			for (size_t i = 0; i < r.nbuf && st == HOFF_OK; i++) {
-				r.s.pos = r.buf[i].a;
-				st = read_step(&r);
-			}
-			r.s.pos = pos;
-			r.nbuf = 0;
-			if (st != HOFF_OK)
-				goto out;
-		}
-	}
-	if ((st = js_end(&r.s)) != HOFF_OK)
-		goto out;
 	static const int required[] = {K_FORMAT, K_VERSION, K_STEPS};
-	if ((st = js_required(e, &top, r.have, top_keys, required,
-			      sizeof required / sizeof *required)) != HOFF_OK)
+	if ((st = js_top_object(&r.s, top_keys, NKEYS, top_member, &r, r.have,
+				required,
+				sizeof required / sizeof *required)) != HOFF_OK)
 		goto out;
 	/* (v2) a v2 summary carries recompute_s, a v1 one must not */
 	if (r.sc->has_summary && r.has_recompute_s != (r.sc->version >= 2)) {
