@@ -45,9 +45,7 @@ static inline hoff_sched *run_exact(const hoff_graph *g, const hoff_ilp_opts *o,
 	hoff_sched *s = NULL;
 	hoff_err e = {{0}};
 	hoff_status st = hoff_exact_run(g, o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("exact: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
+	tu_ok(st, &e, "exact");
 	return s;
 }
 

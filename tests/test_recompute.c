@@ -9,7 +9,7 @@
 
 #include "policy.h"
 #include "recompute_plan.h"
-#include "testutil.h"
+#include "testutil_policy.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
@@ -93,37 +93,7 @@ static hoff_sched *plan(const hoff_graph *g, const char *policy, bool recompute,
 	hoff_policy_opts o = hoff_policy_defaults();
 	assert_true(hoff_policy_parse(policy, &o));
 	o.recompute = recompute;
-	hoff_sched *s = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_policy_run(g, &o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("%s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(s);
-	return s;
-}
-
-/* s's steps written as "op f0|drop a|recompute f0|..." must be want. */
-static void expect_steps(const hoff_graph *g, const hoff_sched *s,
-			 const char *want)
-{
-	static const char *const name[] = {"op",     "prefetch",  "store",
-					   "detach", "recompute", "drop"};
-	char buf[2048];
-	size_t n = 0;
-	buf[0] = '\0';
-	for (int64_t i = 0; i < s->nsteps && n < sizeof buf; i++) {
-		const hoff_step *p = &s->step[i];
-		bool op = p->kind == HOFF_STEP_OP ||
-			  p->kind == HOFF_STEP_RECOMPUTE;
-		n += (size_t)snprintf(
-			buf + n, sizeof buf - n, "%s%s %s%s%s", i ? "|" : "",
-			name[p->kind],
-			op ? g->op[p->id].id : g->tensor[p->id].id,
-			p->tier >= 0 ? " " : "",
-			p->tier >= 0 ? g->tier[p->tier].name : "");
-	}
-	assert_string_equal(buf, want);
+	return tu_run(g, &o, rep);
 }
 
 static int64_t count_kind(const hoff_sched *s, hoff_step_kind k)
@@ -151,9 +121,9 @@ static void test_beats_offload(void **state)
 	hoff_sched_free(s);
 
 	s = plan(g, "greedy", true, &rep);
-	expect_steps(g, s,
-		     "prefetch wb host|op f0|op f1|drop a|op head|"
-		     "recompute f0|op b0");
+	tu_expect_steps(g, s,
+			"prefetch wb host|op f0|op f1|drop a|op head|"
+			"recompute f0|op b0");
 	r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 18 * MB);
@@ -217,10 +187,10 @@ static void test_chain(void **state)
 	hoff_sched *s2 = plan(x.g2, "none", false, &rep);
 	hoff_sched *s = hoff_rc_map(&x, s2);
 	assert_non_null(s);
-	expect_steps(g, s,
-		     "op f0a|op f0b|drop a0|op f1a|drop h0|op f1b|drop a1|"
-		     "op head|recompute f0a|recompute f0b|drop a0|"
-		     "recompute f1a|op b1|recompute f0a|op b0");
+	tu_expect_steps(g, s,
+			"op f0a|op f0b|drop a0|op f1a|drop h0|op f1b|drop a1|"
+			"op head|recompute f0a|recompute f0b|drop a0|"
+			"recompute f1a|op b1|recompute f0a|op b0");
 	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
 	assert_true(r.valid);
 	assert_int_equal(r.summary.peak_bytes, 6 * MB);

@@ -69,14 +69,20 @@ char *tu_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+void tu_ok(hoff_status st, const hoff_err *e, const char *what)
+{
+	if (st != HOFF_OK)
+		print_error("%s%s%s\n", what ? what : "", what ? ": " : "",
+			    e->msg);
+	assert_int_equal(st, HOFF_OK);
+}
+
 hoff_graph *tu_graph(const char *json)
 {
 	hoff_graph *g = NULL;
 	hoff_err e = {{0}};
 	hoff_status st = hoff_graph_parse(json, strlen(json), "test.json", &g, &e);
-	if (st != HOFF_OK)
-		print_error("graph: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
+	tu_ok(st, &e, "graph");
 	assert_non_null(g);
 	return g;
 }
@@ -87,9 +93,7 @@ hoff_sched *tu_sched(const hoff_graph *g, const char *json)
 	hoff_err e = {{0}};
 	hoff_status st =
 		hoff_sched_parse(json, strlen(json), "sched.json", g, &s, &e);
-	if (st != HOFF_OK)
-		print_error("schedule: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
+	tu_ok(st, &e, "schedule");
 	return s;
 }
 
@@ -101,9 +105,7 @@ hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 	o.budget_bytes = budget;
 	hoff_err e = {{0}};
 	hoff_status st = hoff_sim_run(g, s, &o, &r, &e);
-	if (st != HOFF_OK)
-		print_error("sim: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
+	tu_ok(st, &e, "sim");
 	return r;
 }
 

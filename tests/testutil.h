@@ -28,6 +28,9 @@ struct hoff_synth_opts; /* synth.h (src/gen) */
 /* FORMAT.md's example graph, verbatim. */
 extern const char tu_example_graph[];
 
+/* Fails the test unless st is HOFF_OK, printing "what: " (what not
+ * NULL) and e's message first. */
+void tu_ok(hoff_status st, const hoff_err *e, const char *what);
 /* Reads a whole file (caller frees); NULL when missing. */
 char *tu_slurp(const char *path, size_t *len);
 /* Parses graph JSON text, failing the test on error (caller frees). */

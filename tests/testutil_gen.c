@@ -9,9 +9,7 @@
  * fails with e's message. */
 static hoff_graph *built(hoff_status st, hoff_graph *g, const hoff_err *e)
 {
-	if (st != HOFF_OK)
-		print_error("build: %s\n", e->msg);
-	assert_int_equal(st, HOFF_OK);
+	tu_ok(st, e, "build");
 	assert_non_null(g);
 	return g;
 }

@@ -1,4 +1,5 @@
-/* testutil_policy.c: tu_plan and tu_expect_steps (testutil_policy.h);
+/* testutil_policy.c: tu_plan, tu_run and tu_expect_steps
+ * (testutil_policy.h);
  * each fails the running test rather than returning an error. */
 #include <stdio.h>
 
@@ -11,12 +12,16 @@ hoff_sched *tu_plan(const hoff_graph *g, const char *policy, int64_t budget,
 	assert_true(hoff_policy_parse(policy, &o));
 	o.budget_bytes = budget;
 	o.max_overhead = overhead;
+	return tu_run(g, &o, rep);
+}
+
+hoff_sched *tu_run(const hoff_graph *g, const hoff_policy_opts *o,
+		   hoff_policy_report *rep)
+{
 	hoff_sched *s = NULL;
 	hoff_err e = {{0}};
-	hoff_status st = hoff_policy_run(g, &o, &s, rep, &e);
-	if (st != HOFF_OK)
-		print_error("%s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
+	hoff_status st = hoff_policy_run(g, o, &s, rep, &e);
+	tu_ok(st, &e, NULL);
 	assert_non_null(s);
 	return s;
 }
@@ -25,7 +30,7 @@ void tu_expect_steps(const hoff_graph *g, const hoff_sched *s, const char *want)
 {
 	static const char *const name[] = {"op",     "prefetch",  "store",
 					   "detach", "recompute", "drop"};
-	char buf[1024];
+	char buf[2048];
 	size_t n = 0;
 	buf[0] = '\0';
 	for (int64_t i = 0; i < s->nsteps && n < sizeof buf; i++) {

@@ -13,6 +13,10 @@
  * the plan succeeds (caller frees). */
 hoff_sched *tu_plan(const hoff_graph *g, const char *policy, int64_t budget,
 		    double overhead, hoff_policy_report *rep);
+/* Plans g with the options o, filling *rep; fails the test unless the
+ * plan succeeds (caller frees). */
+hoff_sched *tu_run(const hoff_graph *g, const hoff_policy_opts *o,
+		   hoff_policy_report *rep);
 /* Asserts that s's steps, written "op f0|store a host|drop a0|...",
  * are want. */
 void tu_expect_steps(const hoff_graph *g, const hoff_sched *s,
