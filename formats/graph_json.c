@@ -29,8 +29,8 @@
 #include "jscan.h"
 
 enum {
-	K_FORMAT,
-	K_VERSION,
+	K_FORMAT,  /* jscan's JS_K_FORMAT */
+	K_VERSION, /* jscan's JS_K_VERSION */
 	K_NAME,
 	K_META,
 	K_MACHINE,
@@ -39,6 +39,8 @@ enum {
 	K_REPEAT,
 	NKEYS
 };
+_Static_assert((int)K_FORMAT == JS_K_FORMAT && (int)K_VERSION == JS_K_VERSION,
+	       "js_top_value reads the header at these keys");
 static const char *const top_keys[NKEYS] = {
 	"format",  "version", "name", "meta",
 	"machine", "tensors", "ops",  "repeat",
@@ -459,20 +461,16 @@ static hoff_status replay(reader *r, ext x, bool tensor)
 static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 {
 	js_where top = {r->file, NULL, -1, NULL};
-	cJSON *j = NULL;
+	cJSON *j;
 	const char *s;
-	js_where at = {r->file, r->s.key, -1, NULL}; /* the key just met */
-	hoff_status st = js_parse(&r->s, a, b, &at, &j);
-	if (st != HOFF_OK)
+	hoff_status st = js_top_value(&r->s, k, a, b, "hoffopt.graph",
+				      &r->g->version, &j);
+	if (st != HOFF_OK || k == K_FORMAT || k == K_VERSION) {
+		cJSON_Delete(j);
 		return st;
+	}
 	js_val v = js_from(j);
 	switch (k) {
-	case K_FORMAT:
-		st = js_format(r->e, &top, &v, "hoffopt.graph");
-		break;
-	case K_VERSION:
-		st = js_version(r->e, &top, &v, &r->g->version);
-		break;
 	case K_REPEAT:
 		st = js_bool(r->e, &top, &v, "repeat", &r->g->has_repeat,
 			     &r->g->repeat);

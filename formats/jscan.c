@@ -1197,6 +1197,23 @@ hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
 	return st;
 }
 
+hoff_status js_top_value(jscan *s, int k, size_t a, size_t b, const char *want,
+			 int32_t *version, cJSON **j)
+{
+	js_where top = {s->file, NULL, -1, NULL};
+	js_where at = {s->file, s->key, -1, NULL}; /* the key just met */
+	*j = NULL;
+	hoff_status st = js_parse(s, a, b, &at, j);
+	if (st != HOFF_OK)
+		return st;
+	js_val v = js_from(*j);
+	if (k == JS_K_FORMAT)
+		st = js_format(s->e, &top, &v, want);
+	else if (k == JS_K_VERSION)
+		st = js_version(s->e, &top, &v, version);
+	return st;
+}
+
 /* ---- numbers out ---- */
 
 /* snprintf's decimal point follows the locale; JSON's is '.'. */

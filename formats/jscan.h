@@ -182,6 +182,14 @@ hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
 		      const char *want);
 hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
 		       int32_t *out);
+/* The keys every document's top level starts with, at these indices of
+ * its key table: "format" and "version". */
+enum { JS_K_FORMAT, JS_K_VERSION };
+/* A small top-level value [a, b), of key k (its name in s->key), parsed
+ * into *j (caller deletes, also on error); the header's keys read too:
+ * JS_K_FORMAT (js_format against want), JS_K_VERSION (into *version). */
+hoff_status js_top_value(jscan *s, int k, size_t a, size_t b, const char *want,
+			 int32_t *version, cJSON **j);
 
 /* Prints x as the shortest "%.{15,16,17}g" that reads back exactly, with
  * a '.' whatever the locale; "null" when x is not finite (JSON has no

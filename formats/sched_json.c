@@ -12,8 +12,11 @@
 #include "fileio.h"
 #include "jscan.h"
 
+/* (format and version first, at jscan's JS_K_FORMAT and JS_K_VERSION) */
 enum { K_FORMAT, K_VERSION, K_GRAPH, K_POLICY, K_BUDGET, K_STEPS, K_SUMMARY,
        NKEYS };
+_Static_assert((int)K_FORMAT == JS_K_FORMAT && (int)K_VERSION == JS_K_VERSION,
+	       "js_top_value reads the header at these keys");
 static const char *const top_keys[NKEYS] = {
 	"format", "version", "graph", "policy", "budget_bytes", "steps",
 	"summary",
@@ -173,18 +176,14 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 	const char *s;
 	int64_t n;
 	bool present;
-	js_where at = {r->file, r->s.key, -1, NULL}; /* the key just met */
-	hoff_status st = js_parse(&r->s, a, b, &at, &j);
-	if (st != HOFF_OK)
+	hoff_status st = js_top_value(&r->s, k, a, b, "hoffopt.schedule",
+				      &r->sc->version, &j);
+	if (st != HOFF_OK || k == K_FORMAT || k == K_VERSION) {
+		cJSON_Delete(j);
 		return st;
+	}
 	js_val v = js_from(j);
 	switch (k) {
-	case K_FORMAT:
-		st = js_format(r->e, &top, &v, "hoffopt.schedule");
-		break;
-	case K_VERSION:
-		st = js_version(r->e, &top, &v, &r->sc->version);
-		break;
 	case K_GRAPH:
 	case K_POLICY:
 		if ((st = js_str(r->e, &top, &v, top_keys[k], false, &s)) !=
