@@ -457,42 +457,29 @@ static hoff_status replay(reader *r, ext x, bool tensor)
 
 /* ---- the top level ---- */
 
-/* Converts a small top-level value (everything but tensors and ops). */
-static hoff_status read_top(reader *r, int k, size_t a, size_t b)
+/* js_top_value's reader of a small top-level value (everything but the
+ * header, tensors and ops). */
+static hoff_status read_top(void *ctx, const js_top *t)
 {
-	js_where top = {r->file, NULL, -1, NULL};
-	cJSON *j;
+	reader *r = ctx;
 	const char *s;
-	hoff_status st = js_top_value(&r->s, k, a, b, "hoffopt.graph",
-				      &r->g->version, &j);
-	if (st != HOFF_OK || k == K_FORMAT || k == K_VERSION) {
-		cJSON_Delete(j);
-		return st;
-	}
-	js_val v = js_from(j);
-	switch (k) {
-	case K_REPEAT:
-		st = js_bool(r->e, &top, &v, "repeat", &r->g->has_repeat,
-			     &r->g->repeat);
-		break;
-	case K_NAME:
-		if ((st = js_str(r->e, &top, &v, "name", false, &s)) ==
+	hoff_status st;
+	if (t->k == K_REPEAT)
+		return js_bool(r->e, &t->w, &t->v, "repeat", &r->g->has_repeat,
+			       &r->g->repeat);
+	if (t->k == K_MACHINE)
+		return read_machine(r, t->j);
+	if (t->k == K_NAME) {
+		if ((st = js_str(r->e, &t->w, &t->v, "name", false, &s)) ==
 			    HOFF_OK &&
 		    s && !(r->g->name = hoff_strdup(s)))
 			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
-		break;
-	case K_META:
-		if (!cJSON_IsNull(j) && !(r->g->meta = js_compact(&r->s, a, b)))
-			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
-		break;
-	case K_MACHINE:
-		st = read_machine(r, j);
-		break;
-	default: /* an unknown key: checked for duplicate keys, ignored */
-		break;
+		return st;
 	}
-	cJSON_Delete(j);
-	return st;
+	if (t->k == K_META && !cJSON_IsNull(t->j) &&
+	    !(r->g->meta = js_compact(&r->s, t->a, t->b)))
+		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+	return HOFF_OK; /* an unknown key: checked for duplicate keys */
 }
 
 /* Converts whatever has its dependencies in now. */
@@ -1035,20 +1022,10 @@ static hoff_status read_chunks(reader *r, int k, bool *first, bool *closed)
  * are in and keeping the extents of the others. */
 static hoff_status read_array(reader *r, int k)
 {
-	js_where top = {r->file, NULL, -1, NULL};
-	const char *name = top_keys[k];
 	size_t a, b;
-	hoff_status st;
-	char c = js_peek(&r->s);
-	if (c != '[') {
-		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
-			return st;
-		return js_fail(r->e, &top, HOFF_EINPUT,
-			       c == 'n' ? "%s must not be null"
-					: "%s must be an array",
-			       name);
-	}
-	r->s.pos++;
+	hoff_status st = js_top_array(&r->s, top_keys[k]);
+	if (st != HOFF_OK)
+		return st;
 	bool first = true, more, closed = false;
 	if (k == K_TENSORS ? r->hdr_ok : r->tensors_ok) {
 		if ((st = read_chunks(r, k, &first, &closed)) != HOFF_OK)
@@ -1123,9 +1100,8 @@ static hoff_status top_member(void *ctx, int k)
 	if (k == K_TENSORS || k == K_OPS) {
 		st = read_array(r, k);
 	} else {
-		size_t a, b;
-		if ((st = js_value(&r->s, &a, &b)) == HOFF_OK)
-			st = read_top(r, k, a, b);
+		st = js_top_value(&r->s, k, "hoffopt.graph", &r->g->version,
+				  read_top, r);
 		if (k < NKEYS)
 			r->have[k] = true;
 	}

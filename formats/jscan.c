@@ -1197,20 +1197,43 @@ hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
 	return st;
 }
 
-hoff_status js_top_value(jscan *s, int k, size_t a, size_t b, const char *want,
-			 int32_t *version, cJSON **j)
+hoff_status js_top_array(jscan *s, const char *name)
 {
 	js_where top = {s->file, NULL, -1, NULL};
+	size_t a, b;
+	hoff_status st;
+	char c = js_peek(s);
+	if (c == '[') {
+		s->pos++;
+		return HOFF_OK;
+	}
+	if ((st = js_value(s, &a, &b)) != HOFF_OK)
+		return st;
+	return js_fail(s->e, &top, HOFF_EINPUT,
+		       c == 'n' ? "%s must not be null" : "%s must be an array",
+		       name);
+}
+
+hoff_status js_top_value(jscan *s, int k, const char *want, int32_t *version,
+			 js_value_fn fn, void *ctx)
+{
+	js_top t = {.k = k, .w = {s->file, NULL, -1, NULL}};
 	js_where at = {s->file, s->key, -1, NULL}; /* the key just met */
-	*j = NULL;
-	hoff_status st = js_parse(s, a, b, &at, j);
+	cJSON *j = NULL;
+	hoff_status st = js_value(s, &t.a, &t.b);
+	if (st == HOFF_OK)
+		st = js_parse(s, t.a, t.b, &at, &j);
 	if (st != HOFF_OK)
 		return st;
-	js_val v = js_from(*j);
+	t.j = j;
+	t.v = js_from(j);
 	if (k == JS_K_FORMAT)
-		st = js_format(s->e, &top, &v, want);
+		st = js_format(s->e, &t.w, &t.v, want);
 	else if (k == JS_K_VERSION)
-		st = js_version(s->e, &top, &v, version);
+		st = js_version(s->e, &t.w, &t.v, version);
+	else
+		st = fn(ctx, &t);
+	cJSON_Delete(j);
 	return st;
 }
 

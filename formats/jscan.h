@@ -182,14 +182,29 @@ hoff_status js_format(hoff_err *e, const js_where *w, const js_val *v,
 		      const char *want);
 hoff_status js_version(hoff_err *e, const js_where *w, const js_val *v,
 		       int32_t *out);
+/* Enters the array that is the value of top-level key `name` (s->pos
+ * past its '['); else "NAME must not be null" or "NAME must be an array"
+ * (HOFF_EINPUT, once the value is found valid JSON). */
+hoff_status js_top_array(jscan *s, const char *name);
 /* The keys every document's top level starts with, at these indices of
  * its key table: "format" and "version". */
 enum { JS_K_FORMAT, JS_K_VERSION };
-/* A small top-level value [a, b), of key k (its name in s->key), parsed
- * into *j (caller deletes, also on error); the header's keys read too:
- * JS_K_FORMAT (js_format against want), JS_K_VERSION (into *version). */
-hoff_status js_top_value(jscan *s, int k, size_t a, size_t b, const char *want,
-			 int32_t *version, cJSON **j);
+/* A small top-level value, as js_top_value hands it on. */
+typedef struct js_top {
+	int k;		/* its key's index */
+	const cJSON *j; /* the value parsed */
+	js_val v;	/* js_from(j) */
+	js_where w;	/* where its errors are: the file's top level */
+	size_t a, b;	/* its extent */
+} js_top;
+/* Reads a small top-level value other than the header's. */
+typedef hoff_status (*js_value_fn)(void *ctx, const js_top *t);
+/* Reads the small top-level value at s->pos, of key k (its name in
+ * s->key), with cJSON: the header's keys itself, JS_K_FORMAT (js_format
+ * against want) and JS_K_VERSION (into *version), every other key by
+ * fn. */
+hoff_status js_top_value(jscan *s, int k, const char *want, int32_t *version,
+			 js_value_fn fn, void *ctx);
 
 /* Prints x as the shortest "%.{15,16,17}g" that reads back exactly, with
  * a '.' whatever the locale; "null" when x is not finite (JSON has no

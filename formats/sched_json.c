@@ -168,25 +168,20 @@ static hoff_status read_summary(reader *r, const cJSON *o)
 	return HOFF_OK;
 }
 
-/* Converts a top-level value other than steps. */
-static hoff_status read_top(reader *r, int k, size_t a, size_t b)
+/* js_top_value's reader of a top-level value other than the header and
+ * steps. */
+static hoff_status read_top(void *ctx, const js_top *t)
 {
-	js_where top = {r->file, NULL, -1, NULL};
-	cJSON *j = NULL;
+	reader *r = ctx;
+	int k = t->k;
 	const char *s;
 	int64_t n;
 	bool present;
-	hoff_status st = js_top_value(&r->s, k, a, b, "hoffopt.schedule",
-				      &r->sc->version, &j);
-	if (st != HOFF_OK || k == K_FORMAT || k == K_VERSION) {
-		cJSON_Delete(j);
-		return st;
-	}
-	js_val v = js_from(j);
+	hoff_status st = HOFF_OK;
 	switch (k) {
 	case K_GRAPH:
 	case K_POLICY:
-		if ((st = js_str(r->e, &top, &v, top_keys[k], false, &s)) !=
+		if ((st = js_str(r->e, &t->w, &t->v, top_keys[k], false, &s)) !=
 			    HOFF_OK ||
 		    !s)
 			break;
@@ -196,18 +191,17 @@ static hoff_status read_top(reader *r, int k, size_t a, size_t b)
 			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
 		break;
 	case K_BUDGET:
-		if ((st = js_int(r->e, &top, &v, "budget_bytes", false, 0,
+		if ((st = js_int(r->e, &t->w, &t->v, "budget_bytes", false, 0,
 				 &present, &n)) == HOFF_OK &&
 		    present)
 			r->sc->budget_bytes = n;
 		break;
 	case K_SUMMARY:
-		st = read_summary(r, j);
+		st = read_summary(r, t->j);
 		break;
 	default: /* an unknown key: checked for duplicate keys, ignored */
 		break;
 	}
-	cJSON_Delete(j);
 	return st;
 }
 
@@ -218,18 +212,10 @@ static bool hdr_ok(const reader *r)
 
 static hoff_status read_steps(reader *r)
 {
-	js_where top = {r->file, NULL, -1, NULL};
 	size_t a, b;
-	hoff_status st;
-	char c = js_peek(&r->s);
-	if (c != '[') {
-		if ((st = js_value(&r->s, &a, &b)) != HOFF_OK)
-			return st;
-		return js_fail(r->e, &top, HOFF_EINPUT,
-			       c == 'n' ? "steps must not be null"
-					: "steps must be an array");
-	}
-	r->s.pos++;
+	hoff_status st = js_top_array(&r->s, "steps");
+	if (st != HOFF_OK)
+		return st;
 	bool first = true, more;
 	for (;;) {
 		if ((st = js_element(&r->s, &first, &more)) != HOFF_OK)
@@ -259,9 +245,8 @@ static hoff_status top_member(void *ctx, int k)
 	if (k == K_STEPS) {
 		st = read_steps(r);
 	} else {
-		size_t a, b;
-		if ((st = js_value(&r->s, &a, &b)) == HOFF_OK)
-			st = read_top(r, k, a, b);
+		st = js_top_value(&r->s, k, "hoffopt.schedule", &r->sc->version,
+				  read_top, r);
 	}
 	if (st != HOFF_OK)
 		return st;
