@@ -138,14 +138,22 @@ def dump(o, p):
         json.dump(o, f)
 
 def patch(args):
-    """graph machine out: the measured link as the host tier, device
-    memory capped at 90% of the GPU's."""
+    """graph machine out: the measured link as the host tier (its duplex
+    factors too, making the graph version 2), device memory capped at 90%
+    of the GPU's."""
     g, m = load(args[0]), load(args[1])
     t = m["tiers"][0]
     for tier in g["machine"]["tiers"]:
         if tier["name"] == "host":
             for k in ("h2d_Bps", "d2h_Bps", "latency_s"):
                 tier[k] = t[k]
+    duplex = {k: t[k] for k in ("h2d_duplex_factor", "d2h_duplex_factor")
+              if k in t}
+    if duplex:   # version-2 fields: the graph becomes version 2
+        g["version"] = 2
+        for tier in g["machine"]["tiers"]:
+            if tier["name"] == "host":
+                tier.update(duplex)
     cap = int(m["device"]["memory_bytes"] * 0.9)
     d = g["machine"]["device"]
     d["memory_bytes"] = min(d["memory_bytes"], cap)
@@ -156,7 +164,9 @@ def total(args):
     print(sum(t["bytes"] for t in g["tensors"]), g.get("name", ""))
 
 def machine_graph(name, tiers, ops, tensors, mem=10**10):
-    return {"format": "hoffopt.graph", "version": 1, "name": name,
+    v2 = any(k.endswith("_duplex_factor") for t in tiers for k in t)
+    return {"format": "hoffopt.graph", "version": 2 if v2 else 1,
+            "name": name,
             "machine": {"device": {"memory_bytes": mem}, "tiers": tiers},
             "tensors": tensors, "ops": ops}
 

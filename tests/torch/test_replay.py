@@ -404,6 +404,81 @@ class Small(Base, unittest.TestCase):
         self.assertEqual([o.get("time_s") for o in gr["ops"]],
                          [3e-05, 5e-05, None])
 
+    def test_times_from_aligns_past_a_missing_op(self):
+        # eager ran gelu where the graph has relu: that op alone goes
+        # unmatched; a scan for the next name would take the second relu
+        # for the first and lose the ops after it
+        m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 8), torch.nn.ReLU(),
+                                torch.nn.Linear(8, 4)).eval()
+        g = hoffopt_torch.export(m, torch.randn(4, 8), mode="infer")
+        self.assertEqual([o["id"] for o in g["ops"]],
+                         ["0/addmm#0", "1/relu#1", "2/addmm#2", "3/relu#3",
+                          "4/addmm#4"])
+
+        def x(name, ts, dur):
+            return {"ph": "X", "name": name, "cat": "cpu_op", "ts": ts,
+                    "dur": dur, "tid": 1, "pid": 1, "args": {}}
+        ev = [x("aten::addmm", 0, 1), x("aten::gelu", 10, 2),
+              x("aten::addmm", 20, 3), x("aten::relu", 30, 4),
+              x("aten::addmm", 40, 5)]
+        times, miss = replay.times_from_trace(g, {"traceEvents": ev})
+        self.assertEqual(miss, ["1/relu#1"])
+        self.assertEqual([None if t is None else round(t * 1e6, 6)
+                          for t in times], [1, None, 3, 4, 5])
+
+    def test_times_from_gpu_names_and_adam(self):
+        # a trace as eager CUDA writes it: batch norm under
+        # _batch_norm_impl_index -> cudnn_batch_norm (the graph has
+        # native_batch_norm, what meta ran), and Adam's ops inside
+        # Optimizer.step, whose kernels are split by bytes_accessed
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Linear(8, 8),
+                                torch.nn.BatchNorm1d(8))
+        g = hoffopt_torch.export(m, torch.randn(4, 8))
+        self.assertEqual([o["id"] for o in g["ops"]][:8], [
+            "0/addmm#0", "1/add_#1", "1/native_batch_norm#2",
+            "model/sum#3", "grad:model/ones_like#4",
+            "grad:1/native_batch_norm_backward#5", "grad:0/mm#6",
+            "grad:0/sum#7"])
+        adam = [o for o in g["ops"] if o["kind"] == "optimizer"]
+        self.assertEqual(len(adam), 4)
+
+        def x(name, ts, dur, tid=1, cat="cpu_op", **args):
+            return {"ph": "X", "name": name, "cat": cat, "ts": ts,
+                    "dur": dur, "tid": tid, "pid": 1, "args": args}
+        ev = [x("aten::addmm", 0, 10), x("aten::add_", 20, 5),
+              x("aten::_batch_norm_impl_index", 30, 20),
+              x("aten::cudnn_batch_norm", 31, 18),
+              x("aten::sum", 60, 5), x("aten::ones_like", 70, 5, tid=2),
+              x("aten::_batch_norm_impl_index_backward", 80, 20, tid=2),
+              x("aten::cudnn_batch_norm_backward", 81, 18, tid=2),
+              x("aten::mm", 110, 5, tid=2), x("aten::sum", 120, 5, tid=2),
+              x("Optimizer.step#Adam.step", 200, 100,
+                cat="user_annotation"),
+              x("Optimizer.step#Adam.step", 199, 90,
+                cat="gpu_user_annotation", tid=7),
+              x("aten::mul_", 210, 5)]
+        # kernels of the batch norm (7 us) and of Adam's step (2 x 30 us)
+        for c, (ts, at) in enumerate(((35, 40), (210, 220), (250, 260))):
+            ev.append(x("cudaLaunchKernel", ts, 1, cat="cuda_runtime",
+                        correlation=c))
+            ev.append(x("k%d" % c, at, 7 if c == 0 else 30, tid=7,
+                        cat="kernel", correlation=c))
+        times, miss = replay.times_from_trace(g, {"traceEvents": ev})
+        self.assertEqual(miss, [])
+        us = [round(t * 1e6, 6) for t in times]
+        self.assertEqual(us[:8], [10, 5, 7, 5, 5, 20, 5, 5])
+        # 60 us of kernels by bytes_accessed
+        total = sum(o["bytes_accessed"] for o in adam)
+        self.assertEqual(us[8:], [round(60 * o["bytes_accessed"] / total, 6)
+                                  for o in adam])
+        # without the step's span, Adam's ops stay unmatched
+        times, miss = replay.times_from_trace(
+            g, {"traceEvents": [e for e in ev if
+                                not e["name"].startswith("Optimizer")]})
+        self.assertEqual(miss, [o["id"] for o in adam])
+
     def test_times_from_cpu_profiler(self):
         from torch.profiler import ProfilerActivity, profile
         m, x = self.gpt()

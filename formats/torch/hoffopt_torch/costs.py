@@ -25,7 +25,9 @@ _SOFTMAX = {"_softmax", "_log_softmax", "_softmax_backward_data",
             "_log_softmax_backward_data"}
 _NORM = {"native_layer_norm", "native_layer_norm_backward",
          "native_batch_norm", "native_batch_norm_backward",
-         "_native_batch_norm_legit", "native_group_norm",
+         "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
+         "_native_batch_norm_legit_no_training", "_batch_norm_with_update",
+         "_batch_norm_no_update", "batch_norm_backward", "native_group_norm",
          "native_group_norm_backward", "_batch_norm_impl_index",
          "_batch_norm_impl_index_backward"}
 _GATHER = {"embedding", "index_select"}

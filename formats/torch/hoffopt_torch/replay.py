@@ -35,7 +35,9 @@ Contract:
   with record_stream on every tensor a side stream touches. Untested in
   this project so far (no GPU was lent).
 """
+import contextlib
 import copy
+import difflib
 import json
 import time
 
@@ -46,7 +48,7 @@ from torch.optim.adam import adam as _adam
 from torch.utils._pytree import tree_map
 
 from .export import export
-from .trace import Const, Ref, tensors_of
+from .trace import Const, Ref, storage_elems, storage_of, tensors_of
 
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
@@ -61,9 +63,9 @@ class ReplayError(ValueError):
 
 def _flat(t):
     """A 1-D tensor over the whole of t's storage."""
-    n = t.storage().size()
+    n = storage_elems(t)
     return torch.empty(0, dtype=t.dtype, device=t.device).set_(
-        t.storage(), 0, (n,), (1,))
+        storage_of(t), 0, (n,), (1,))
 
 
 def _persistent(t):
@@ -241,14 +243,14 @@ class Pool:
     # ---- memory ------------------------------------------------------------
     def _put(self, name, flat):
         self.dev[name] = flat
-        self.live += flat.storage().nbytes()
+        self.live += storage_of(flat).nbytes()
 
     def _free(self, name):
         """Drops the device-side storage of name and checks that PyTorch
         released it (nothing else refers to it)."""
         flat = self.dev.pop(name)
-        self.live -= flat.storage().nbytes()
-        self.freed.append((name, StorageWeakRef(flat.storage())))
+        self.live -= storage_of(flat).nbytes()
+        self.freed.append((name, StorageWeakRef(storage_of(flat))))
         del flat
 
     def _check_released(self):
@@ -564,7 +566,10 @@ def emit_python(gm, header, footer=""):
     code = gm.code.strip("\n").splitlines()
     nodes = [n for n in gm.graph.nodes if n.op not in ("placeholder",
                                                        "output")]
-    body = [ln for ln in code[1:] if ln.strip()]   # after "def forward"
+    # after "def forward"; comment lines (torch 2's fx may write some
+    # between nodes) are not nodes
+    body = [ln for ln in code[1:] if ln.strip() and
+            not ln.strip().startswith("#")]
     if len(body) != len(nodes) + 1:
         raise RuntimeError("emit-python: %d lines for %d nodes"
                            % (len(body), len(nodes)))
@@ -670,6 +675,28 @@ def prepare(model, example_inputs, graph, schedule, mode="train",
                   seed)
 
 
+@contextlib.contextmanager
+def as_traced():
+    """Eager PyTorch on the paths the trace took. The trace runs on meta
+    under a TorchFunctionMode, so nn.MultiheadAttention's fast path is off
+    and scaled_dot_product_attention takes its math backend (meta has no
+    fused kernel); torch 2 would choose a fused kernel on a real device.
+    torch 1.13 has neither switch: nothing changes there."""
+    with contextlib.ExitStack() as st:
+        mha = getattr(torch.backends, "mha", None)
+        if mha is not None and hasattr(mha, "set_fastpath_enabled"):
+            old = mha.get_fastpath_enabled()
+            mha.set_fastpath_enabled(False)
+            st.callback(mha.set_fastpath_enabled, old)
+        try:
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+        except ImportError:
+            sdpa_kernel = None
+        if sdpa_kernel is not None:
+            st.enter_context(sdpa_kernel(SDPBackend.MATH))
+        yield
+
+
 class Replay:
     """A prepared replay: run() it, compare() it with eager PyTorch."""
 
@@ -680,6 +707,16 @@ class Replay:
         self.mode, self.optimizer, self.loss = mode, optimizer, loss
         self.device, self.seed = device, seed
         self.gm, self.consts = build_module(plan, device)
+
+    def again(self, schedule, device=None):
+        """A Replay of another schedule (a dict or a path) for the same
+        graph, sharing this one's trace; on device when given."""
+        if isinstance(schedule, str):
+            schedule = load_json(schedule, "schedule")
+        plan = Plan(self.cap, self.plan.graph, schedule)
+        return Replay(plan, self.cap, self.model, self.args, self.kwargs,
+                      self.mode, self.optimizer, self.loss,
+                      device or self.device, self.seed)
 
     def watched(self):
         """Tensors the comparison reads: the loss or outputs, gradients."""
@@ -718,6 +755,10 @@ class Replay:
             lambda t: t.to(self.device) if isinstance(t, torch.Tensor)
             else t, (self.args, self.kwargs))
         torch.manual_seed(self.seed)
+        with as_traced():
+            return self._eager(m, named, out, args, kwargs)
+
+    def _eager(self, m, named, out, args, kwargs):
         if self.mode != "train":
             with torch.no_grad():
                 res = m(*args, **kwargs)
@@ -841,15 +882,105 @@ def _arg(pool, plan, consts, dev, x):
     return x
 
 
+# Other aten names of a graph op's call in a trace taken on a GPU: the
+# trace records what runs on meta (native_batch_norm), eager on CUDA may
+# run cudnn's (under _batch_norm_impl_index).
+_ALIASES = {
+    "native_batch_norm": ("_batch_norm_impl_index", "cudnn_batch_norm",
+                          "miopen_batch_norm"),
+    "native_batch_norm_backward": ("_batch_norm_impl_index_backward",
+                                   "cudnn_batch_norm_backward",
+                                   "miopen_batch_norm_backward"),
+}
+
+
+def _lcs(a, b, cells=2 * 10 ** 7):
+    """Index pairs (i, j) of a longest common subsequence of the name
+    lists a and b: the dynamic programme row by row in numpy (a row is a
+    running maximum), its table kept for the walk back. Past `cells`
+    table entries, difflib's matching blocks instead (not always longest,
+    but linear in memory)."""
+    if not a or not b:
+        return []
+    if len(a) * len(b) > cells:
+        sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        return [(i + d, j + d) for i, j, n in sm.get_matching_blocks()
+                for d in range(n)]
+    import numpy as np
+    code = {}
+    bb = np.array([code.setdefault(x, len(code)) for x in b])
+    aa = [code.get(x, -1) for x in a]
+    tab = np.zeros((len(a) + 1, len(b) + 1), dtype=np.int32)
+    for i, x in enumerate(aa):
+        prev = tab[i]
+        t = prev[1:].copy()
+        if x >= 0:
+            np.maximum(t, prev[:-1] + (bb == x), out=t)
+        np.maximum.accumulate(t, out=tab[i + 1][1:])
+    pairs, i, j = [], len(a), len(b)
+    while i > 0 and j > 0:
+        if tab[i, j] == tab[i - 1, j]:
+            i -= 1
+        elif tab[i, j] == tab[i, j - 1]:
+            j -= 1
+        else:
+            pairs.append((i - 1, j - 1))
+            i, j = i - 1, j - 1
+    return pairs[::-1]
+
+
+def _align(gops, evs):
+    """For each graph op, the index in evs (aten events in time order) of
+    the event it matches, or None: the two name sequences (an alias mapped
+    to its graph name) aligned in order by a longest common subsequence
+    (_lcs), so an op the trace lacks, or a trace event the graph lacks (a
+    composite op such as aten::linear, an op of eager's own), costs only
+    itself and the match goes on after it. An event inside another of
+    its own name (same thread) is never a candidate, and a match nested
+    in an earlier matched event (its child) is refused."""
+    canon = {al: n for n, als in _ALIASES.items() for al in als}
+    want = [o["id"].rsplit("/", 1)[-1].split("#")[0] for o in gops]
+    names = [canon.get(e["name"][6:], e["name"][6:]) for e in evs]
+    # an event inside one of its own name (its thread's) is that call's
+    # inner work, never a graph op of its own
+    keep, open_ = [], {}
+    for i, e in enumerate(evs):
+        st = open_.setdefault(e.get("tid"), [])
+        while st and st[-1][0] <= e["ts"]:
+            st.pop()
+        if not any(n == names[i] for _, n in st):
+            keep.append(i)
+        st.append((e["ts"] + e["dur"], names[i]))
+    have = [names[i] for i in keep]
+    out = [None] * len(want)
+    for a, b in _lcs(want, have):
+        out[a] = keep[b]
+    end = {}   # thread -> end of the last matched event
+    for k, i in enumerate(out):
+        if i is None:
+            continue
+        e = evs[i]
+        tid = e.get("tid")
+        if e["ts"] < end.get(tid, float("-inf")):
+            out[k] = None
+            continue
+        end[tid] = e["ts"] + e["dur"]
+    return out
+
+
 def times_from_trace(graph, trace):
     """Maps a PyTorch profiler (Kineto) trace's aten ops onto the graph's
-    ops, in order: op k matches the next `aten::NAME` event (NAME its aten
-    op) after op k-1's match and the events nested in that match (its own
-    children, on its thread). Its time is the sum of the GPU kernels
-    launched inside the event when the trace has any, else the event's
-    own duration. trace: a Kineto trace (an object with traceEvents) or
-    the legacy profiler's list of events. Returns (times, unmatched):
-    time_s per op (None where unmatched) and the ids not matched."""
+    ops, in order (_align): op k matches an `aten::NAME` event (NAME its
+    aten op, or one of its _ALIASES) after op k-1's match, not nested in
+    it. Its time is the sum
+    of the GPU kernels launched inside the event when the trace has any,
+    else the event's own duration. The exporter's Adam ops (kind
+    optimizer, no aten op of their own) share the first `Optimizer.step`
+    span of the trace (torch.optim's record_function, measured the same
+    way), in proportion to their bytes_accessed. trace: a Kineto trace (an
+    object with traceEvents) or the legacy profiler's list of events.
+    Returns (times, unmatched): time_s per op (None where unmatched) and
+    the ids not matched."""
     if isinstance(trace, dict):
         trace = trace.get("traceEvents", [])
     evs = [e for e in trace if isinstance(e, dict)
@@ -872,24 +1003,30 @@ def times_from_trace(graph, trace):
         la = launches.get(c)
         if la is not None:
             gpu.setdefault(la.get("tid"), []).append((la["ts"], kern["dur"]))
-    times, unmatched, j = [], [], 0
-    for o in graph["ops"]:
-        name = o["id"].rsplit("/", 1)[-1].split("#")[0]
-        i = j
-        while i < len(ops) and ops[i]["name"] != "aten::" + name:
-            i += 1
-        if i == len(ops):
-            times.append(None)
-            unmatched.append(o["id"])
-            continue
-        e = ops[i]
-        j = i + 1
-        while j < len(ops) and (ops[j].get("tid") == e.get("tid") and
-                                ops[j]["ts"] < e["ts"] + e["dur"]):
-            j += 1   # the matched call's own children
+
+    def span_s(e):
         ks = [d for ts, d in gpu.get(e.get("tid"), [])
               if e["ts"] <= ts <= e["ts"] + e["dur"]]
-        times.append((sum(ks) if ks else e["dur"]) / 1e6)
+        return (sum(ks) if ks else e["dur"]) / 1e6
+    times, unmatched = [], []
+    for k, i in enumerate(_align(graph["ops"], ops)):
+        if i is None:
+            times.append(None)
+            unmatched.append(graph["ops"][k]["id"])
+        else:
+            times.append(span_s(ops[i]))
+    adam = [k for k, o in enumerate(graph["ops"])
+            if times[k] is None and o.get("kind") == "optimizer"]
+    steps = [e for e in evs if str(e.get("name", "")).startswith(
+        "Optimizer.step") and "gpu" not in str(e.get("cat", ""))]
+    if adam and steps:
+        total = span_s(min(steps, key=lambda e: e["ts"]))
+        w = [max(int(graph["ops"][k].get("bytes_accessed", 0)), 1)
+             for k in adam]
+        for k, wk in zip(adam, w):
+            times[k] = total * wk / sum(w)
+        done = {graph["ops"][k]["id"] for k in adam}
+        unmatched = [u for u in unmatched if u not in done]
     return times, unmatched
 
 

@@ -41,6 +41,21 @@ _CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict)
 _NONE = object()
 
 
+def storage_of(t):
+    """t's storage: untyped (torch 2's Tensor.untyped_storage) where torch
+    has it, else the typed one of torch 1.13 (its _cdata and nbytes are
+    the same StorageImpl's)."""
+    f = getattr(t, "untyped_storage", None)
+    return f() if f is not None else t.storage()
+
+
+def storage_elems(t):
+    """Elements of t's dtype that t's whole storage holds."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().nbytes() // t.element_size()
+    return t.storage().size()
+
+
 def _like(t):
     return torch.empty_like(t)
 
@@ -318,7 +333,7 @@ class Recorder(TorchDispatchMode):
 
     # ---- tensors --------------------------------------------------------
     def _elems(self, t):
-        return t.storage().size()
+        return storage_elems(t)
 
     def skip(self, t):
         """A Python scalar wrapped as a CPU tensor, or an empty storage."""
@@ -328,7 +343,7 @@ class Recorder(TorchDispatchMode):
 
     def add(self, t, kind, producer=-1, name=None):
         """The graph tensor of t's storage, made if new."""
-        key = t.storage()._cdata
+        key = storage_of(t)._cdata
         g = self.by_storage.get(key)
         if g is None:
             g = len(self.tensors)
@@ -339,10 +354,10 @@ class Recorder(TorchDispatchMode):
         return g
 
     def known(self, t):
-        return t.storage()._cdata in self.by_storage
+        return storage_of(t)._cdata in self.by_storage
 
     def gid(self, t):
-        return self.by_storage.get(t.storage()._cdata)
+        return self.by_storage.get(storage_of(t)._cdata)
 
     # ---- ops ------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
