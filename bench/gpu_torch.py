@@ -19,8 +19,10 @@ skipped, seconds, note):
            (torch.equal), the replay's device-side peak against
            simulate's, with the stores in flight added (explain_peak)
   cuda     each schedule replayed with device cuda: bit-equal to eager
-           CUDA, torch.cuda.max_memory_allocated during the replay
-           against simulate's peak; none timed (median of 3 warm runs).
+           CUDA, torch.cuda.max_memory_allocated less memory_allocated
+           before (the previous results freed; none run once first, so
+           cuBLAS's workspace is in "before") against simulate's peak;
+           none timed (median of 3 warm runs).
            cudnn deterministic, benchmark off; when a schedule is not
            bit-equal, eager is run twice (is eager itself deterministic?)
            and every schedule again with cudnn off (both sides)
@@ -40,6 +42,7 @@ without a GPU, its figures mean nothing.
 Exit 0 when every step ran ok or was skipped, 1 otherwise.
 """
 import argparse
+import gc
 import json
 import os
 import signal
@@ -192,7 +195,6 @@ def build(name):
 
 def first_diffs(rp, res, names, k=3):
     """max |replay - eager| of the first k tensors that differ."""
-    import torch
     ref = rp.eager()
     out = {}
     for n in names[:k]:
@@ -327,16 +329,25 @@ def main():
             rows[pol] = row
             try:
                 rc = rp0.again(pl[pol]["schedule"], device=dev)
+                if pol == "none":
+                    rc.run()   # cuBLAS's workspace and cuDNN's handles
+                res = None
+                gc.collect()
                 mem.synchronize()
                 mem.empty_cache()
                 base = mem.memory_allocated()
                 mem.reset_peak_memory_stats()
                 res = rc.run()
                 mx = mem.max_memory_allocated()
+                st = mem.memory_stats() if real else {}
+                req = st.get("requested_bytes.all.peak") if \
+                    isinstance(st, dict) else None
                 n, bad = rc.compare(res)
                 row.update(bit_equal=not bad, tensors=n, bad=bad[:5],
                            peak=res.peak, sim_peak=pl[pol]["peak_bytes"],
                            max_memory_allocated=mx, allocated_before=base,
+                           replay_allocated=mx - base,
+                           requested_peak=req,
                            wall_s=round(res.wall_s, 4))
                 if bad:
                     row["max_abs_diff"] = first_diffs(rc, res, bad)
@@ -346,12 +357,14 @@ def main():
                     row["wall_median_s"] = statistics.median(walls)
                     S["rc_none"] = rc
                 log("[%s] cuda/%s %s: %s (%d tensors%s), replay peak %d B, "
-                    "simulate %s B, max_memory_allocated %d B (%d before), "
+                    "simulate %s B, max_memory_allocated %d B (%d before: "
+                    "%d B during the replay; requested peak %s B), "
                     "%.4f s%s" % (
                         a.model, setting, pol,
                         "bit-equal" if not bad else "NOT bit-equal", n,
                         (": %s" % row.get("max_abs_diff")) if bad else "",
-                        res.peak, pl[pol]["peak_bytes"], mx, base,
+                        res.peak, pl[pol]["peak_bytes"], mx, base, mx - base,
+                        req,
                         res.wall_s, "; warm runs %s s" % row["walls_s"]
                         if "walls_s" in row else ""))
             except StepTimeout:

@@ -316,6 +316,32 @@ class Small(Base, unittest.TestCase):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("invalid schedule: step", r.stderr)
 
+    def test_again_shares_the_trace(self):
+        # Replay.again: another schedule of the same graph, no new trace;
+        # its plan is checked as prepare's is, and it replays bit-equal
+        m, x = self.gpt()
+        g = self.path("g.json")
+        hoffopt_torch.export(m, (x,), path=g, loss=models.next_token_loss,
+                             v1=V1)
+        s1, s2 = self.path("s1.json"), self.path("s2.json")
+        hoffopt("--policy", "none", g, "-o", s1)
+        hoffopt("--greedy", g, "-o", s2, "--budget", "60%")
+        rp = replay.prepare(m, (x,), g, s1, loss=models.next_token_loss)
+        rp2 = rp.again(s2)
+        self.assertIs(rp2.cap, rp.cap)
+        self.assertNotEqual(len(rp2.plan.steps), len(rp.plan.steps))
+        res = rp2.run()
+        self.assertEqual(rp2.compare(res)[1], [])
+        self.assertEqual(res.peak, simulate(g, s2)["peak_bytes"])
+        with open(s2) as f:
+            bad = json.load(f)
+        i = next(i for i, st in enumerate(bad["steps"]) if "op" in st)
+        bad["steps"] = bad["steps"][:i] + bad["steps"][i + 1:] + \
+            bad["steps"][i:i + 1]     # the first op last: out of order
+        with self.assertRaises(replay.ReplayError) as cm:
+            rp.again(bad)
+        self.assertIn("out of order", str(cm.exception))
+
     def test_graph_of_another_model_refused(self):
         m, x = self.gpt()
         g = self.path("g.json")
@@ -336,10 +362,36 @@ class Small(Base, unittest.TestCase):
                                reps=3)
         self.assertEqual(len(times), len(g["ops"]))
         self.assertTrue(all(t > 0 for t in times))
-        # the module is untouched by the runs (in-place ops are undone)
+        # the module is untouched by the runs (each on fresh pools)
         m2, _ = self.gpt()
         for a, b in zip(m.parameters(), m2.parameters()):
             self.assertTrue(torch.equal(a, b))
+        # the clock: every step stamped, the steps within the wall time
+        rp = replay.prepare(m, (x,), g, replay._none_schedule(g),
+                            loss=models.next_token_loss)
+        res = rp.run(clock=True)
+        st = res.step_times()
+        self.assertEqual(sorted(st), list(range(len(rp.plan.steps))))
+        self.assertTrue(all(t > 0 for t in st.values()))
+        self.assertLessEqual(sum(st.values()), res.wall_s)
+        self.assertIsNone(rp.run().pool.stamps)
+
+    def test_op_times(self):
+        # three clocked runs of prefetch w, op 0, op 1, store w (1000 B):
+        # medians 2 and 3 s, the median run's ops add up to 4 s, so both
+        # scale by 0.8; the copies' rates: medians of 1000 B / seconds
+        class P:
+            steps = [("prefetch", "w", "host"), ("op", 0), ("op", 1),
+                     ("store", "w", "host")]
+            ops = [{}, {}]
+            t = {"w": {"bytes": 1000}}
+        timed = [{0: 0.001, 1: 1.0, 2: 3.0, 3: 0.002},
+                 {0: 0.002, 1: 2.0, 2: 4.0, 3: 0.001},
+                 {0: 0.001, 1: 3.0, 2: 1.0, 3: 0.004}]
+        links = {}
+        times = replay.op_times(P, timed, links)
+        self.assertEqual([round(t, 12) for t in times], [1.6, 2.4])
+        self.assertEqual(links, {"host": {"h2d_Bps": 1e6, "d2h_Bps": 5e5}})
 
     def test_measure_cli(self):
         g = self.path("g.json")
@@ -478,6 +530,39 @@ class Small(Base, unittest.TestCase):
             g, {"traceEvents": [e for e in ev if
                                 not e["name"].startswith("Optimizer")]})
         self.assertEqual(miss, [o["id"] for o in adam])
+
+    def test_batch_norm_as_eager(self):
+        # on CUDA the replay runs native_batch_norm as eager does, through
+        # _batch_norm_impl_index (cuDNN's kernel there): the same calls
+        # here on the CPU (impl 0, the native kernel), bit-equal, the
+        # backward given the forward's impl index and reserve
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3),
+                                torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                torch.nn.Conv2d(8, 4, 3),
+                                torch.nn.BatchNorm2d(4))
+        x = torch.randn(2, 3, 10, 10)
+        g = hoffopt_torch.export(m, x)
+        s = replay._none_schedule(g)
+        saved = replay.BN_AS_EAGER
+        replay.BN_AS_EAGER = ("cpu",)
+        try:
+            rp = replay.prepare(m, x, g, s)
+        finally:
+            replay.BN_AS_EAGER = saved
+        code = rp.gm.code
+        self.assertEqual(code.count("pool.batch_norm("), 2)
+        self.assertEqual(code.count("pool.batch_norm_backward("), 2)
+        self.assertNotIn("aten.native_batch_norm", code)
+        res = rp.run()
+        self.assertEqual(sorted(v[0] for v in res.pool.bn_saved.values()),
+                         [0, 0])
+        n, bad = rp.compare(res)
+        self.assertEqual((n, bad), (39, []))
+        # not on the CPU by default: the recorded calls
+        code = replay.prepare(m, x, g, s).gm.code
+        self.assertNotIn("pool.batch_norm", code)
+        self.assertIn("torch.ops.aten.native_batch_norm.default(", code)
 
     def test_times_from_cpu_profiler(self):
         from torch.profiler import ProfilerActivity, profile

@@ -380,9 +380,10 @@ def _main(argv):
     ap.add_argument("--name", default=None, help="graph name")
     ap.add_argument("--v1", action="store_true",
                     help="write FORMAT v1 (no repeat, no recomputable)")
-    ap.add_argument("--measure", nargs="?", const=5, type=int, default=None,
+    ap.add_argument("--measure", nargs="?", const=7, type=int, default=None,
                     metavar="N", help="time each op on this machine's CPU "
-                    "(N runs, default 5; the median) and write time_s")
+                    "inside the replay (2 warm-up runs, then N, default "
+                    "7; the median) and write time_s")
     ap.add_argument("--times-from", default=None, metavar="TRACE",
                     help="time_s from a PyTorch profiler (Kineto) trace "
                     "of the same step")
@@ -430,8 +431,10 @@ def _main(argv):
                          ", ..." if len(miss) > 8 else ""), file=sys.stderr)
         else:
             rm, rin, _ = _real_model(a.model, a.batch, a.image_size, 0)
+            links = {}
             times = replay.measure(rm, rin, g, mode=a.mode, optimizer=opt,
-                                   loss=loss, reps=a.measure)
+                                   loss=loss, reps=a.measure, links=links)
+            _measured_links(g, links)
         for o, t in zip(g["ops"], times):
             if t is not None:
                 o["time_s"] = t
@@ -441,6 +444,20 @@ def _main(argv):
           % (a.output, len(g["ops"]), len(g["tensors"]), g["meta"]["params"],
              time.perf_counter() - t0), file=sys.stderr)
     return 0
+
+
+def _measured_links(g, links):
+    """The tiers' rates set to what the replay's own copies measured (on
+    the CPU the device side and the tiers are host memory: the preset's
+    link is not this machine's); said on stderr."""
+    said = []
+    for t in g["machine"].get("tiers", []):
+        for k, v in sorted(links.get(t["name"], {}).items()):
+            t[k] = float("%.4g" % v)
+            said.append("%s %s %.3g GB/s" % (t["name"], k[:3], v / 1e9))
+    if said:
+        print("hoffopt_torch: --measure: tier rates of the replay's own "
+              "copies: %s" % ", ".join(said), file=sys.stderr)
 
 
 def _on_term(signum, frame):

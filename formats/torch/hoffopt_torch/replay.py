@@ -39,6 +39,8 @@ import contextlib
 import copy
 import difflib
 import json
+import os
+import statistics
 import time
 
 import torch
@@ -50,6 +52,13 @@ from torch.utils._pytree import tree_map
 from .export import export
 from .trace import Const, Ref, storage_elems, storage_of, tensors_of
 
+# The replay's clock (wall times, --measure's op times): wall seconds; with
+# HOFFOPT_TORCH_CLOCK=process this process's CPU seconds (user + system),
+# which other processes on a shared machine do not inflate: with one
+# thread, what a quiet machine's wall time would be (bench/studies/
+# torch_measure.sh). CPU only: a GPU's work is not this process's time.
+CLOCK = time.process_time if os.environ.get("HOFFOPT_TORCH_CLOCK") == \
+    "process" else time.perf_counter
 ADAM = dict(lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0)
 
 
@@ -226,6 +235,8 @@ class Pool:
         self.released = 0
         self.freed = []
         self.consts = {}
+        self.bn_saved = {}     # batch norm's save_mean -> (impl, reserve)
+        self.stamps = None     # [(step, CLOCK() at its end)] (clock)
         if self.cuda:
             self._streams()
         for name, t in plan.t.items():
@@ -328,6 +339,7 @@ class Pool:
         self._put(name, self._copy_in(name, tier))
         self.dirty.discard(name)
         self._count(s)
+        self._stamp(s)
 
     def store(self, s, name, tier):
         """Step s: store name to tier (rule 5), freeing the device side."""
@@ -335,6 +347,7 @@ class Pool:
         self.tier[tier][name] = self._copy_out(name, tier)
         self.dirty.discard(name)
         self._free(name)
+        self._stamp(s)
 
     def detach(self, s, name):
         """Step s: detach name (rule 7)."""
@@ -350,6 +363,7 @@ class Pool:
             raise PlanError("%s: detach of %s, dirty and used later (rule 7)"
                             % (p.where(s), name))
         self._free(name)
+        self._stamp(s)
 
     def drop(self, s, name):
         """Step s: drop name (rule 11)."""
@@ -358,6 +372,7 @@ class Pool:
             raise PlanError("%s: drop of %s, persistent (rule 11)"
                             % (self.plan.where(s), name))
         self._free(name)
+        self._stamp(s)
 
     def _resident_offload(self, s, name, rule):
         if name not in self.dev:
@@ -452,6 +467,38 @@ class Pool:
                 self._free(n)
             for pool in self.tier.values():
                 pool.pop(n, None)
+        self._stamp(s)
+
+    def _stamp(self, s):
+        """With the clock on: step s has ended now (on CUDA, once the
+        device has finished it)."""
+        if self.stamps is not None:
+            if self.cuda:
+                torch.cuda.synchronize()
+            self.stamps.append((s, CLOCK()))
+
+    def batch_norm(self, s, key, *args):
+        """Step s's native_batch_norm (args as recorded) as eager runs it
+        here: through _batch_norm_impl_index (cuDNN's kernel on CUDA when
+        cuDNN is on), its impl index and reserve kept under key (its
+        save_mean) for the backward; with cuDNN off, the recorded op."""
+        if not torch.backends.cudnn.enabled:
+            return torch.ops.aten.native_batch_norm.default(*args)
+        out, mean, invstd, reserve, impl = \
+            torch.ops.aten._batch_norm_impl_index.default(*args, True)
+        self.bn_saved[key] = (impl, reserve)
+        return out, mean, invstd
+
+    def batch_norm_backward(self, s, key, *args):
+        """Step s's native_batch_norm_backward, by the same kernel family
+        as its forward (_batch_norm_impl_index_backward with the forward's
+        impl index and reserve), or as recorded."""
+        saved = self.bn_saved.get(key)
+        if saved is None:
+            return torch.ops.aten.native_batch_norm_backward.default(*args)
+        impl, reserve = saved
+        return torch.ops.aten._batch_norm_impl_index_backward.default(
+            impl, args[1], args[0], *args[2:], reserve)
 
     def adam(self, s):
         """Step s: the exporter's fused Adam op on one parameter."""
@@ -510,6 +557,26 @@ class Pool:
         return flat.as_strided(*view)
 
 
+# Devices where the replay runs native_batch_norm (what the trace on meta
+# recorded) as eager does, through _batch_norm_impl_index, which picks
+# cuDNN's kernel on a CUDA tensor when cuDNN is on (Pool.batch_norm).
+BN_AS_EAGER = ("cuda",)
+
+
+def _bn_key(plan, c):
+    """("batch_norm" or "batch_norm_backward", the graph name of its
+    save_mean) for a recorded native batch norm call, else None."""
+    if c.kwargs:
+        return None
+    if c.func is torch.ops.aten.native_batch_norm.default and \
+            len(c.results) == 3 and c.results[1] is not None:
+        return ("batch_norm", plan.name[c.results[1][1]])
+    if c.func is torch.ops.aten.native_batch_norm_backward.default and \
+            isinstance(c.args[5], Ref):
+        return ("batch_norm_backward", plan.name[c.args[5].gid])
+    return None
+
+
 def build_module(plan, device):
     """The GraphModule: for each step of the schedule, its cache operator
     or its op (begin, the views it reads, the aten call, end), each node
@@ -552,8 +619,12 @@ def build_module(plan, device):
             call("end", s, step=s)
             continue
         args, kwargs = tree_map(lambda x: arg(x, s), (c.args, c.kwargs))
-        r = g.call_function(c.func, tuple(args), dict(kwargs))
-        r.meta["hoff_step"], r.meta["hoff_what"] = s, what
+        key = _bn_key(plan, c) if dev.type in BN_AS_EAGER else None
+        if key is not None:
+            r = call(key[0], s, key[1], *args, step=s, what=what)
+        else:
+            r = g.call_function(c.func, tuple(args), dict(kwargs))
+            r.meta["hoff_step"], r.meta["hoff_what"] = s, what
         call("end", s, r, step=s)
     g.output(None)
     gm = fx.GraphModule(torch.nn.Module(), g)
@@ -594,6 +665,15 @@ class Result:
         self.pool, self.wall_s, self.gm = pool, wall_s, gm
         self.peak, self.peak_step = pool.peak, pool.peak_step
         self.at_step, self.pre = pool.at_step, pool.pre
+
+    def step_times(self):
+        """With the clock on: step -> seconds from the end of the step
+        before it (or the start) to its own end: what the replay paid for
+        it (its views, the rules' checks, the call, pooling its results,
+        the frees after it)."""
+        st = self.pool.stamps or []
+        return {s: t - st[i - 1][1] for i, (s, t) in enumerate(st)
+                if i > 0}
 
 
 def initial_values(plan, cap, model, args, kwargs, seed):
@@ -646,7 +726,9 @@ def real_inputs(args, kwargs, seed):
 def prepare(model, example_inputs, graph, schedule, mode="train",
             optimizer="adam", loss=None, device="cpu", seed=0):
     """Traces model again, checks graph and schedule (dicts or paths)
-    against it and builds the GraphModule. Returns a Replay."""
+    against it and builds the GraphModule. Returns a Replay. On CUDA it
+    sets cuDNN deterministic and benchmark off (process-wide), as the
+    bit-for-bit comparison with eager needs."""
     if isinstance(graph, str):
         graph = load_json(graph, "graph")
     if isinstance(schedule, str):
@@ -671,6 +753,11 @@ def prepare(model, example_inputs, graph, schedule, mode="train",
            optimizer_home=tiers[0]["name"] if tiers else "device",
            _capture=cap)
     plan = Plan(cap, graph, schedule)
+    if torch.device(device).type == "cuda":
+        # bit-equality on CUDA needs the same kernels in the replay and in
+        # eager: cuDNN's deterministic algorithms, none chosen by timing
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
     return Replay(plan, cap, model, args, kwargs, mode, opt, loss, device,
                   seed)
 
@@ -727,20 +814,23 @@ class Replay:
             names.add(self.plan.name[g])
         return names
 
-    def run(self, forward=None):
+    def run(self, forward=None, clock=False):
         """Runs the GraphModule (or forward, an emitted one) on fresh
-        pools; returns a Result."""
+        pools; returns a Result. clock: stamp the end of every step
+        (Result.step_times; on CUDA each step is waited for)."""
         init = initial_values(self.plan, self.cap, self.model, self.args,
                               self.kwargs, self.seed)
         pool = Pool(self.plan, init, self.device, watch=self.watched())
         pool.consts = self.consts
         del init
         torch.manual_seed(self.seed)
-        t0 = time.perf_counter()
+        t0 = CLOCK()
+        if clock:
+            pool.stamps = [(None, t0)]
         with torch.no_grad():
             (forward or self.gm)(pool)
             pool.finish()
-        return Result(pool, time.perf_counter() - t0, self.gm)
+        return Result(pool, CLOCK() - t0, self.gm)
 
     def eager(self):
         """The same step in plain PyTorch on a copy of the module: a dict
@@ -807,79 +897,77 @@ class Replay:
 
 def _none_schedule(graph):
     """Every tier-homed input that an op uses prefetched first, then the
-    ops: the plan `measure` runs (nothing moves while ops are timed)."""
+    ops, then (a repeat graph, FORMAT v2 rule 9) each of them back home:
+    stored when an op updated it, else detached. The plan `measure` runs
+    (nothing moves while ops run)."""
     used = {n for o in graph["ops"] for n in o.get("inputs", []) +
             o.get("updates", [])}
-    steps = [{"prefetch": t["id"], "from": t["home"]}
-             for t in graph["tensors"] if t.get("home", "device") != "device"
-             and t["id"] in used]
+    written = {n for o in graph["ops"] for n in o.get("updates", [])}
+    homed = [t for t in graph["tensors"]
+             if t.get("home", "device") != "device" and t["id"] in used]
+    steps = [{"prefetch": t["id"], "from": t["home"]} for t in homed]
     steps += [{"op": o["id"]} for o in graph["ops"]]
+    if graph.get("repeat"):
+        steps += [{"store": t["id"], "to": t["home"]} if t["id"] in written
+                  else {"detach": t["id"]} for t in homed]
     return {"format": "hoffopt.schedule", "version": 1, "steps": steps}
 
 
 def measure(model, example_inputs, graph, mode="train", optimizer="adam",
-            loss=None, device="cpu", reps=5, seed=0):
-    """Each op's time on this device: the op run reps times on real
-    tensors (an op that updates tensors in place gets them back before
-    each run but the last), the median in seconds, in graph order."""
+            loss=None, device="cpu", reps=7, seed=0, warmup=2, links=None):
+    """Each op's time on this device, measured inside the replay's own
+    machinery: the plan that moves only what it must (_none_schedule)
+    replayed warmup + reps times, each on fresh pools, with the clock on.
+    An op's time in a run is from the end of the step before it to the
+    end of its own: the views it reads, the rules' checks, the aten call,
+    pooling its results and the frees after it, all that the replay pays
+    for it. The warm-up runs warm the allocator and the kernels' caches.
+    Each op gets the median of its times over the timed runs, scaled by
+    one factor so that the ops add up to the median run's total: time
+    lost to other processes lands on few runs of each op, which the
+    medians alone would leave out, and a replay pays it all the same.
+    links: a dict, filled with {tier: {"h2d_Bps", "d2h_Bps"}}, the rates
+    of the replay's own prefetches and stores (bytes over seconds, the
+    median over the timed runs), for the tiers it moved anything on.
+    Returns the times, seconds, in graph order."""
     rp = prepare(model, example_inputs, graph, _none_schedule(graph),
                  mode=mode, optimizer=optimizer, loss=loss, device=device,
                  seed=seed)
-    p = rp.plan
-    init = initial_values(p, rp.cap, model, rp.args, rp.kwargs, seed)
-    pool = Pool(p, init, device)
-    pool.consts = rp.consts
-    del init
-    dev = torch.device(device)
-    sync = torch.cuda.synchronize if pool.cuda else (lambda: None)
-    times = []
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        for s, st in enumerate(p.steps):
-            if st[0] == "prefetch":
-                pool.prefetch(s, st[1], st[2])
-                continue
-            k = st[1]
-            o = p.ops[k]
-            c = p.calls[k]
-            upd = o.get("updates", [])
-
-            def once():
-                if c is None:
-                    pool.adam(s)
-                    return None
-                a, kw = tree_map(lambda x: _arg(pool, p, rp.consts, dev, x),
-                                 (c.args, c.kwargs))
-                return c.func(*a, **kw)
-            pool.begin(s)
-            runs = []
-            for r in range(reps):
-                saved = [pool.dev[n].clone() for n in upd] \
-                    if r + 1 < reps else []
-                sync()
-                t0 = time.perf_counter()
-                res = once()
-                sync()
-                runs.append(time.perf_counter() - t0)
-                for n, v in zip(upd, saved):
-                    pool.dev[n].copy_(v)
-                if r + 1 < reps:
-                    res = None
-            pool.end(s, res)
-            res = None
-            runs.sort()
-            times.append(runs[len(runs) // 2])
-    return times
+    timed = [rp.run(clock=True).step_times() for _ in range(warmup + reps)]
+    return op_times(rp.plan, timed[warmup:], links)
 
 
-def _arg(pool, plan, consts, dev, x):
-    if isinstance(x, Ref):
-        return pool.get(plan.name[x.gid], x.size, x.stride, x.offset)
-    if isinstance(x, Const):
-        return x.value if x.value.dim() == 0 else x.value.to(dev)
-    if isinstance(x, torch.device) and x.type == "meta":
-        return dev
-    return x
+def op_times(plan, timed, links=None):
+    """measure's figures from the step_times of clocked runs of plan:
+    per op the median over the runs, scaled so that the ops add up to
+    the median run's total; links filled as measure says."""
+    steps = plan.steps
+    runs = [[] for _ in plan.ops]
+    totals = []
+    moved = {}   # (tier, dir) -> [(bytes, seconds)] a run
+    for st in timed:
+        totals.append(0.0)
+        mv = {}
+        for s, t in st.items():
+            kind = steps[s][0]
+            if kind == "op":
+                runs[steps[s][1]].append(t)
+                totals[-1] += t
+            elif kind in ("prefetch", "store"):
+                key = (steps[s][2], "h2d" if kind == "prefetch" else "d2h")
+                b, sec = mv.get(key, (0, 0.0))
+                mv[key] = (b + plan.t[steps[s][1]]["bytes"], sec + t)
+        for key, v in mv.items():
+            moved.setdefault(key, []).append(v)
+    med = [statistics.median(x) for x in runs]
+    scale = statistics.median(totals) / sum(med) if sum(med) > 0 else 1.0
+    if links is not None:
+        for (tier, d), v in sorted(moved.items()):
+            rates = [b / sec for b, sec in v if b > 0 and sec > 0]
+            if rates:
+                links.setdefault(tier, {})[d + "_Bps"] = \
+                    statistics.median(rates)
+    return [m * scale for m in med]
 
 
 # Other aten names of a graph op's call in a trace taken on a GPU: the
