@@ -1,7 +1,9 @@
 /* greedy_finish.c: what both of greedy's modes end with: the fastest plan
  * under a cap (the budget, or the device when the overhead bound cannot
  * be met under it), the refinement on the simulator (refine.c) and the
- * report.
+ * report, with the final selection: a baseline that missed go.bound only
+ * by that bound's rounding (greedy_keep_edge) competes there, refined,
+ * under the bound its reported overhead implies (greedy_bound_ps).
  * requires a run started by greedy_portfolio; every schedule kept passed
  * the simulator. */
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* greedy_target.c: one target of greedy's search: plan it (greedy_
  * select.c), emit it, simulate it, and keep the better schedule under
- * the objective (greedy_internal.h's goal).
+ * the objective (greedy_internal.h's goal); and the objective's makespan
+ * bound (greedy_bound_ps).
  * requires a plan set up; every schedule it keeps passed the simulator
  * (legal) or is flagged. */
 #include <math.h>
