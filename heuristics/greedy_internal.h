@@ -125,6 +125,9 @@ typedef struct grun {
 	int64_t work;		 /* the refinement's, in simulated steps */
 	plan pl;
 	hoff_judged best;
+	/* a copy of the least-peak baseline that misses go.bound only by
+	 * its rounding (greedy_keep_edge), for the final selection */
+	hoff_judged edge;
 	goal go;
 	int iters; /* schedules simulated */
 	/* the portfolio's */
@@ -176,6 +179,11 @@ void greedy_store_spans(plan *pl, int32_t off[HOFF_MAX_TIERS + 1]);
 void greedy_restore(plan *pl, hoff_busy *ps, const int32_t *pt, int32_t np);
 
 /* greedy_target.c */
+/* The makespan bound of max_overhead x over lower bound lb_ps: the
+ * largest t whose overhead as the reports compute it, (double)t / lb_ps
+ * - 1, is at most x (so a plan whose reported overhead is x meets it);
+ * saturated at HOFF_PS_LIMIT. */
+int64_t greedy_bound_ps(double x, int64_t lb_ps);
 /* Simulates s into c (which then owns s; freed on failure), budget
  * aside; with T, each op's simulated start too. */
 hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
@@ -213,7 +221,12 @@ hoff_status greedy_overhead_run(const hoff_graph *g, const hoff_policy_opts *o,
 hoff_status greedy_fit_cap(grun *r, hoff_err *e);
 /* Refines r->best on the simulator (refine.c); the result competes. */
 hoff_status greedy_refine_best(grun *r, hoff_err *e);
-/* Fills the report from r->best and hands its schedule to *out. */
+/* Copies baseline c into r->edge when it meets the bound that the
+ * reported overhead implies (greedy_bound_ps) but not go.bound, and has
+ * a lower peak than the one held; HOFF_ENOMEM. */
+hoff_status greedy_keep_edge(grun *r, const hoff_judged *c, hoff_err *e);
+/* Fills the report from r->best (or r->edge where it is better under
+ * the reported overhead's bound) and hands its schedule to *out. */
 hoff_status greedy_report(grun *r, hoff_sched **out, hoff_err *e);
 /* Frees what r holds. */
 void greedy_close(grun *r);

@@ -181,6 +181,8 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 				 "%s", base[i].name);
 		}
 		if (st == HOFF_OK)
+			st = greedy_keep_edge(r, c, e);
+		if (st == HOFF_OK)
 			greedy_keep(&r->best, c, r->go);
 		hoff_sched_free(c->s);
 	}
@@ -227,6 +229,8 @@ hoff_status greedy_resolve_baselines(grun *r, hoff_err *e)
 			snprintf(rep->least_source, sizeof rep->least_source,
 				 "%s", name[i]);
 		}
+		if (first == HOFF_OK)
+			first = greedy_keep_edge(r, &c[i], e);
 		if (first == HOFF_OK)
 			greedy_keep(&r->best, &c[i], r->go);
 		hoff_sched_free(c[i].s);

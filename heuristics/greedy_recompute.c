@@ -25,8 +25,10 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "baselines.h"
+#include "checkpoint.h"
+#include "greedy.h"
 #include "greedy_recompute.h"
-#include "policy.h"
 #include "recompute_plan.h"
 #include "recompute_stream.h"
 #include "sim.h"
@@ -57,6 +59,33 @@ typedef struct rc_run {
 	char least_src[32];
 	hoff_progress progress; /* the caller's; the inner runs are quiet */
 } rc_run;
+
+/* Plans g with o's policy (o->analysis g's), as policy.c does but
+ * without its recompute branch (policy.c calls this file): greedy fills
+ * *rep itself; a baseline's plan gets its name, note and, for none, its
+ * own figures (judge() simulates every plan). HOFF_ENOMEM. */
+static hoff_status plan_one(const hoff_graph *g, const hoff_policy_opts *o,
+			    hoff_sched **out, hoff_policy_report *rep,
+			    hoff_err *e)
+{
+	memset(rep, 0, sizeof *rep);
+	rep->none_peak_bytes = HOFF_NONE;
+	rep->none_makespan_ps = HOFF_NONE;
+	*out = NULL;
+	if (o->kind == HOFF_POLICY_GREEDY)
+		return hoff_greedy_run(g, o, out, rep, e);
+	hoff_status st;
+	if (o->kind == HOFF_POLICY_CHECKPOINT ||
+	    o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE)
+		st = hoff_checkpoint_plan(
+			g, o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE, out,
+			rep->note, sizeof rep->note, e);
+	else
+		st = hoff_baseline_plan(g, o, out, e);
+	if (st == HOFF_OK)
+		hoff_policy_name(o, rep->source, sizeof rep->source);
+	return st;
+}
 
 /* Whether a beats b under the objective. */
 static bool better(const rc_run *r, const rc_cand *a, const rc_cand *b)
@@ -253,7 +282,7 @@ static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
 	an2.lower_bound_ps = r->an->lower_bound_ps;
 	hoff_policy_opts o2 = r->o;
 	o2.analysis = &an2;
-	if ((st = hoff_policy_run(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
+	if ((st = plan_one(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
 		goto out;
 	r->iters += c.rep.iterations;
 	if (!(c.s = hoff_rc_map(&x, s2))) {
@@ -277,22 +306,26 @@ out:
 static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 {
 	rc_cand c = {0};
-	hoff_status st = hoff_policy_run(r->g, &r->o, &c.s, &c.rep, e);
+	hoff_status st = plan_one(r->g, &r->o, &c.s, &c.rep, e);
 	if (st != HOFF_OK)
 		return st;
 	*rep0 = c.rep;
 	r->iters += c.rep.iterations;
 	snprintf(c.what, sizeof c.what, "%.31s", c.rep.source);
-	if ((st = judge(r, &c, e)) != HOFF_OK ||
-	    r->o.kind != HOFF_POLICY_GREEDY || r->g->nops > HOFF_RC_BIG_OPS)
+	if ((st = judge(r, &c, e)) != HOFF_OK)
+		return st;
+	if (r->o.kind == HOFF_POLICY_NONE && r->best.s) {
+		rep0->none_peak_bytes = r->best.peak;
+		rep0->none_makespan_ps = r->best.makespan;
+	}
+	if (r->o.kind != HOFF_POLICY_GREEDY || r->g->nops > HOFF_RC_BIG_OPS)
 		return st;
 	for (int i = 0; i < 2 && st == HOFF_OK; i++) {
 		hoff_policy_opts oc = r->o;
 		oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE
 			    : HOFF_POLICY_CHECKPOINT;
 		rc_cand k = {0};
-		if ((st = hoff_policy_run(r->g, &oc, &k.s, &k.rep, e)) ==
-		    HOFF_OK) {
+		if ((st = plan_one(r->g, &oc, &k.s, &k.rep, e)) == HOFF_OK) {
 			snprintf(k.what, sizeof k.what, "%.31s", k.rep.source);
 			st = judge(r, &k, e);
 		}

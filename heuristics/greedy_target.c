@@ -1,13 +1,44 @@
 /* greedy_target.c: one target of greedy's search: plan it (greedy_
  * select.c), emit it, simulate it, and keep the better schedule under
- * the objective (greedy_internal.h's goal).
+ * the objective (greedy_internal.h's goal); and the objective's makespan
+ * bound (greedy_bound_ps).
  * requires a plan set up; every schedule it keeps passed the simulator
  * (legal) or is flagged. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "greedy_internal.h"
+
+/* t's overhead over lb_ps as the reports compute it (hoff_cli_over). */
+static double overhead_of(int64_t t, int64_t lb_ps)
+{
+	return (double)t / (double)lb_ps - 1.0;
+}
+
+int64_t greedy_bound_ps(double x, int64_t lb_ps)
+{
+	/* Saturated at 2^62 ps, past any instant a schedule can reach
+	 * (FORMAT.md): a huge --max-overhead means "any makespan", never
+	 * an overflowed cast. */
+	double bound_d = floor((1.0 + x) * (double)lb_ps);
+	if (!(bound_d < (double)HOFF_PS_LIMIT))
+		return HOFF_PS_LIMIT;
+	int64_t b = (int64_t)bound_d;
+	/* floor((1 + x) lb) rounds twice, so it can land a picosecond under
+	 * a plan whose reported overhead is exactly x (a baseline asked for
+	 * at its own overhead). The reported overhead is monotone in t and
+	 * exact in t under 2^53: step to the largest t it keeps within x,
+	 * a few steps at most. */
+	if (lb_ps <= 0 || b >= (int64_t)1 << 53)
+		return b;
+	while (b + 1 < HOFF_PS_LIMIT && overhead_of(b + 1, lb_ps) <= x)
+		b++;
+	while (b > 0 && overhead_of(b, lb_ps) > x)
+		b--;
+	return b;
+}
 
 hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
 			 const char *source, int64_t *T, hoff_sim_ws *ws,

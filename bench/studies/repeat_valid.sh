@@ -80,7 +80,10 @@ for g in "${graphs[@]}"; do
 	for p in "${baselines[@]}"; do
 		o=$tmp/$name-${p/:/}
 		[ -f "$o.r" ] || continue
-		x=$(jq -r '.makespan_s / .lower_bound_s - 1' "$o.v")
+		# the baseline's overhead as hoffopt printed it (%.17g: the
+		# double itself; jq would reprint it in 16 digits, a hair
+		# under, and the baseline would then miss the bound it sets)
+		x=$(grep -o '"overhead_vs_lower_bound": [^,]*' "$o.r" | cut -d' ' -f2)
 		bp=$(field "$o.v" peak_bytes)
 		bm=$(field "$o.v" makespan_s)
 		q=$tmp/$name-greedy-at-${p/:/}

@@ -726,7 +726,9 @@ def real_inputs(args, kwargs, seed):
 def prepare(model, example_inputs, graph, schedule, mode="train",
             optimizer="adam", loss=None, device="cpu", seed=0):
     """Traces model again, checks graph and schedule (dicts or paths)
-    against it and builds the GraphModule. Returns a Replay."""
+    against it and builds the GraphModule. Returns a Replay. On CUDA it
+    sets cuDNN deterministic and benchmark off (process-wide), as the
+    bit-for-bit comparison with eager needs."""
     if isinstance(graph, str):
         graph = load_json(graph, "graph")
     if isinstance(schedule, str):
@@ -751,6 +753,11 @@ def prepare(model, example_inputs, graph, schedule, mode="train",
            optimizer_home=tiers[0]["name"] if tiers else "device",
            _capture=cap)
     plan = Plan(cap, graph, schedule)
+    if torch.device(device).type == "cuda":
+        # bit-equality on CUDA needs the same kernels in the replay and in
+        # eager: cuDNN's deterministic algorithms, none chosen by timing
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
     return Replay(plan, cap, model, args, kwargs, mode, opt, loss, device,
                   seed)
 
