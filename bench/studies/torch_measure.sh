@@ -3,8 +3,9 @@
 # CPU (formats/torch/README.md, "Op times"). Each round, in separate
 # processes: export resnet18 (train, batch 8, 64 px) with --measure (op
 # times taken inside the replay: 2 warm-up runs, then MEASURE, the median
-# an op), plan `none`, simulate it; then `run --runs RUNS --no-check` of
-# that plan: the planned makespan against the median replay wall time.
+# an op), plan `none`, simulate it; then `run --warmup WARMUP --runs RUNS
+# --no-check` of that plan (WARMUP untimed runs first, default 2, as
+# --measure's): the planned makespan against the median replay wall time.
 # Prints a markdown table, one row a round, with the load average before
 # and after. MODE=interleaved does the same in one process, measure's
 # clocked runs and the replay's runs of the `none` plan taking turns (2
@@ -108,7 +109,8 @@ for ((r = 1; r <= rounds; r++)); do
 	"$hoff" --policy none "$tmp/g.json" -o "$tmp/s.json" >/dev/null
 	sim=$("$hoff" simulate "$tmp/g.json" "$tmp/s.json" --json)
 	out=$("$py" -m hoffopt_torch run "${spec[@]}" --graph "$tmp/g.json" \
-		--schedule "$tmp/s.json" --runs "${RUNS:-7}" --no-check)
+		--schedule "$tmp/s.json" --warmup "${WARMUP:-2}" --runs "${RUNS:-7}" \
+		--no-check)
 	after=$(load)
 	"$py" - "$sim" "$out" "$r" "$before" "$after" <<'EOF'
 import json, re, sys

@@ -284,6 +284,7 @@ ARGS = [
     ("run nocolon --graph {O} --schedule {O}", 2),
     ("run {M}:f --graph {O} --schedule {O} --emit-python {M}", 2),
     ("run {M}:f --graph {O} --schedule {O} --runs 0", 2),
+    ("run {M}:f --graph {O} --schedule {O} --warmup -1", 2),
     ("run {M}:f --graph {O} --schedule {O} --seed x", 2),
     # --measure and --times-from
     ("{M}:f --measure 0 -o {O}", 2), ("{M}:f --measure x -o {O}", 2),

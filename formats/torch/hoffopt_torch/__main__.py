@@ -207,11 +207,16 @@ def _run(argv):
     ap.add_argument("--runs", type=int, default=1, metavar="N",
                     help="replay N times (each from the start state) and "
                     "report each wall time and the median (default 1)")
+    ap.add_argument("--warmup", type=int, default=0, metavar="N",
+                    help="replay N times first, untimed (caches, the "
+                    "allocator; as --measure's 2 warm-up runs; default 0)")
     a = ap.parse_args(argv)
     if a.batch < 1 or a.image_size < 1:
         raise ValueError("--batch and --image-size must be >= 1")
     if a.runs < 1:
         raise ValueError("--runs must be >= 1")
+    if a.warmup < 0:
+        raise ValueError("--warmup must be >= 0")
     if a.device == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda: no CUDA device")
     if a.emit_python:
@@ -231,6 +236,8 @@ def _run(argv):
         script = ["run"] + _absolute(argv, ("--graph", "--schedule"),
                                      a.model)
         _emit(rp, a.emit_python, script)
+    for _ in range(a.warmup):
+        rp.run()
     walls = []
     for _ in range(a.runs):
         res = None
@@ -294,7 +301,8 @@ def run_emitted(forward, argv):
         a = argv[1:]
         ap = Parser()
         _model_args(ap)
-        for f in ("--graph", "--schedule", "--device", "--seed", "--runs"):
+        for f in ("--graph", "--schedule", "--device", "--seed", "--runs",
+                  "--warmup"):
             ap.add_argument(f)
         ap.add_argument("--no-check", action="store_true")
         o = ap.parse_args(a)
