@@ -27,10 +27,7 @@
 #include "checkpoint.h"
 #include "emit.h"
 
-typedef struct run {
-	int64_t layer;
-	int32_t start, end; /* ops [start, end) */
-} run;
+typedef hoff_layer_run run;
 
 typedef struct ckpt {
 	const hoff_graph *g;
@@ -53,6 +50,29 @@ static int by_layer(const void *a, const void *b)
 	if (x->layer != y->layer)
 		return x->layer < y->layer ? -1 : 1;
 	return (x->start > y->start) - (x->start < y->start);
+}
+
+hoff_status hoff_layer_runs(const hoff_graph *g, hoff_layer_run **out,
+			    int32_t *n)
+{
+	run *r = hoff_alloc((size_t)g->nops + 1, sizeof *r);
+	*out = r;
+	*n = 0;
+	if (!r)
+		return HOFF_ENOMEM;
+	int32_t nr = 0;
+	for (int32_t k = 0; k < g->nops; k++) {
+		int64_t l = hoff_op_layer(g, k);
+		if (l == HOFF_NONE)
+			continue;
+		if (nr && r[nr - 1].end == k && r[nr - 1].layer == l)
+			r[nr - 1].end = k + 1;
+		else
+			r[nr++] = (run){.layer = l, .start = k, .end = k + 1};
+	}
+	qsort(r, (size_t)nr, sizeof *r, by_layer);
+	*n = nr;
+	return HOFF_OK;
 }
 
 static bool within(int32_t k, int32_t s, int32_t e)
@@ -178,20 +198,10 @@ static hoff_status plan_layers(ckpt *c, const char *name, char *note,
 			       size_t len)
 {
 	const hoff_graph *g = c->g;
-	run *r = hoff_alloc((size_t)g->nops + 1, sizeof *r);
-	if (!r)
+	run *r;
+	int32_t nr;
+	if (hoff_layer_runs(g, &r, &nr) != HOFF_OK)
 		return HOFF_ENOMEM;
-	int32_t nr = 0;
-	for (int32_t k = 0; k < g->nops; k++) {
-		int64_t l = hoff_op_layer(g, k);
-		if (l == HOFF_NONE)
-			continue;
-		if (nr && r[nr - 1].end == k && r[nr - 1].layer == l)
-			r[nr - 1].end = k + 1;
-		else
-			r[nr++] = (run){.layer = l, .start = k, .end = k + 1};
-	}
-	qsort(r, (size_t)nr, sizeof *r, by_layer);
 	int32_t npairs = 0, ndone = 0, nskip = 0;
 	char why[256] = "", first[320] = "";
 	for (int32_t i = 0; i + 1 < nr; i++) {

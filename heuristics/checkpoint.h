@@ -23,4 +23,17 @@ hoff_status hoff_checkpoint_plan(const hoff_graph *g, bool reactive,
 int64_t hoff_recomputable_bytes(const hoff_graph *g, const int32_t *t,
 				int64_t n);
 
+/* A run of consecutive ops of one layer: ops [start, end). */
+typedef struct hoff_layer_run {
+	int64_t layer;
+	int32_t start, end;
+} hoff_layer_run;
+
+/* g's maximal runs of consecutive ops with the same layer (ops without
+ * one skipped), sorted by layer, then start, into *out (malloc'd, n + 1
+ * entries at most nops + 1; the caller frees it), their count in *n.
+ * HOFF_ENOMEM. */
+hoff_status hoff_layer_runs(const hoff_graph *g, hoff_layer_run **out,
+			    int32_t *n);
+
 #endif

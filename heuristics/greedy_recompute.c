@@ -60,13 +60,10 @@ typedef struct rc_run {
 	hoff_progress progress; /* the caller's; the inner runs are quiet */
 } rc_run;
 
-/* Plans g with o's policy (o->analysis g's), as policy.c does but
- * without its recompute branch (policy.c calls this file): greedy fills
- * *rep itself; a baseline's plan gets its name, note and, for none, its
- * own figures (judge() simulates every plan). HOFF_ENOMEM. */
-static hoff_status plan_one(const hoff_graph *g, const hoff_policy_opts *o,
-			    hoff_sched **out, hoff_policy_report *rep,
-			    hoff_err *e)
+hoff_status hoff_plan_without_recompute(const hoff_graph *g,
+					const hoff_policy_opts *o,
+					hoff_sched **out,
+					hoff_policy_report *rep, hoff_err *e)
 {
 	memset(rep, 0, sizeof *rep);
 	rep->none_peak_bytes = HOFF_NONE;
@@ -282,7 +279,7 @@ static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
 	an2.lower_bound_ps = r->an->lower_bound_ps;
 	hoff_policy_opts o2 = r->o;
 	o2.analysis = &an2;
-	if ((st = plan_one(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
+	if ((st = hoff_plan_without_recompute(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
 		goto out;
 	r->iters += c.rep.iterations;
 	if (!(c.s = hoff_rc_map(&x, s2))) {
@@ -306,7 +303,7 @@ out:
 static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 {
 	rc_cand c = {0};
-	hoff_status st = plan_one(r->g, &r->o, &c.s, &c.rep, e);
+	hoff_status st = hoff_plan_without_recompute(r->g, &r->o, &c.s, &c.rep, e);
 	if (st != HOFF_OK)
 		return st;
 	*rep0 = c.rep;
@@ -325,7 +322,7 @@ static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 		oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE
 			    : HOFF_POLICY_CHECKPOINT;
 		rc_cand k = {0};
-		if ((st = plan_one(r->g, &oc, &k.s, &k.rep, e)) == HOFF_OK) {
+		if ((st = hoff_plan_without_recompute(r->g, &oc, &k.s, &k.rep, e)) == HOFF_OK) {
 			snprintf(k.what, sizeof k.what, "%.31s", k.rep.source);
 			st = judge(r, &k, e);
 		}

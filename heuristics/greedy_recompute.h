@@ -17,4 +17,13 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 			       hoff_sched **out, hoff_policy_report *rep,
 			       hoff_err *e);
 
+/* Plans g with o's policy (o->analysis g's), as hoff_policy_run does but
+ * without its recompute branch: greedy fills *rep itself; a baseline's or
+ * checkpoint's plan gets its name and note in *rep, its figures left to
+ * the caller's simulation. HOFF_ENOMEM. */
+hoff_status hoff_plan_without_recompute(const hoff_graph *g,
+					const hoff_policy_opts *o,
+					hoff_sched **out,
+					hoff_policy_report *rep, hoff_err *e);
+
 #endif

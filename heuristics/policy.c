@@ -5,9 +5,6 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "baselines.h"
-#include "checkpoint.h"
-#include "greedy.h"
 #include "greedy_recompute.h"
 #include "policy.h"
 #include "sim.h"
@@ -29,18 +26,10 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (o->recompute && o->kind != HOFF_POLICY_CHECKPOINT &&
 	    o->kind != HOFF_POLICY_CHECKPOINT_REACTIVE)
 		return hoff_recompute_run(g, &po, out, rep, e);
-	if (o->kind == HOFF_POLICY_GREEDY)
-		return hoff_greedy_run(g, &po, out, rep, e);
-	const hoff_analysis *a = po.analysis;
-	if (o->kind == HOFF_POLICY_CHECKPOINT ||
-	    o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE)
-		st = hoff_checkpoint_plan(
-			g, o->kind == HOFF_POLICY_CHECKPOINT_REACTIVE, out,
-			rep->note, sizeof rep->note, e);
-	else
-		st = hoff_baseline_plan(g, o, out, e);
-	if (st != HOFF_OK)
+	st = hoff_plan_without_recompute(g, &po, out, rep, e);
+	if (st != HOFF_OK || o->kind == HOFF_POLICY_GREEDY)
 		return st;
+	const hoff_analysis *a = po.analysis;
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = o->budget_bytes == HOFF_NONE ? INT64_MAX
 						       : o->budget_bytes;

@@ -27,22 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "recompute_plan.h"
 
 #define RC_MAX_DEPTH 2048
 
-typedef struct pair {
-	int64_t layer;
-	int32_t start, end; /* a run: ops [start, end) */
-} pair;
-
-static int by_layer(const void *a, const void *b)
-{
-	const pair *x = a, *y = b;
-	if (x->layer != y->layer)
-		return x->layer < y->layer ? -1 : 1;
-	return (x->start > y->start) - (x->start < y->start);
-}
+typedef hoff_layer_run pair; /* a run: ops [start, end) */
 
 static int by_start(const void *a, const void *b)
 {
@@ -78,23 +68,14 @@ static bool reads(const hoff_graph *g, const pair *b, const pair *f)
 static hoff_status find_pairs(hoff_rc_layers *L)
 {
 	const hoff_graph *g = L->g;
-	pair *r = hoff_alloc((size_t)g->nops + 1, sizeof *r);
+	pair *r;
+	int32_t nr;
+	hoff_status st = hoff_layer_runs(g, &r, &nr);
 	L->F = hoff_alloc(4 * ((size_t)g->nops + 1), sizeof *L->F);
-	if (!r || !L->F) {
+	if (st != HOFF_OK || !L->F) {
 		free(r);
 		return HOFF_ENOMEM;
 	}
-	int32_t nr = 0;
-	for (int32_t k = 0; k < g->nops; k++) {
-		int64_t l = hoff_op_layer(g, k);
-		if (l == HOFF_NONE)
-			continue;
-		if (nr && r[nr - 1].end == k && r[nr - 1].layer == l)
-			r[nr - 1].end = k + 1;
-		else
-			r[nr++] = (pair){.layer = l, .start = k, .end = k + 1};
-	}
-	qsort(r, (size_t)nr, sizeof *r, by_layer);
 	L->npair = 0;
 	for (int32_t i = 0; i + 1 < nr; i++) {
 		if (r[i].layer != r[i + 1].layer || !reads(g, &r[i + 1], &r[i]))
