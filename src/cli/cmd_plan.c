@@ -325,6 +325,11 @@ report:;
 			": nothing found within %.4g%% over the lower bound "
 			"fits it",
 			100 * po->max_overhead);
+	} else if (!baseline && lbo > po->max_overhead) {
+		fprintf(f,
+			", the fastest found: none within %.4g%% over the "
+			"lower bound",
+			100 * po->max_overhead);
 	} else if (!baseline) {
 		fprintf(f,
 			", the least peak found within %.4g%% over the "
