@@ -279,7 +279,8 @@ static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
 	an2.lower_bound_ps = r->an->lower_bound_ps;
 	hoff_policy_opts o2 = r->o;
 	o2.analysis = &an2;
-	if ((st = hoff_plan_without_recompute(x.g2, &o2, &s2, &c.rep, e)) != HOFF_OK)
+	if ((st = hoff_plan_without_recompute(x.g2, &o2, &s2, &c.rep, e)) !=
+	    HOFF_OK)
 		goto out;
 	r->iters += c.rep.iterations;
 	if (!(c.s = hoff_rc_map(&x, s2))) {
@@ -303,7 +304,8 @@ out:
 static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 {
 	rc_cand c = {0};
-	hoff_status st = hoff_plan_without_recompute(r->g, &r->o, &c.s, &c.rep, e);
+	hoff_status st =
+		hoff_plan_without_recompute(r->g, &r->o, &c.s, &c.rep, e);
 	if (st != HOFF_OK)
 		return st;
 	*rep0 = c.rep;
@@ -322,7 +324,8 @@ static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
 		oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE
 			    : HOFF_POLICY_CHECKPOINT;
 		rc_cand k = {0};
-		if ((st = hoff_plan_without_recompute(r->g, &oc, &k.s, &k.rep, e)) == HOFF_OK) {
+		if ((st = hoff_plan_without_recompute(r->g, &oc, &k.s, &k.rep,
+						      e)) == HOFF_OK) {
 			snprintf(k.what, sizeof k.what, "%.31s", k.rep.source);
 			st = judge(r, &k, e);
 		}
