@@ -1031,6 +1031,21 @@ static hoff_sched *fitted(const hoff_graph *g, int64_t budget)
 	return fr.s;
 }
 
+/* The budget fit of g under budget: valid for the simulator under the
+ * budget, at exactly peak and makespan, with the given steps. */
+static void expect_fit(const hoff_graph *g, int64_t budget, int64_t peak,
+		       int64_t makespan, const char *steps)
+{
+	hoff_sched *s = fitted(g, budget);
+	hoff_sim_result r = tu_sim(g, s, budget);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, peak);
+	assert_int_equal(r.summary.makespan_ps, makespan);
+	expect_steps(g, s, steps);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s);
+}
+
 /* A short gap's round trip. Without offload g holds a, b, c (5 MB),
  * f2 a, c, d (6 MB), h a, d, e (5 MB). Under 5 MB only a, untouched
  * between f1 and f3, can leave for f2: stored after f1 (1 MB/ms: 2-4
@@ -1056,19 +1071,12 @@ static void test_fit_short_gap(void **state)
 {
 	(void)state;
 	hoff_graph *g = tu_graph(short_gap);
-	hoff_sched *s = fitted(g, 5 * MB);
-	hoff_sim_result r = tu_sim(g, s, 5 * MB);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 5 * MB);
-	assert_int_equal(r.summary.makespan_ps, 8 * MS);
-	expect_steps(g, s,
-		     "op f0|op f1|store a host|op g|op f2|prefetch a host|"
-		     "op h|op f3");
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_fit(g, 5 * MB, 5 * MB, 8 * MS,
+		   "op f0|op f1|store a host|op g|op f2|prefetch a host|"
+		   "op h|op f3");
 	/* greedy's budget mode gives the same */
 	hoff_policy_report rep;
-	s = plan(g, "greedy", 5 * MB, 0, &rep);
+	hoff_sched *s = plan(g, "greedy", 5 * MB, 0, &rep);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.makespan_ps, 8 * MS);
 	hoff_sched_free(s);
@@ -1104,18 +1112,11 @@ static void test_fit_waits_for_stores(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(wait_store);
 	const int64_t budget = 5 * MB + 2000;
-	hoff_sched *s = fitted(g, budget);
-	hoff_sim_result r = tu_sim(g, s, budget);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 5 * MB + 1000);
-	assert_int_equal(r.summary.makespan_ps, 11 * MS + 2000000);
-	expect_steps(g, s,
-		     "op f0|op f1|store a host|store w host|prefetch w host|"
-		     "op f2|prefetch a host|op f3");
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_fit(g, budget, 5 * MB + 1000, 11 * MS + 2000000,
+		   "op f0|op f1|store a host|store w host|prefetch w host|"
+		   "op f2|prefetch a host|op f3");
 	hoff_policy_report rep;
-	s = plan(g, "greedy", budget, 0, &rep);
+	hoff_sched *s = plan(g, "greedy", budget, 0, &rep);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.makespan_ps, 11 * MS + 2000000);
 	hoff_sched_free(s);
@@ -1158,16 +1159,9 @@ static void test_fit_swaps_late_store(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(late_store);
 	const int64_t budget = 7 * MB + 10000;
-	hoff_sched *s = fitted(g, budget);
-	hoff_sim_result r = tu_sim(g, s, budget);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.makespan_ps, 8 * MS);
-	assert_int_equal(r.summary.peak_bytes, 7 * MB + 2000);
-	expect_steps(g, s,
-		     "op u1|op u2|store W2 host|op u3|store W3 host|op m1|"
-		     "prefetch H host|op m2|op m3|op m4|op z");
-	hoff_sim_result_free(&r);
-	hoff_sched_free(s);
+	expect_fit(g, budget, 7 * MB + 2000, 8 * MS,
+		   "op u1|op u2|store W2 host|op u3|store W3 host|op m1|"
+		   "prefetch H host|op m2|op m3|op m4|op z");
 	hoff_graph_free(g);
 }
 
