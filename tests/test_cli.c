@@ -6,7 +6,10 @@
  * reliability cases of issue 22: how outputs are written (never a device
  * node, FIFO or the input destroyed; symlinks followed; atomic, mode
  * kept), write errors on stdout, exit codes (a plan over the device is
- * 1, a bug 3), escaped ids and the options' messages. */
+ * 1, a bug 3), escaped ids and the options' messages. Most of these
+ * are tables of steps (struct step: a command and the exit status it must
+ * give, or a text an output must or must not hold) that run_steps runs
+ * in order, naming the step that fails. */
 #define _DEFAULT_SOURCE /* mknod, makedev, usleep */
 #include <dirent.h>
 #include <errno.h>
@@ -187,6 +190,17 @@ static void need_bin(void)
 	}
 }
 
+/* Writes text to dir/name. */
+static void put(const char *name, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* Writes FORMAT.md's example to dir/name with each (from, to) of the
  * NULL-terminated pairs replaced (every occurrence). */
 static void example(const char *name, ...)
@@ -213,12 +227,7 @@ static void example(const char *name, ...)
 		memcpy(text, out, n + 1);
 	}
 	va_end(ap);
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	put(name, text);
 }
 
 /* The text of dir/name ("" when missing; caller frees). */
@@ -251,6 +260,49 @@ static mode_t mode_of(const char *name, bool follow)
 }
 
 #define SCHED_HEAD "{\"format\": \"hoffopt.schedule\""
+
+/* One step of a scripted test: a command, run by sh (the script's
+ * argument for a %s in it), and the exit status it must give (EXIT); or
+ * a text that dir/file must hold (HAS) or must not (LACKS). */
+struct step {
+	const char *cmd; /* NULL: a check of file */
+	int rc;
+	const char *file, *want;
+	bool absent;
+};
+#define EXIT(rc, cmd)                          \
+	{                                      \
+		(cmd), (rc), NULL, NULL, false \
+	}
+#define HAS(file, want)                        \
+	{                                      \
+		NULL, 0, (file), (want), false \
+	}
+#define LACKS(file, want)                     \
+	{                                     \
+		NULL, 0, (file), (want), true \
+	}
+
+/* Runs the n steps in order, arg for each command's %s, and checks
+ * each; a failure prints the step (its index and text) first. */
+static void run_steps(const struct step *st, size_t n, const char *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (st[i].cmd) {
+			int rc = sh(st[i].cmd, arg);
+			if (rc != st[i].rc)
+				print_error("step %zu, %s: exit %d, not %d\n",
+					    i, st[i].cmd, rc, st[i].rc);
+			assert_int_equal(rc, st[i].rc);
+		} else if (contains(st[i].file, st[i].want) == st[i].absent) {
+			print_error("step %zu: %s %s \"%s\"\n", i, st[i].file,
+				    st[i].absent ? "holds" : "lacks",
+				    st[i].want);
+			fail();
+		}
+	}
+}
+#define RUN_STEPS(st, arg) run_steps((st), sizeof(st) / sizeof *(st), (arg))
 
 /* (1) A FIFO is written into, not replaced by a regular file. */
 static void test_out_fifo(void **state)
@@ -364,19 +416,19 @@ static void test_out_is_input(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o g.json 2> err"), 2);
-	assert_true(contains("err", "hoffopt: output g.json is the input "
-				    "g.json: refusing to overwrite it"));
-	assert_int_equal(sh("rm -f alias && ln g.json alias && "
-			    "$H --policy none g.json -o alias 2> /dev/null"),
-			 2);
-	assert_int_equal(sh("$H --exact g.json --quiet --trace ./g.json "
-			    "2> /dev/null"),
-			 2);
-	assert_int_equal(sh("$H simulate g.json g.json --trace g.json "
-			    "2> /dev/null"),
-			 2);
-	assert_true(contains("g.json", "\"format\": \"hoffopt.graph\""));
+	static const struct step st[] = {
+		EXIT(2, "$H --greedy g.json -o g.json 2> err"),
+		HAS("err", "hoffopt: output g.json is the input "
+			   "g.json: refusing to overwrite it"),
+		EXIT(2, "rm -f alias && ln g.json alias && "
+			"$H --policy none g.json -o alias 2> /dev/null"),
+		EXIT(2, "$H --exact g.json --quiet --trace ./g.json "
+			"2> /dev/null"),
+		EXIT(2, "$H simulate g.json g.json --trace g.json "
+			"2> /dev/null"),
+		HAS("g.json", "\"format\": \"hoffopt.graph\""),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (4) A failed write to stdout (/dev/full) is exit 2 with a message, for
@@ -418,20 +470,21 @@ static void test_plan_falls_back_to_device(void **state)
 {
 	(void)state;
 	need_bin();
-	assert_int_equal(sh("\"$(dirname \"$H\")/hoff-gen-synth\" --ops 300 "
-			    "--shape train --home host --layers 4 --memory 3G "
-			    "-o g3.json"),
-			 0);
-	assert_int_equal(sh("$H --greedy g3.json -o s.json --json > out "
-			    "2> err"),
-			 0);
-	assert_true(contains("out", "\"feasible\": false"));
-	assert_true(contains("err", "greedy's least peak within 1% of the "
-				    "lower bound is 3834318860 B, over the "
-				    "device's 3221225472 B; this is the fastest "
-				    "plan found that fits"));
-	assert_int_equal(sh("$H simulate g3.json s.json > out"), 0);
-	assert_true(contains("out", "schedule valid"));
+	static const struct step st[] = {
+		EXIT(0, "\"$(dirname \"$H\")/hoff-gen-synth\" --ops 300 "
+			"--shape train --home host --layers 4 --memory 3G "
+			"-o g3.json"),
+		EXIT(0, "$H --greedy g3.json -o s.json --json > out "
+			"2> err"),
+		HAS("out", "\"feasible\": false"),
+		HAS("err", "greedy's least peak within 1% of the "
+			   "lower bound is 3834318860 B, over the "
+			   "device's 3221225472 B; this is the fastest "
+			   "plan found that fits"),
+		EXIT(0, "$H simulate g3.json s.json > out"),
+		HAS("out", "schedule valid"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* run without --size-scale on a graph of 3 GB (decode-2l) picks the
@@ -443,17 +496,16 @@ static void test_run_fits_size(void **state)
 	need_bin();
 	if (!tu_src_dir())
 		skip();
-	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-decode-2l.json' "
-			    "-o s.json > /dev/null",
-			    tu_src_dir()),
-			 0);
-	assert_int_equal(sh("$H run '%s/data/llama3-8b-decode-2l.json' s.json "
-			    "--time-scale 100 > out 2> err",
-			    tu_src_dir()),
-			 0);
-	assert_true(contains("out", "sizes chosen so the tensors fit"));
-	assert_true(contains("out", "the device footprint, every block at "
-				    "an offset planned ahead"));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy '%s/data/llama3-8b-decode-2l.json' "
+			"-o s.json > /dev/null"),
+		EXIT(0, "$H run '%s/data/llama3-8b-decode-2l.json' s.json "
+			"--time-scale 100 > out 2> err"),
+		HAS("out", "sizes chosen so the tensors fit"),
+		HAS("out", "the device footprint, every block at "
+			   "an offset planned ahead"),
+	};
+	RUN_STEPS(st, tu_src_dir());
 }
 
 static void test_plan_over_device(void **state)
@@ -489,32 +541,32 @@ static void test_plan_over_device(void **state)
 						    "8000000 B, over 5000000 "
 						    "B"));
 	}
-	assert_int_equal(sh("$H --exact t5.json --quiet > /dev/null "
-			    "2> /dev/null"),
-			 1);
-	assert_int_equal(sh("$H compare t5.json --quiet > /dev/null"), 1);
-	/* a --budget that cannot be met: exit 1 saying so, not an internal
-	 * error (the plan is simulated without a budget, then judged) */
-	assert_int_equal(sh("$H --greedy t5.json --budget 1 --json > out "
-			    "2> err"),
-			 1);
-	assert_true(contains("err", "hoffopt: budget 1 B cannot be met by "
-				    "greedy: the smallest peak found is "
-				    "8000000 B"));
-	assert_true(contains("out", "\"peak_bytes\": 8000000,"));
-	assert_int_equal(sh("$H --exact t5.json --budget 1 --quiet > /dev/null "
-			    "2> err"),
-			 1);
-	assert_true(contains("err", "hoffopt: budget 1 B cannot be met"));
-	/* a --budget over the device's memory is capped at it (issue 34,
-	 * 5; it planned over the device, exit 0, before) */
-	assert_int_equal(sh("rm -f s.json; $H --greedy t5.json --budget "
-			    "9000000 -o s.json > /dev/null 2> err"),
-			 1);
-	assert_true(contains("err", "--budget 9000000 is 9000000 B, over the "
-				    "device's 5000000 B"));
-	assert_true(contains("err", "hoffopt: budget 5000000 B cannot be met"));
-	assert_int_equal(sh("test ! -e s.json"), 0);
+	static const struct step st[] = {
+		EXIT(1, "$H --exact t5.json --quiet > /dev/null "
+			"2> /dev/null"),
+		EXIT(1, "$H compare t5.json --quiet > /dev/null"),
+		/* a --budget that cannot be met: exit 1 saying so, not an
+		 * internal error (the plan is simulated without a budget, then
+		 * judged) */
+		EXIT(1, "$H --greedy t5.json --budget 1 --json > out "
+			"2> err"),
+		HAS("err", "hoffopt: budget 1 B cannot be met by "
+			   "greedy: the smallest peak found is "
+			   "8000000 B"),
+		HAS("out", "\"peak_bytes\": 8000000,"),
+		EXIT(1, "$H --exact t5.json --budget 1 --quiet > /dev/null "
+			"2> err"),
+		HAS("err", "hoffopt: budget 1 B cannot be met"),
+		/* a --budget over the device's memory is capped at it (issue
+		 * 34, 5; it planned over the device, exit 0, before) */
+		EXIT(1, "rm -f s.json; $H --greedy t5.json --budget "
+			"9000000 -o s.json > /dev/null 2> err"),
+		HAS("err", "--budget 9000000 is 9000000 B, over the "
+			   "device's 5000000 B"),
+		HAS("err", "hoffopt: budget 5000000 B cannot be met"),
+		EXIT(0, "test ! -e s.json"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (6) Tier capacity: under the homed bytes the graph is rejected (exit 2,
@@ -526,25 +578,29 @@ static void test_tier_capacity(void **state)
 	need_bin();
 	example("c7.json", "1000000000000", "7000000", NULL);
 	example("c8.json", "1000000000000", "8000000", NULL);
-	assert_int_equal(sh("$H --greedy c7.json 2> err"), 2);
-	assert_true(contains("err", "hoffopt: c7.json: machine.tiers[0] "
-				    "\"host\": capacity_bytes 7000000 is less "
-				    "than the 8000000 bytes of the tensors "
-				    "homed there"));
-	assert_int_equal(sh("$H --policy reactive c7.json 2> /dev/null"), 2);
-	assert_int_equal(sh("$H analyze c7.json > /dev/null 2>&1"), 2);
-	assert_int_equal(sh("$H --greedy c8.json -o s.json > /dev/null"), 0);
-	assert_int_equal(sh("$H simulate c8.json s.json > /dev/null"), 0);
-	assert_int_equal(sh("$H --policy none c8.json > /dev/null"), 0);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sh("$H --policy %s c8.json > /dev/null 2> err",
-				    i ? "lookahead:1" : "reactive"),
-				 1);
-		assert_true(contains("err", "cannot plan within the tiers' "
-					    "capacities"));
-		assert_true(contains("err", "steps[6] store \"b\": rule 8: "
-					    "tier capacity exceeded"));
-	}
+	static const struct step st[] = {
+		EXIT(2, "$H --greedy c7.json 2> err"),
+		HAS("err", "hoffopt: c7.json: machine.tiers[0] "
+			   "\"host\": capacity_bytes 7000000 is less "
+			   "than the 8000000 bytes of the tensors "
+			   "homed there"),
+		EXIT(2, "$H --policy reactive c7.json 2> /dev/null"),
+		EXIT(2, "$H analyze c7.json > /dev/null 2>&1"),
+		EXIT(0, "$H --greedy c8.json -o s.json > /dev/null"),
+		EXIT(0, "$H simulate c8.json s.json > /dev/null"),
+		EXIT(0, "$H --policy none c8.json > /dev/null"),
+	};
+	RUN_STEPS(st, NULL);
+	/* the baselines that store past the capacity: reactive, then
+	 * lookahead:1 */
+	static const struct step store_past[] = {
+		EXIT(1, "$H --policy %s c8.json > /dev/null 2> err"),
+		HAS("err", "cannot plan within the tiers' capacities"),
+		HAS("err", "steps[6] store \"b\": rule 8: tier capacity "
+			   "exceeded"),
+	};
+	RUN_STEPS(store_past, "reactive");
+	RUN_STEPS(store_past, "lookahead:1");
 }
 
 /* (6) The exit codes: a bug is 3, apart from bad input (2). */
@@ -583,11 +639,13 @@ static void test_budget_written(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null && "
-			    "$H --exact g.json --quiet -o x.json > /dev/null"),
-			 0);
-	assert_true(contains("s.json", "\"budget_bytes\": 100000000,"));
-	assert_true(contains("x.json", "\"budget_bytes\": 100000000,"));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json -o s.json > /dev/null && "
+			"$H --exact g.json --quiet -o x.json > /dev/null"),
+		HAS("s.json", "\"budget_bytes\": 100000000,"),
+		HAS("x.json", "\"budget_bytes\": 100000000,"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (issue 31) --recompute on --greedy: the plan drops a and re-runs f0
@@ -598,41 +656,41 @@ static void test_recompute_flag(void **state)
 {
 	(void)state;
 	need_bin();
-	assert_int_equal(
-		sh("cat > r.json <<'E'\n"
-		   "{\"format\": \"hoffopt.graph\", \"version\": 2, \"machine\": "
-		   "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
-		   "[{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}]}, "
-		   "\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000, \"kind\": "
-		   "\"input\"}, {\"id\": \"a\", \"bytes\": 10000000, \"kind\": "
-		   "\"activation\"}, {\"id\": \"h\", \"bytes\": 1000000, "
-		   "\"kind\": \"activation\"}, {\"id\": \"l\", \"bytes\": "
-		   "1000000, \"kind\": \"activation\"}, {\"id\": \"wb\", "
-		   "\"bytes\": 5000000, \"kind\": \"weight\", \"home\": "
-		   "\"host\"}, {\"id\": \"g\", \"bytes\": 1000000, \"kind\": "
-		   "\"output\"}], \"ops\": [{\"id\": \"f0\", \"inputs\": "
-		   "[\"x\"], \"outputs\": [\"a\"], \"time_s\": 0.001, "
-		   "\"layer\": 0}, {\"id\": \"f1\", \"inputs\": [\"a\"], "
-		   "\"outputs\": [\"h\"], \"time_s\": 0.001, \"layer\": 0}, "
-		   "{\"id\": \"head\", \"inputs\": [\"h\"], \"outputs\": "
-		   "[\"l\"], \"time_s\": 0.001, \"workspace_bytes\": 10000000}, "
-		   "{\"id\": \"b0\", \"inputs\": [\"l\", \"a\", \"x\", "
-		   "\"wb\"], \"outputs\": [\"g\"], \"time_s\": 0.001, "
-		   "\"layer\": 0}]}\n"
-		   "E\n"
-		   "$H --greedy r.json --recompute -o s.json > /dev/null 2>&1 "
-		   "&& $H --greedy r.json -o n.json > /dev/null 2>&1 && "
-		   "$H simulate r.json s.json --budget 18000000 > /dev/null"),
-		0);
-	assert_true(contains("s.json", "\"version\": 2,"));
-	assert_true(contains("s.json",
-			     "{\"drop\": \"a\"},\n  {\"op\": "
-			     "\"head\"},\n  {\"recompute\": \"f0\"},"));
-	assert_true(contains("s.json", "\"peak_bytes\": 18000000,"));
-	assert_true(contains("n.json", "\"peak_bytes\": 28000000,"));
-	assert_int_equal(sh("$H simulate r.json s.json --budget 17999999 "
-			    "> /dev/null 2>&1"),
-			 1);
+	static const struct step st[] = {
+		EXIT(0,
+		     "cat > r.json <<'E'\n"
+		     "{\"format\": \"hoffopt.graph\", \"version\": 2, \"machine\": "
+		     "{\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
+		     "[{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}]}, "
+		     "\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000, \"kind\": "
+		     "\"input\"}, {\"id\": \"a\", \"bytes\": 10000000, \"kind\": "
+		     "\"activation\"}, {\"id\": \"h\", \"bytes\": 1000000, "
+		     "\"kind\": \"activation\"}, {\"id\": \"l\", \"bytes\": "
+		     "1000000, \"kind\": \"activation\"}, {\"id\": \"wb\", "
+		     "\"bytes\": 5000000, \"kind\": \"weight\", \"home\": "
+		     "\"host\"}, {\"id\": \"g\", \"bytes\": 1000000, \"kind\": "
+		     "\"output\"}], \"ops\": [{\"id\": \"f0\", \"inputs\": "
+		     "[\"x\"], \"outputs\": [\"a\"], \"time_s\": 0.001, "
+		     "\"layer\": 0}, {\"id\": \"f1\", \"inputs\": [\"a\"], "
+		     "\"outputs\": [\"h\"], \"time_s\": 0.001, \"layer\": 0}, "
+		     "{\"id\": \"head\", \"inputs\": [\"h\"], \"outputs\": "
+		     "[\"l\"], \"time_s\": 0.001, \"workspace_bytes\": 10000000}, "
+		     "{\"id\": \"b0\", \"inputs\": [\"l\", \"a\", \"x\", "
+		     "\"wb\"], \"outputs\": [\"g\"], \"time_s\": 0.001, "
+		     "\"layer\": 0}]}\n"
+		     "E\n"
+		     "$H --greedy r.json --recompute -o s.json > /dev/null 2>&1 "
+		     "&& $H --greedy r.json -o n.json > /dev/null 2>&1 && "
+		     "$H simulate r.json s.json --budget 18000000 > /dev/null"),
+		HAS("s.json", "\"version\": 2,"),
+		HAS("s.json", "{\"drop\": \"a\"},\n  {\"op\": "
+			      "\"head\"},\n  {\"recompute\": \"f0\"},"),
+		HAS("s.json", "\"peak_bytes\": 18000000,"),
+		HAS("n.json", "\"peak_bytes\": 28000000,"),
+		EXIT(1, "$H simulate r.json s.json --budget 17999999 "
+			"> /dev/null 2>&1"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (9) Control characters in ids are escaped in text reports. */
@@ -642,9 +700,12 @@ static void test_escaped_ids(void **state)
 	need_bin();
 	example("esc.json", "\"w0\"", "\"w\\u001b[2J0\"", "\"tiny\"",
 		"\"t\\u0007\"", NULL);
-	assert_int_equal(sh("$H analyze esc.json > out"), 0);
-	assert_true(contains("out", "graph t\\x07: 2 ops"));
-	assert_true(contains("out", "  w\\x1b[2J0 "));
+	static const struct step st[] = {
+		EXIT(0, "$H analyze esc.json > out"),
+		HAS("out", "graph t\\x07: 2 ops"),
+		HAS("out", "  w\\x1b[2J0 "),
+	};
+	RUN_STEPS(st, NULL);
 	char *t = slurp("out");
 	assert_null(strchr(t, 0x1b));
 	assert_null(strchr(t, 0x07));
@@ -657,15 +718,17 @@ static void test_option_messages(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json --bogus 2> err"), 2);
-	assert_true(contains("err", "hoffopt: unknown option '--bogus'\n"));
-	assert_int_equal(sh("$H analyze g.json --frobnicate 2> err"), 2);
-	assert_true(
-		contains("err", "hoffopt: unknown option '--frobnicate'\n"));
-	assert_int_equal(sh("$H --greedy g.json -o 2> err"), 2);
-	assert_true(contains("err", "hoffopt: option '-o' needs a value\n"));
-	assert_int_equal(sh("$H simulate g.json s.json --budget 2> err"), 2);
-	assert_true(contains("err", "option '--budget' needs a value\n"));
+	static const struct step st[] = {
+		EXIT(2, "$H --greedy g.json --bogus 2> err"),
+		HAS("err", "hoffopt: unknown option '--bogus'\n"),
+		EXIT(2, "$H analyze g.json --frobnicate 2> err"),
+		HAS("err", "hoffopt: unknown option '--frobnicate'\n"),
+		EXIT(2, "$H --greedy g.json -o 2> err"),
+		HAS("err", "hoffopt: option '-o' needs a value\n"),
+		EXIT(2, "$H simulate g.json s.json --budget 2> err"),
+		HAS("err", "option '--budget' needs a value\n"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (9) --corrupt-step must name a transfer of the schedule. */
@@ -674,21 +737,22 @@ static void test_corrupt_step(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
-	/* greedy's steps on the example: prefetch w0, prefetch w1, op0 ... */
-	assert_true(
-		contains("s.json", "\"steps\": [\n  {\"prefetch\": \"w0\""));
-	assert_int_equal(sh("$H run g.json s.json --corrupt-step 2 2> err"), 2);
-	assert_true(contains("err", "--corrupt-step 2: not a prefetch, a store "
-				    "or a recompute"));
-	assert_int_equal(sh("$H run g.json s.json --corrupt-step 99 2> err"),
-			 2);
-	assert_true(contains("err", "--corrupt-step 99: past the schedule's "
-				    "last step"));
-	/* a transfer it is: the corruption is found by --verify */
-	assert_int_equal(sh("$H run g.json s.json --corrupt-step 0 --verify "
-			    "> /dev/null 2>&1"),
-			 1);
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json -o s.json > /dev/null"),
+		/* greedy's steps on the example: prefetch w0, prefetch w1, op0
+		   ... */
+		HAS("s.json", "\"steps\": [\n  {\"prefetch\": \"w0\""),
+		EXIT(2, "$H run g.json s.json --corrupt-step 2 2> err"),
+		HAS("err", "--corrupt-step 2: not a prefetch, a store "
+			   "or a recompute"),
+		EXIT(2, "$H run g.json s.json --corrupt-step 99 2> err"),
+		HAS("err", "--corrupt-step 99: past the schedule's "
+			   "last step"),
+		/* a transfer it is: the corruption is found by --verify */
+		EXIT(1, "$H run g.json s.json --corrupt-step 0 --verify "
+			"> /dev/null 2>&1"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (14) --time-limit bounds the whole --exact command, the model's build
@@ -721,11 +785,14 @@ static void test_exact_time_limit(void **state)
 		      wall, rc);
 	/* greedy's schedule is within 10% of the lower bound: exit 0 */
 	assert_int_equal(rc, 0);
-	assert_true(contains("out", "\"peak_bytes\": 37411528708"));
-	assert_true(contains("out", "\"status\": \"time_limit\""));
-	assert_true(contains("out", "\"source\": \"greedy\""));
-	assert_true(contains("out", "\"note\": \"--time-limit 3 s: "));
-	assert_true(contains("out", "greedy's schedule is returned\""));
+	static const struct step st[] = {
+		HAS("out", "\"peak_bytes\": 37411528708"),
+		HAS("out", "\"status\": \"time_limit\""),
+		HAS("out", "\"source\": \"greedy\""),
+		HAS("out", "\"note\": \"--time-limit 3 s: "),
+		HAS("out", "greedy's schedule is returned\""),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (13) A proven optimum is named for what it is: optimal over the
@@ -746,31 +813,32 @@ static void test_exact_claims(void **state)
 		 "%s/witness/exact/random7-train.graph.json", sh_dir);
 	if (access(graph, R_OK) != 0)
 		skip();
-	assert_int_equal(sh("$H --exact '%s' --quiet --json > out", graph), 0);
-	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
-	assert_true(contains("out", "\"peak_bytes\": 311427076,"));
-	assert_true(contains("out", "\"restriction\": \"over the model's "
-				    "candidates: 5 of 11 tensors may move"));
-	assert_true(contains("out", "tensors under 76032 B only drop a clean "
-				    "copy after their last use"));
-	assert_int_equal(sh("$H --exact '%s' --quiet > out", graph), 0);
-	assert_true(contains("out", "exact    optimal_over_candidates "));
-	assert_true(contains("out", "bound over candidates 311427076"));
-	/* greedy's 311427072 B is under the bound: no gap claimed */
-	assert_true(contains("out", "below the model's bound (outside its "
-				    "candidates)"));
-	assert_true(contains("out", "status and bound are over the model's "
-				    "candidates"));
-	assert_int_equal(sh("$H compare '%s' --quiet --json > out", graph), 0);
-	assert_true(contains("out", "\"status\": \"optimal_over_candidates\""));
-	assert_true(contains("out", "\"restriction\": \"over the model's"));
-	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
-			    "-o s.json > out",
-			    graph),
-			 0);
-	assert_true(contains("out", "\"peak_bytes\": 311427072,"));
-	assert_true(contains("out", "\"bound\": 311427072,"));
-	assert_int_equal(sh("$H simulate '%s' s.json > /dev/null", graph), 0);
+	static const struct step st[] = {
+		EXIT(0, "$H --exact '%s' --quiet --json > out"),
+		HAS("out", "\"status\": \"optimal_over_candidates\""),
+		HAS("out", "\"peak_bytes\": 311427076,"),
+		HAS("out", "\"restriction\": \"over the model's "
+			   "candidates: 5 of 11 tensors may move"),
+		HAS("out", "tensors under 76032 B only drop a clean "
+			   "copy after their last use"),
+		EXIT(0, "$H --exact '%s' --quiet > out"),
+		HAS("out", "exact    optimal_over_candidates "),
+		HAS("out", "bound over candidates 311427076"),
+		/* greedy's 311427072 B is under the bound: no gap claimed */
+		HAS("out", "below the model's bound (outside its "
+			   "candidates)"),
+		HAS("out", "status and bound are over the model's "
+			   "candidates"),
+		EXIT(0, "$H compare '%s' --quiet --json > out"),
+		HAS("out", "\"status\": \"optimal_over_candidates\""),
+		HAS("out", "\"restriction\": \"over the model's"),
+		EXIT(0, "$H --exact '%s' --all-candidates --quiet --json "
+			"-o s.json > out"),
+		HAS("out", "\"peak_bytes\": 311427072,"),
+		HAS("out", "\"bound\": 311427072,"),
+		EXIT(0, "$H simulate '%s' s.json > /dev/null"),
+	};
+	RUN_STEPS(st, graph);
 	snprintf(graph, sizeof graph,
 		 "%s/witness/exact/random8-train.graph.json", sh_dir);
 	assert_int_equal(sh("$H --exact '%s' --all-candidates --quiet --json "
@@ -801,23 +869,23 @@ static void test_run_outputs_refused(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null && "
-			    "cp s.json s0.json"),
-			 0);
-	assert_int_equal(sh("$H run g.json s.json --trace s.json 2> err"), 2);
-	assert_true(contains("err", "hoffopt: output s.json is the input "
-				    "s.json: refusing to overwrite it\n"));
-	assert_int_equal(sh("$H run g.json s.json --sim-trace ./g.json "
-			    "2> err"),
-			 2);
-	assert_true(contains("err", "is the input g.json"));
-	assert_int_equal(sh("$H run g.json s.json --trace t.json --sim-trace "
-			    "t.json 2> err"),
-			 2);
-	assert_true(contains("err", "hoffopt: t.json is named as two "
-				    "outputs\n"));
-	assert_int_equal(sh("cmp -s s.json s0.json"), 0);
-	assert_true(contains("g.json", "\"format\": \"hoffopt.graph\""));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json -o s.json > /dev/null && "
+			"cp s.json s0.json"),
+		EXIT(2, "$H run g.json s.json --trace s.json 2> err"),
+		HAS("err", "hoffopt: output s.json is the input "
+			   "s.json: refusing to overwrite it\n"),
+		EXIT(2, "$H run g.json s.json --sim-trace ./g.json "
+			"2> err"),
+		HAS("err", "is the input g.json"),
+		EXIT(2, "$H run g.json s.json --trace t.json --sim-trace "
+			"t.json 2> err"),
+		HAS("err", "hoffopt: t.json is named as two "
+			   "outputs\n"),
+		EXIT(0, "cmp -s s.json s0.json"),
+		HAS("g.json", "\"format\": \"hoffopt.graph\""),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (3) A signal while an output's temporary file exists removes it, and
@@ -882,15 +950,16 @@ static void test_pair_fails_whole(void **state)
 	need_bin();
 	if (!tu_src_dir())
 		skip();
-	assert_int_equal(sh("printf old-s > s.json && printf old-t > t.json"),
-			 0);
-	/* 10 blocks: 5120 B in dash's 512-byte ones, 10 KiB in bash's */
-	assert_int_equal(sh("ulimit -f 10 && $H --greedy "
-			    "'%s/data/llama3-8b-train-2l.json' -o s.json "
-			    "--trace t.json > out 2> err",
-			    tu_src_dir()),
-			 2);
-	assert_true(contains("err", "File too large"));
+	static const struct step st1[] = {
+		EXIT(0, "printf old-s > s.json && printf old-t > t.json"),
+		/* 10 blocks: 5120 B in dash's 512-byte ones, 10 KiB in
+		 * bash's */
+		EXIT(2, "ulimit -f 10 && $H --greedy "
+			"'%s/data/llama3-8b-train-2l.json' -o s.json "
+			"--trace t.json > out 2> err"),
+		HAS("err", "File too large"),
+	};
+	RUN_STEPS(st1, tu_src_dir());
 	char *a = slurp("s.json"), *b = slurp("t.json");
 	assert_string_equal(a, "old-s");
 	assert_string_equal(b, "old-t");
@@ -898,22 +967,21 @@ static void test_pair_fails_whole(void **state)
 	free(b);
 	assert_false(has_tmp());
 	/* without the limit both land */
-	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-train-2l.json' "
-			    "-o s.json --trace t.json > out",
-			    tu_src_dir()),
-			 0);
-	assert_true(contains("s.json", SCHED_HEAD));
-	assert_true(contains("t.json", "\"traceEvents\""));
-	/* the v2 step misses 1% (21% over): the plan line says what it is;
-	 * at 30% it is within */
-	assert_true(contains("out", "plan          greedy, the fastest found: "
-				    "none within 1% over the lower bound\n"));
-	assert_int_equal(sh("$H --greedy '%s/data/llama3-8b-train-2l.json' "
-			    "--max-overhead 0.3 > out",
-			    tu_src_dir()),
-			 0);
-	assert_true(contains("out", "plan          greedy, the least peak "
-				    "found within 30% over the lower bound"));
+	static const struct step st2[] = {
+		EXIT(0, "$H --greedy '%s/data/llama3-8b-train-2l.json' "
+			"-o s.json --trace t.json > out"),
+		HAS("s.json", SCHED_HEAD),
+		HAS("t.json", "\"traceEvents\""),
+		/* the v2 step misses 1% (21% over): the plan line says what it
+		 * is; at 30% it is within */
+		HAS("out", "plan          greedy, the fastest found: "
+			   "none within 1% over the lower bound\n"),
+		EXIT(0, "$H --greedy '%s/data/llama3-8b-train-2l.json' "
+			"--max-overhead 0.3 > out"),
+		HAS("out", "plan          greedy, the least peak "
+			   "found within 30% over the lower bound"),
+	};
+	RUN_STEPS(st2, tu_src_dir());
 }
 
 /* (5) A budget over the device's memory is capped at it, with a note, by
@@ -927,36 +995,34 @@ static void test_budget_over_device(void **state)
 	need_bin();
 	example("g.json", "\"memory_bytes\": 100000000",
 		"\"memory_bytes\": 12000000", NULL);
-	assert_int_equal(sh("$H --greedy g.json --budget 1GB -o s.json > out "
-			    "2> err"),
-			 0);
-	assert_true(contains("err", "hoffopt: note: --budget 1GB is "
-				    "1000000000 B, over the device's 12000000 "
-				    "B: planning for the device's memory"));
-	assert_true(contains("out", "under the budget 12000000 B (11.44 MiB) "
-				    "(--budget 1GB, capped at the device)"));
-	assert_true(contains("s.json", "\"budget_bytes\": 12000000,"));
-	assert_int_equal(sh("$H simulate g.json s.json > out"), 0);
-	assert_true(contains("out", "budget 12000000 B"));
-	assert_int_equal(sh("$H --policy none g.json --budget 150%% --json "
-			    "2> err > out"),
-			 0);
-	assert_true(contains("err", "--budget 150% is 18000000 B, over"));
-	assert_true(contains("out", "\"budget_bytes\": 12000000"));
-	assert_int_equal(sh("$H --exact g.json --budget 1TB --quiet --json "
-			    "-o x.json 2> err > /dev/null"),
-			 0);
-	assert_true(contains("err", "hoffopt: note: --budget 1TB is"));
-	assert_true(contains("x.json", "\"budget_bytes\": 12000000,"));
-	assert_int_equal(sh("$H compare g.json --budget 1TB --quiet 2> err "
-			    "> /dev/null"),
-			 0);
-	assert_true(contains("err", "hoffopt: note: --budget 1TB is"));
-	/* at or under the device: no note */
-	assert_int_equal(sh("$H --greedy g.json --budget 12000000 2> err "
-			    "> /dev/null"),
-			 0);
-	assert_false(contains("err", "note"));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json --budget 1GB -o s.json > out "
+			"2> err"),
+		HAS("err", "hoffopt: note: --budget 1GB is "
+			   "1000000000 B, over the device's 12000000 "
+			   "B: planning for the device's memory"),
+		HAS("out", "under the budget 12000000 B (11.44 MiB) "
+			   "(--budget 1GB, capped at the device)"),
+		HAS("s.json", "\"budget_bytes\": 12000000,"),
+		EXIT(0, "$H simulate g.json s.json > out"),
+		HAS("out", "budget 12000000 B"),
+		EXIT(0, "$H --policy none g.json --budget 150%% --json "
+			"2> err > out"),
+		HAS("err", "--budget 150% is 18000000 B, over"),
+		HAS("out", "\"budget_bytes\": 12000000"),
+		EXIT(0, "$H --exact g.json --budget 1TB --quiet --json "
+			"-o x.json 2> err > /dev/null"),
+		HAS("err", "hoffopt: note: --budget 1TB is"),
+		HAS("x.json", "\"budget_bytes\": 12000000,"),
+		EXIT(0, "$H compare g.json --budget 1TB --quiet 2> err "
+			"> /dev/null"),
+		HAS("err", "hoffopt: note: --budget 1TB is"),
+		/* at or under the device: no note */
+		EXIT(0, "$H --greedy g.json --budget 12000000 2> err "
+			"> /dev/null"),
+		LACKS("err", "note"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (6) The memory this process may take: MemAvailable, and each memory
@@ -1015,16 +1081,18 @@ static void test_run_memory_refused(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
-	assert_int_equal(sh("$H run g.json s.json --size-scale 1e7 > out "
-			    "2> err"),
-			 2);
-	assert_true(contains("err", "hoffopt: run: the cpu backend needs "
-				    "190000000000000 B of this machine's "
-				    "memory (a device arena and "
-				    "80000000000000 B of host copies), more "
-				    "than the "));
-	assert_true(contains("err", "nothing was run (try --size-scale "));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json -o s.json > /dev/null"),
+		EXIT(2, "$H run g.json s.json --size-scale 1e7 > out "
+			"2> err"),
+		HAS("err", "hoffopt: run: the cpu backend needs "
+			   "190000000000000 B of this machine's "
+			   "memory (a device arena and "
+			   "80000000000000 B of host copies), more "
+			   "than the "),
+		HAS("err", "nothing was run (try --size-scale "),
+	};
+	RUN_STEPS(st, NULL);
 	char *t = slurp("out");
 	assert_string_equal(t, "");
 	free(t);
@@ -1038,17 +1106,18 @@ static void test_size_scale_rounding(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json -o s.json > /dev/null"), 0);
-	assert_int_equal(sh("$H run g.json s.json --size-scale 1e-10 "
-			    "--check-plan --no-run > out 2> err"),
-			 0);
-	assert_true(contains("err", "hoffopt: run: warning: --size-scale "
-				    "1e-10 rounds tensor \"w0\" (4000000 B) "
-				    "up to 1 B, 2500 times its scaled size"));
-	assert_int_equal(sh("$H run g.json s.json --size-scale 0.5 "
-			    "--check-plan --no-run > out 2> err"),
-			 0);
-	assert_false(contains("err", "warning"));
+	static const struct step st[] = {
+		EXIT(0, "$H --greedy g.json -o s.json > /dev/null"),
+		EXIT(0, "$H run g.json s.json --size-scale 1e-10 "
+			"--check-plan --no-run > out 2> err"),
+		HAS("err", "hoffopt: run: warning: --size-scale "
+			   "1e-10 rounds tensor \"w0\" (4000000 B) "
+			   "up to 1 B, 2500 times its scaled size"),
+		EXIT(0, "$H run g.json s.json --size-scale 0.5 "
+			"--check-plan --no-run > out 2> err"),
+		LACKS("err", "warning"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (9, 10) On the binary: --opt=value; numbers' messages. */
@@ -1057,29 +1126,28 @@ static void test_number_messages(void **state)
 	(void)state;
 	need_bin();
 	example("g.json", NULL);
-	assert_int_equal(sh("$H --greedy g.json --budget=90%% -o=s.json "
-			    "2> err"),
-			 2);
-	assert_true(contains("err", "unknown option '-o=s.json'"));
-	assert_int_equal(sh("$H --greedy g.json --budget=90%% --trace=t.json "
-			    "> out"),
-			 0);
-	assert_true(contains("out", "(--budget 90% of the all-resident"));
-	assert_true(contains("t.json", "\"traceEvents\""));
-	assert_int_equal(sh("$H analyze g.json --top=1 --json=yes 2> err"), 2);
-	assert_true(contains("err", "option '--json=yes' takes no value"));
-	assert_int_equal(sh("$H --greedy g.json --budget 9223372036854775808 "
-			    "2> err"),
-			 2);
-	assert_true(contains("err", "--budget: '9223372036854775808' is too "
-				    "large (at most 9223372036854775807 B)"));
-	assert_int_equal(sh("$H --greedy g.json --budget 0x1000 2> err"), 2);
-	assert_true(contains("err", "--budget: '0x1000' is not a byte count"));
-	assert_int_equal(sh("$H --greedy g.json --budget ' 90%% ' > out"), 0);
-	assert_true(contains("out", "under the budget 10800000 B"));
-	assert_int_equal(sh("$H --greedy g.json --max-overhead 0x1p-3 "
-			    "2> /dev/null"),
-			 2);
+	static const struct step st[] = {
+		EXIT(2, "$H --greedy g.json --budget=90%% -o=s.json "
+			"2> err"),
+		HAS("err", "unknown option '-o=s.json'"),
+		EXIT(0, "$H --greedy g.json --budget=90%% --trace=t.json "
+			"> out"),
+		HAS("out", "(--budget 90% of the all-resident"),
+		HAS("t.json", "\"traceEvents\""),
+		EXIT(2, "$H analyze g.json --top=1 --json=yes 2> err"),
+		HAS("err", "option '--json=yes' takes no value"),
+		EXIT(2, "$H --greedy g.json --budget 9223372036854775808 "
+			"2> err"),
+		HAS("err", "--budget: '9223372036854775808' is too "
+			   "large (at most 9223372036854775807 B)"),
+		EXIT(2, "$H --greedy g.json --budget 0x1000 2> err"),
+		HAS("err", "--budget: '0x1000' is not a byte count"),
+		EXIT(0, "$H --greedy g.json --budget ' 90%% ' > out"),
+		HAS("out", "under the budget 10800000 B"),
+		EXIT(2, "$H --greedy g.json --max-overhead 0x1p-3 "
+			"2> /dev/null"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (10) A graph's byte counts are read as integers, exactly, up to
@@ -1101,26 +1169,24 @@ static void test_exact_bytes(void **state)
 	static const char *const bytes[] = {"9007199254740993",
 					    "90071992547409930e-1",
 					    "9223372036854775808"};
+	static const struct step exact[] = {
+		EXIT(0, "$H analyze e53.json --json > out"),
+		HAS("out", "\"no_offload\": {\"peak_bytes\": "
+			   "9007199254740994,"),
+	};
+	static const struct step too_large[] = {
+		EXIT(2, "$H analyze e53.json 2> err"),
+		HAS("err", "tensors[0] \"x\": bytes is too large (beyond "
+			   "2^63 - 1)"),
+	};
 	for (int i = 0; i < 3; i++) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/e53.json", dir);
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fprintf(f, g, bytes[i]);
-		assert_int_equal(fclose(f), 0);
-		if (i < 2) {
-			assert_int_equal(sh("$H analyze e53.json --json > out"),
-					 0);
-			assert_true(contains("out", "\"no_offload\": "
-						    "{\"peak_bytes\": "
-						    "9007199254740994,"));
-		} else {
-			assert_int_equal(sh("$H analyze e53.json 2> err"), 2);
-			assert_true(contains("err",
-					     "tensors[0] \"x\": bytes is "
-					     "too large (beyond 2^63 - "
-					     "1)"));
-		}
+		char json[1024];
+		snprintf(json, sizeof json, g, bytes[i]);
+		put("e53.json", json);
+		if (i < 2)
+			RUN_STEPS(exact, NULL);
+		else
+			RUN_STEPS(too_large, NULL);
 	}
 }
 
@@ -1141,59 +1207,51 @@ static void test_small_things(void **state)
 	char *t = slurp("out");
 	assert_string_equal(t, "{\"race\": false, \"waits\": 2}\n");
 	free(t);
-	assert_int_equal(sh("$H run g.json s.json --pace 2> err"), 2);
-	assert_true(contains("err", "hoffopt: --pace needs --backend cuda\n"));
-	assert_int_equal(sh("$H run g.json s.json --cuda-graph 2> err"), 2);
-	assert_true(contains("err", "--cuda-graph needs --backend cuda\n"));
-	assert_int_equal(sh("$H gen --list extra > out 2> err"), 2);
-	assert_true(contains("err", "gen --list takes no MODEL ('extra')"));
-	assert_int_equal(sh("$H gen llama3-8b --seq 1000000 --kv-block 1 -o "
-			    "/dev/null 2> err"),
-			 2);
-	assert_true(contains("err", "(raise --kv-block, kv_block_tokens)"));
-	assert_int_equal(sh("$H analyze g.json --tensors 2> err"), 2);
-	assert_true(contains("err", "hoffopt: --tensors needs --json\n"));
-	/* an id with a '"' is shown as a JSON string, escaped */
+	/* the inputs of the escaping cases below */
 	example("q.json", "\"w0\", \"bytes\": 4000000",
 		"\"w\\\"0\", \"bytes\": 0", NULL);
-	assert_int_equal(sh("$H analyze q.json 2> err"), 2);
-	assert_true(contains("err", "q.json: tensors[1] \"w\\\"0\": bytes "
-				    "must be > 0"));
 	example("h.json", "\"tiny\"", "\"other\"", "\"op0\"", "\"opA\"", NULL);
-	assert_int_equal(sh("$H simulate h.json s.json 2> err"), 2);
-	assert_true(contains("err", "(the schedule is for graph \"tiny\", "
-				    "not \"other\")"));
-	/* and so is one in a simulator's violation and in the schedule
-	 * checker's messages (printed raw before: "w"1") */
 	example("q2.json", "\"w1\"", "\"w\\\"1\"", "\"op1\"", "\"o\\\"p1\"",
 		NULL);
-	char path[512];
-	snprintf(path, sizeof path, "%s/q2s.json", dir);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
-	      "[{\"prefetch\": \"w0\", \"from\": \"host\"}, {\"op\": \"op0\"}, "
-	      "{\"op\": \"o\\\"p1\"}]}",
-	      f);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(sh("$H simulate q2.json q2s.json > out 2> err"), 1);
-	assert_true(contains("err",
-			     "steps[2] op \"o\\\"p1\": \"w\\\"1\": rule 1:"));
-	snprintf(path, sizeof path, "%s/q3s.json", dir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
-	      "[{\"op\": \"op0\"}]}",
-	      f);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(sh("$H simulate q2.json q3s.json 2> err"), 2);
-	assert_true(contains("err", "op \"o\\\"p1\" is missing"));
-	/* and in the graph's own checks after the reader (graph.c) */
+	put("q2s.json",
+	    "{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
+	    "[{\"prefetch\": \"w0\", \"from\": \"host\"}, {\"op\": \"op0\"}, "
+	    "{\"op\": \"o\\\"p1\"}]}");
+	put("q3s.json",
+	    "{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": "
+	    "[{\"op\": \"op0\"}]}");
 	example("q5.json", "\"b\"", "\"b\\\"q\"", "[\"x\", \"w0\"]",
 		"[\"x\", \"w0\", \"b\\\"q\"]", NULL);
-	assert_int_equal(sh("$H analyze q5.json 2> err"), 2);
-	assert_true(contains("err", "inputs: tensor \"b\\\"q\" is used before "
-				    "op \"op1\" produces it"));
+	static const struct step st[] = {
+		EXIT(2, "$H run g.json s.json --pace 2> err"),
+		HAS("err", "hoffopt: --pace needs --backend cuda\n"),
+		EXIT(2, "$H run g.json s.json --cuda-graph 2> err"),
+		HAS("err", "--cuda-graph needs --backend cuda\n"),
+		EXIT(2, "$H gen --list extra > out 2> err"),
+		HAS("err", "gen --list takes no MODEL ('extra')"),
+		EXIT(2, "$H gen llama3-8b --seq 1000000 --kv-block 1 -o "
+			"/dev/null 2> err"),
+		HAS("err", "(raise --kv-block, kv_block_tokens)"),
+		EXIT(2, "$H analyze g.json --tensors 2> err"),
+		HAS("err", "hoffopt: --tensors needs --json\n"),
+		/* an id with a '"' is shown as a JSON string, escaped */
+		EXIT(2, "$H analyze q.json 2> err"),
+		HAS("err", "q.json: tensors[1] \"w\\\"0\": bytes must be > 0"),
+		EXIT(2, "$H simulate h.json s.json 2> err"),
+		HAS("err", "(the schedule is for graph \"tiny\", not "
+			   "\"other\")"),
+		/* and so is one in a simulator's violation and in the
+		 * schedule checker's messages (printed raw before: "w"1") */
+		EXIT(1, "$H simulate q2.json q2s.json > out 2> err"),
+		HAS("err", "steps[2] op \"o\\\"p1\": \"w\\\"1\": rule 1:"),
+		EXIT(2, "$H simulate q2.json q3s.json 2> err"),
+		HAS("err", "op \"o\\\"p1\" is missing"),
+		/* and in the graph's own checks after the reader (graph.c) */
+		EXIT(2, "$H analyze q5.json 2> err"),
+		HAS("err", "inputs: tensor \"b\\\"q\" is used before op "
+			   "\"op1\" produces it"),
+	};
+	RUN_STEPS(st, NULL);
 }
 
 /* (11) tests/deps.sh waits while another apt holds its lock: a fake
@@ -1243,11 +1301,13 @@ static void test_exact_reports(void **state)
 	if (!tu_src_dir())
 		skip();
 	const char *d = tu_src_dir();
-	assert_int_equal(sh("$H --exact '%s/data/tiny.json' --quiet > out", d),
-			 0);
-	assert_true(contains("out", " over_bound over_compute "));
-	assert_true(contains("out", " 0.00%       50.00% "));
-	assert_false(contains("out", "exact returns greedy's schedule"));
+	static const struct step st1[] = {
+		EXIT(0, "$H --exact '%s/data/tiny.json' --quiet > out"),
+		HAS("out", " over_bound over_compute "),
+		HAS("out", " 0.00%       50.00% "),
+		LACKS("out", "exact returns greedy's schedule"),
+	};
+	RUN_STEPS(st1, d);
 	const char *greedy = "exact returns greedy's schedule: --time-limit "
 			     "1e-06 s: the time limit ran out";
 	assert_int_equal(sh("$H --exact '%s/data/tiny.json' --time-limit 1e-6 "
@@ -1265,16 +1325,17 @@ static void test_exact_reports(void **state)
 	const char *sd = tu_shared_dir();
 	if (!sd)
 		return;
-	assert_int_equal(sh("$H compare "
-			    "'%s/witness/exact/random7-train.graph.json' "
-			    "--quiet > out",
-			    sd),
-			 0);
-	assert_true(contains("out", "exact returns greedy's schedule: the "
-				    "decoded schedule simulated worse"));
-	assert_true(contains("out", " 311427072       311427076     below "));
-	assert_false(contains("out", "0.000%"));
-	assert_true(contains("out", "below: a schedule under bound_over_cand"));
+	static const struct step st2[] = {
+		EXIT(0, "$H compare "
+			"'%s/witness/exact/random7-train.graph.json' "
+			"--quiet > out"),
+		HAS("out", "exact returns greedy's schedule: the "
+			   "decoded schedule simulated worse"),
+		HAS("out", " 311427072       311427076     below "),
+		LACKS("out", "0.000%"),
+		HAS("out", "below: a schedule under bound_over_cand"),
+	};
+	RUN_STEPS(st2, sd);
 }
 
 /* Graphs with nothing to move: one op, and none. Under the sanitizer
@@ -1316,12 +1377,7 @@ static void test_nothing_to_move(void **state)
 	};
 	int bad = 0;
 	for (size_t i = 0; i < 4; i += 2) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/%s", dir, graphs[i]);
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fputs(graphs[i + 1], f);
-		assert_int_equal(fclose(f), 0);
+		put(graphs[i], graphs[i + 1]);
 		for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
 			char cmd[256];
 			snprintf(cmd, sizeof cmd, cmds[k], graphs[i]);
