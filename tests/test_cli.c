@@ -190,6 +190,15 @@ static void need_bin(void)
 	}
 }
 
+/* Skips the running test, as need_bin does, also without the source
+ * tree (HOFF_SRC_DIR). */
+static void need_src(void)
+{
+	need_bin();
+	if (!tu_src_dir())
+		skip();
+}
+
 /* Writes text to dir/name. */
 static void put(const char *name, const char *text)
 {
@@ -304,6 +313,15 @@ static void run_steps(const struct step *st, size_t n, const char *arg)
 }
 #define RUN_STEPS(st, arg) run_steps((st), sizeof(st) / sizeof *(st), (arg))
 
+/* Runs the n steps on FORMAT.md's example, written to g.json first. */
+static void on_example(const struct step *st, size_t n)
+{
+	need_bin();
+	example("g.json", NULL);
+	run_steps(st, n, NULL);
+}
+#define ON_EXAMPLE(st) on_example((st), sizeof(st) / sizeof *(st))
+
 /* (1) A FIFO is written into, not replaced by a regular file. */
 static void test_out_fifo(void **state)
 {
@@ -413,9 +431,6 @@ static void test_out_tmp_not_followed(void **state)
  * exit 2 and the graph is kept. */
 static void test_out_is_input(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(2, "$H --greedy g.json -o g.json 2> err"),
 		HAS("err", "hoffopt: output g.json is the input "
@@ -428,7 +443,8 @@ static void test_out_is_input(void **state)
 			"2> /dev/null"),
 		HAS("g.json", "\"format\": \"hoffopt.graph\""),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (4) A failed write to stdout (/dev/full) is exit 2 with a message, for
@@ -493,9 +509,7 @@ static void test_plan_falls_back_to_device(void **state)
 static void test_run_fits_size(void **state)
 {
 	(void)state;
-	need_bin();
-	if (!tu_src_dir())
-		skip();
+	need_src();
 	static const struct step st[] = {
 		EXIT(0, "$H --greedy '%s/data/llama3-8b-decode-2l.json' "
 			"-o s.json > /dev/null"),
@@ -636,16 +650,14 @@ static void test_fetch_sum_message(void **state)
 /* (9) budget_bytes is written without --budget: the device's memory. */
 static void test_budget_written(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(0, "$H --greedy g.json -o s.json > /dev/null && "
 			"$H --exact g.json --quiet -o x.json > /dev/null"),
 		HAS("s.json", "\"budget_bytes\": 100000000,"),
 		HAS("x.json", "\"budget_bytes\": 100000000,"),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (issue 31) --recompute on --greedy: the plan drops a and re-runs f0
@@ -715,9 +727,6 @@ static void test_escaped_ids(void **state)
 /* (9) An unknown option is unknown, even last; a known one lacks a value. */
 static void test_option_messages(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(2, "$H --greedy g.json --bogus 2> err"),
 		HAS("err", "hoffopt: unknown option '--bogus'\n"),
@@ -728,15 +737,13 @@ static void test_option_messages(void **state)
 		EXIT(2, "$H simulate g.json s.json --budget 2> err"),
 		HAS("err", "option '--budget' needs a value\n"),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (9) --corrupt-step must name a transfer of the schedule. */
 static void test_corrupt_step(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(0, "$H --greedy g.json -o s.json > /dev/null"),
 		/* greedy's steps on the example: prefetch w0, prefetch w1, op0
@@ -752,7 +759,8 @@ static void test_corrupt_step(void **state)
 		EXIT(1, "$H run g.json s.json --corrupt-step 0 --verify "
 			"> /dev/null 2>&1"),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (14) --time-limit bounds the whole --exact command, the model's build
@@ -767,9 +775,7 @@ static void test_corrupt_step(void **state)
 static void test_exact_time_limit(void **state)
 {
 	(void)state;
-	need_bin();
-	if (!tu_src_dir())
-		skip();
+	need_src();
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	int rc = sh("$H --exact '%s/data/llama3-8b-train.json' --time-limit 3 "
@@ -866,9 +872,6 @@ static bool has_tmp(void)
  * exit 2, the input kept (it became a trace, exit 0, before). */
 static void test_run_outputs_refused(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(0, "$H --greedy g.json -o s.json > /dev/null && "
 			"cp s.json s0.json"),
@@ -885,7 +888,8 @@ static void test_run_outputs_refused(void **state)
 		EXIT(0, "cmp -s s.json s0.json"),
 		HAS("g.json", "\"format\": \"hoffopt.graph\""),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (3) A signal while an output's temporary file exists removes it, and
@@ -947,9 +951,7 @@ static void test_sigint_removes_tmp(void **state)
 static void test_pair_fails_whole(void **state)
 {
 	(void)state;
-	need_bin();
-	if (!tu_src_dir())
-		skip();
+	need_src();
 	static const struct step st1[] = {
 		EXIT(0, "printf old-s > s.json && printf old-t > t.json"),
 		/* 10 blocks: 5120 B in dash's 512-byte ones, 10 KiB in
@@ -1103,9 +1105,6 @@ static void test_run_memory_refused(void **state)
  * says so. 0.5 rounds nothing: no warning. */
 static void test_size_scale_rounding(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(0, "$H --greedy g.json -o s.json > /dev/null"),
 		EXIT(0, "$H run g.json s.json --size-scale 1e-10 "
@@ -1117,15 +1116,13 @@ static void test_size_scale_rounding(void **state)
 			"--check-plan --no-run > out 2> err"),
 		LACKS("err", "warning"),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (9, 10) On the binary: --opt=value; numbers' messages. */
 static void test_number_messages(void **state)
 {
-	(void)state;
-	need_bin();
-	example("g.json", NULL);
 	static const struct step st[] = {
 		EXIT(2, "$H --greedy g.json --budget=90%% -o=s.json "
 			"2> err"),
@@ -1147,7 +1144,8 @@ static void test_number_messages(void **state)
 		EXIT(2, "$H --greedy g.json --max-overhead 0x1p-3 "
 			"2> /dev/null"),
 	};
-	RUN_STEPS(st, NULL);
+	(void)state;
+	ON_EXAMPLE(st);
 }
 
 /* (10) A graph's byte counts are read as integers, exactly, up to
@@ -1260,9 +1258,7 @@ static void test_small_things(void **state)
 static void test_deps_waits_for_lock(void **state)
 {
 	(void)state;
-	need_bin();
-	if (!tu_src_dir())
-		skip();
+	need_src();
 	assert_int_equal(
 		sh("rm -rf fake && mkdir fake && echo 0 > fake/n && "
 		   "printf '#!/bin/sh\\nexit 1\\n' > fake/dpkg && "
@@ -1297,9 +1293,7 @@ static void test_deps_waits_for_lock(void **state)
 static void test_exact_reports(void **state)
 {
 	(void)state;
-	need_bin();
-	if (!tu_src_dir())
-		skip();
+	need_src();
 	const char *d = tu_src_dir();
 	static const struct step st1[] = {
 		EXIT(0, "$H --exact '%s/data/tiny.json' --quiet > out"),
