@@ -107,10 +107,7 @@ static void test_beats_offload(void **state)
 	hoff_graph *g = tu_graph(beats);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "greedy", false, &rep);
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 28 * MB);
-	assert_int_equal(r.summary.makespan_ps, 6 * MS);
+	hoff_sim_result r = tu_sim_expect(g, s, 28 * MB, 6 * MS);
 	assert_int_equal(count_kind(s, HOFF_STEP_RECOMPUTE), 0);
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
@@ -119,10 +116,7 @@ static void test_beats_offload(void **state)
 	tu_expect_steps(g, s,
 			"prefetch wb host|op f0|op f1|drop a|op head|"
 			"recompute f0|op b0");
-	r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 18 * MB);
-	assert_int_equal(r.summary.makespan_ps, 6 * MS);
+	r = tu_sim_expect(g, s, 18 * MB, 6 * MS);
 	assert_int_equal(r.summary.recompute_ps, 1 * MS);
 	assert_int_equal(r.summary.stall_ps, 1 * MS);
 	assert_int_equal(rep.peak_bytes, 18 * MB);
@@ -184,10 +178,7 @@ static void test_chain(void **state)
 			"op f0a|op f0b|drop a0|op f1a|drop h0|op f1b|drop a1|"
 			"op head|recompute f0a|recompute f0b|drop a0|"
 			"recompute f1a|op b1|recompute f0a|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 6 * MB);
-	assert_int_equal(r.summary.makespan_ps, 11 * MS);
+	hoff_sim_result r = tu_sim_expect(g, s, 6 * MB, 11 * MS);
 	assert_int_equal(r.summary.recompute_ps, 4 * MS);
 	/* the expanded graph's run is the same, byte for byte */
 	hoff_sim_result r2 = tu_sim(x.g2, s2, HOFF_NONE);
