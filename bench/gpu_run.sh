@@ -88,6 +88,17 @@ step_row() { # name status seconds note
 	[ "$2" = ok ] || [ "$2" = skipped ] || failed=1
 	publish
 }
+step_done() { # name rc note: the row of a step begun at t0, ok when rc is 0
+	step_row "$1" "$([ "$2" = 0 ] && echo ok || echo failed)" \
+		$(($(date +%s) - t0)) "$3"
+}
+section() { # title [header separator]: a step's clock (t0), its heading
+	# in the report and, given, its table's first two rows
+	t0=$(date +%s)
+	say "## $1"
+	say ""
+	[ $# -lt 3 ] || { say "$2"; say "$3"; }
+}
 # Runs a command with a timeout no later than the deadline less `reserve`
 # seconds; output to the log and to $tmp/last.out. Returns its status
 # (124: timed out, 125: no time left).
@@ -363,9 +374,7 @@ st=$(status_of $rc)
 step_row test "$st" $(($(date +%s) - t0)) "$(grep -E 'PASSED|FAILED|SKIPPED' "$tmp/last.out" | tr '\n' ' ' | tr '|' '/' | cut -c1-150)"
 
 # ---- copies ----
-t0=$(date +%s)
-say "## Pinned copies, alone and both directions at once"
-say ""
+section "Pinned copies, alone and both directions at once"
 run_t 90 150 "$hoffopt" calibrate --backend "$backend" --sweep 1073741824
 rc=$?
 cat "$tmp/last.out" | tee -a "$md"
@@ -373,11 +382,9 @@ say ""
 step_row copies "$(status_of $rc)" $(($(date +%s) - t0)) "$( [ $rc -eq 0 ] || why)"
 
 # ---- micro-ops ----
-t0=$(date +%s)
-say "## Compute-only ops (spin kernels on %globaltimer)"
-say ""
-say "| op s | ops | mode | predicted makespan s | measured s | error % | mean op s | max op s | mean gap s | enqueue lag s |"
-say "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+section "Compute-only ops (spin kernels on %globaltimer)" \
+	"| op s | ops | mode | predicted makespan s | measured s | error % | mean op s | max op s | mean gap s | enqueue lag s |" \
+	"|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 mrc=0
 for spec in "5e-6 2000" "1e-5 2000" "5e-5 1000" "1e-3 100"; do
 	read -r op_s nops <<<"$spec"
@@ -392,7 +399,7 @@ for spec in "5e-6 2000" "1e-5 2000" "5e-5 1000" "1e-3 100"; do
 	done
 done
 say ""
-step_row microops "$([ $mrc = 0 ] && echo ok || echo failed)" $(($(date +%s) - t0)) ""
+step_done microops $mrc ""
 
 # ---- plans ----
 t0=$(date +%s)
@@ -461,15 +468,13 @@ for item in "${verify_list[@]}"; do
 	done
 done
 say ""
-step_row plans "$([ $prc = 0 ] && echo ok || echo failed)" $(($(date +%s) - t0)) "$nplan timed runs"
+step_done plans $prc "$nplan timed runs"
 step_row verify "$([ $vrc = 0 ] && echo ok || echo failed)" 0 "${#verify_list[@]} schedules (time counted in plans)"
 
 # ---- drops ----
-t0=$(date +%s)
-say "## Dropped waits on the GPU (--verify --drop-wait N, N a wait whose drop the checker calls a race)"
-say ""
-say "| graph | policy | wait | checker | verified | faults | first fault |"
-say "|---|---|---:|---|---|---:|---|"
+section "Dropped waits on the GPU (--verify --drop-wait N, N a wait whose drop the checker calls a race)" \
+	"| graph | policy | wait | checker | verified | faults | first fault |" \
+	"|---|---|---:|---|---|---:|---|"
 drc=0
 # llama3-8b-decode-2l's reactive schedule, else the first reactive one.
 dn=llama3-8b-decode-2l
@@ -501,14 +506,12 @@ else
 	say "| (no reactive schedule to sample) |"
 fi
 say ""
-step_row drops "$([ $drc = 0 ] && echo ok || echo failed)" $(($(date +%s) - t0)) ""
+step_done drops $drc ""
 
 # ---- a 50k-command schedule ----
-t0=$(date +%s)
-say "## A 50k-command schedule (25k ops of 20 us, 25k prefetches of 64 KiB)"
-say ""
-say "| graph | policy | time x | size x | predicted makespan s | measured s | error % | predicted peak B | measured peak B | arena B | verified | mode | achieved h2d B/s | enqueue lag s |"
-say "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
+section "A 50k-command schedule (25k ops of 20 us, 25k prefetches of 64 KiB)" \
+	"| graph | policy | time x | size x | predicted makespan s | measured s | error % | predicted peak B | measured peak B | arena B | verified | mode | achieved h2d B/s | enqueue lag s |" \
+	"|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|"
 brc=0
 if tool big "$tmp/big.json" "$tmp/bigs.json" 25000 "$machine"; then
 	for mode in streamed graph; do
@@ -523,7 +526,7 @@ else
 	brc=1
 fi
 say ""
-step_row big "$([ $brc = 0 ] && echo ok || echo failed)" $(($(date +%s) - t0)) ""
+step_done big $brc ""
 
 # ---- compute-sanitizer ----
 t0=$(date +%s)

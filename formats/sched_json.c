@@ -27,11 +27,10 @@ typedef struct ext {
 } ext;
 
 typedef struct reader {
-	jscan s;
+	jscan s; /* s.file the file's name, s.e where errors go */
 	hoff_sched *sc;
 	const hoff_graph *g;
-	const char *file;
-	hoff_err *e;
+	hoff_err scratch; /* s.e when the caller gives no error buffer */
 	bool have[NKEYS];
 	bool has_recompute_s; /* the summary carries recompute_s */
 	ext *buf; /* steps met before format and version */
@@ -52,7 +51,7 @@ static hoff_status read_step(reader *r)
 		HOFF_STEP_DETACH, HOFF_STEP_RECOMPUTE, HOFF_STEP_DROP,
 	};
 	js_val f[NF];
-	js_where w = {r->file, "steps", r->sc->nsteps, NULL};
+	js_where w = {r->s.file, "steps", r->sc->nsteps, NULL};
 	const char *name, *tier_name;
 	int32_t id, tier = HOFF_NONE;
 	int kind = -1;
@@ -63,24 +62,24 @@ static hoff_status read_step(reader *r)
 		if (f[i].type == JS_ABSENT)
 			continue;
 		if (kind >= 0)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "more than one step key (\"%s\" and "
 				       "\"%s\")",
 				       names[kind], names[i]);
 		kind = i;
 	}
 	if (kind < 0)
-		return js_fail(r->e, &w, HOFF_EINPUT,
+		return js_fail(r->s.e, &w, HOFF_EINPUT,
 			       "no step key (op, prefetch, store, detach, "
 			       "recompute or drop)");
-	if ((st = js_str(r->e, &w, &f[kind], names[kind], true, &name)) !=
+	if ((st = js_str(r->s.e, &w, &f[kind], names[kind], true, &name)) !=
 	    HOFF_OK)
 		return st;
 	w.id = name;
 	if ((kinds[kind] == HOFF_STEP_RECOMPUTE ||
 	     kinds[kind] == HOFF_STEP_DROP) &&
 	    r->sc->version < 2)
-		return js_fail(r->e, &w, HOFF_EINPUT,
+		return js_fail(r->s.e, &w, HOFF_EINPUT,
 			       "%s: a version-2 step (the file is version 1)",
 			       names[kind]);
 	/* from goes with prefetch, to with store, neither with the rest. */
@@ -89,35 +88,35 @@ static hoff_status read_step(reader *r)
 						     : -1;
 	for (int i = FROM; i < NF; i++)
 		if (f[i].type != JS_ABSENT && i != want)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "\"%s\" belongs to %s steps only",
 				       names[i],
 				       i == FROM ? "prefetch" : "store");
 	if (kinds[kind] == HOFF_STEP_OP || kinds[kind] == HOFF_STEP_RECOMPUTE) {
 		id = hoff_graph_find_op(r->g, name);
 		if (id == HOFF_NONE)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "%s: unknown op \"%.100s\"", names[kind],
 				       name);
 	} else {
 		id = hoff_graph_find_tensor(r->g, name);
 		if (id == HOFF_NONE)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "%s: unknown tensor \"%.100s\"",
 				       names[kind], name);
 	}
 	if (want >= 0) {
-		if ((st = js_str(r->e, &w, &f[want], names[want], true,
+		if ((st = js_str(r->s.e, &w, &f[want], names[want], true,
 				 &tier_name)) != HOFF_OK)
 			return st;
 		tier = hoff_graph_find_tier(r->g, tier_name);
 		if (tier == HOFF_NONE)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "%s: unknown tier \"%.100s\"",
 				       names[want], tier_name);
 	}
 	if (hoff_sched_push(r->sc, kinds[kind], id, tier) != HOFF_OK)
-		return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+		return hoff_seterr(r->s.e, HOFF_ENOMEM, "out of memory");
 	return HOFF_OK;
 }
 
@@ -128,8 +127,8 @@ static hoff_status read_summary(reader *r, const cJSON *o)
 		"h2d_bytes",  "d2h_bytes",  "recompute_s",
 	};
 	js_val f[7];
-	js_where top = {r->file, NULL, -1, NULL};
-	js_where w = {r->file, "summary", -1, NULL};
+	js_where top = {r->s.file, NULL, -1, NULL};
+	js_where w = {r->s.file, "summary", -1, NULL};
 	hoff_summary *sm = &r->sc->summary;
 	int64_t *ps[4] = {&sm->makespan_ps, &sm->compute_ps, &sm->stall_ps,
 			  &sm->recompute_ps};
@@ -138,29 +137,29 @@ static hoff_status read_summary(reader *r, const cJSON *o)
 	if (cJSON_IsNull(o))
 		return HOFF_OK;
 	if (!cJSON_IsObject(o))
-		return js_fail(r->e, &top, HOFF_EINPUT,
+		return js_fail(r->s.e, &top, HOFF_EINPUT,
 			       "summary must be an object");
 	js_fields(o, names, 7, f);
 	/* (v2) recompute_s: its presence is checked against the version
 	 * once both are read (hoff_sched_parse) */
 	r->has_recompute_s = f[6].type != JS_ABSENT && f[6].type != JS_NULL;
 	sm->recompute_ps = 0;
-	if ((st = js_int(r->e, &w, &f[0], names[0], true, 0, NULL,
+	if ((st = js_int(r->s.e, &w, &f[0], names[0], true, 0, NULL,
 			 &sm->peak_bytes)) != HOFF_OK ||
-	    (st = js_int(r->e, &w, &f[4], names[4], true, 0, NULL,
+	    (st = js_int(r->s.e, &w, &f[4], names[4], true, 0, NULL,
 			 &sm->h2d_bytes)) != HOFF_OK ||
-	    (st = js_int(r->e, &w, &f[5], names[5], true, 0, NULL,
+	    (st = js_int(r->s.e, &w, &f[5], names[5], true, 0, NULL,
 			 &sm->d2h_bytes)) != HOFF_OK)
 		return st;
 	for (int i = 0; i < 4; i++) {
 		double x;
 		if (i == 3 && !r->has_recompute_s)
 			break;
-		if ((st = js_num(r->e, &w, &f[slot[i]], names[slot[i]], true,
+		if ((st = js_num(r->s.e, &w, &f[slot[i]], names[slot[i]], true,
 				 false, NULL, &x)) != HOFF_OK)
 			return st;
 		if ((*ps[i] = hoff_ps(x)) < 0)
-			return js_fail(r->e, &w, HOFF_EINPUT,
+			return js_fail(r->s.e, &w, HOFF_EINPUT,
 				       "%s must be below 2^62 ps",
 				       names[slot[i]]);
 	}
@@ -181,17 +180,17 @@ static hoff_status read_top(void *ctx, const js_top *t)
 	switch (k) {
 	case K_GRAPH:
 	case K_POLICY:
-		if ((st = js_str(r->e, &t->w, &t->v, top_keys[k], false, &s)) !=
-			    HOFF_OK ||
+		if ((st = js_str(r->s.e, &t->w, &t->v, top_keys[k], false,
+				 &s)) != HOFF_OK ||
 		    !s)
 			break;
 		if (k == K_GRAPH && !(r->sc->graph = hoff_strdup(s)))
-			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+			st = hoff_seterr(r->s.e, HOFF_ENOMEM, "out of memory");
 		if (k == K_POLICY && hoff_sched_set_policy(r->sc, s) != HOFF_OK)
-			st = hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+			st = hoff_seterr(r->s.e, HOFF_ENOMEM, "out of memory");
 		break;
 	case K_BUDGET:
-		if ((st = js_int(r->e, &t->w, &t->v, "budget_bytes", false, 0,
+		if ((st = js_int(r->s.e, &t->w, &t->v, "budget_bytes", false, 0,
 				 &present, &n)) == HOFF_OK &&
 		    present)
 			r->sc->budget_bytes = n;
@@ -231,7 +230,8 @@ static hoff_status read_steps(reader *r)
 			return st;
 		if (!hoff_grow((void **)&r->buf, &r->buf_cap, r->nbuf + 1,
 			       sizeof *r->buf))
-			return hoff_seterr(r->e, HOFF_ENOMEM, "out of memory");
+			return hoff_seterr(r->s.e, HOFF_ENOMEM,
+					   "out of memory");
 		r->buf[r->nbuf++] = (ext){a, b};
 	}
 }
@@ -268,17 +268,11 @@ hoff_status hoff_sched_parse(const char *text, size_t len, const char *file,
 			     const hoff_graph *g, hoff_sched **out,
 			     hoff_err *e)
 {
-	hoff_err scratch;
-	reader r;
+	reader r = {.g = g};
 	hoff_status st;
-	if (!e)
-		e = &scratch;
 	*out = NULL;
-	memset(&r, 0, sizeof r);
-	r.g = g;
-	r.file = file;
-	r.e = e;
-	js_init(&r.s, text, len, file, e);
+	js_init(&r.s, text, len, file, e ? e : &r.scratch);
+	e = r.s.e;
 	if (!(r.sc = hoff_sched_new())) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;

@@ -38,44 +38,42 @@ static bool spend(double *rem, int64_t *t, int64_t len, double rate, int dir,
 	return false;
 }
 
-int64_t hoff_duplex_start(const hoff_busy *s, int32_t n, int64_t end, int64_t d,
-			  int32_t f)
+/* Where a transfer of nominal duration d ps on a channel busy over the
+ * sorted spans s[0..n) (slowed to f / 10^6 there) meets its other end,
+ * walking from t0 in direction dir: +1 from its start to its end, -1 from
+ * its end back to its start. Each span is crossed at full speed up to its
+ * near edge, then slowed to its far one. */
+static int64_t walk(const hoff_busy *s, int32_t n, int64_t t0, int64_t d,
+		    int32_t f, int dir)
 {
 	const double one = HOFF_DUPLEX_ONE;
 	double rem = (double)d * one;
-	int64_t t = end, at;
-	/* the last span starting before t */
-	int32_t k = first_after(s, n, end);
-	if (k == n || s[k].lo >= end)
-		k--;
-	while (rem > 0) {
-		if (k < 0)
-			return t - (int64_t)ceil(rem / one);
-		int64_t hi = s[k].hi < t ? s[k].hi : t;
-		/* at full speed over (hi, t], then slowed over (lo, hi] */
-		if (hi < t && spend(&rem, &t, t - hi, one, -1, &at))
+	int64_t t = t0, at;
+	int32_t k = first_after(s, n, t0);
+	if (dir < 0 && (k == n || s[k].lo >= t0))
+		k--; /* the last span starting before t0 */
+	for (; rem > 0; k += dir) {
+		if (k < 0 || k >= n)
+			return t + dir * (int64_t)ceil(rem / one);
+		int64_t near = dir > 0 ? s[k].lo : s[k].hi;
+		int64_t far = dir > 0 ? s[k].hi : s[k].lo;
+		if (dir * (near - t) > 0 &&
+		    spend(&rem, &t, dir * (near - t), one, dir, &at))
 			return at;
-		if (spend(&rem, &t, t - s[k].lo, f, -1, &at))
+		if (spend(&rem, &t, dir * (far - t), f, dir, &at))
 			return at;
-		k--;
 	}
 	return t;
+}
+
+int64_t hoff_duplex_start(const hoff_busy *s, int32_t n, int64_t end, int64_t d,
+			  int32_t f)
+{
+	return walk(s, n, end, d, f, -1);
 }
 
 int64_t hoff_duplex_end(const hoff_busy *s, int32_t n, int64_t start, int64_t d,
 			int32_t f)
 {
-	const double one = HOFF_DUPLEX_ONE;
-	double rem = (double)d * one;
-	int64_t t = start, at;
-	for (int32_t k = first_after(s, n, start); rem > 0; k++) {
-		if (k >= n)
-			return t + (int64_t)ceil(rem / one);
-		/* at full speed over [t, lo), then slowed over [lo, hi) */
-		if (s[k].lo > t && spend(&rem, &t, s[k].lo - t, one, 1, &at))
-			return at;
-		if (spend(&rem, &t, s[k].hi - t, f, 1, &at))
-			return at;
-	}
-	return t;
+	return walk(s, n, start, d, f, 1);
 }

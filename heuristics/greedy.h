@@ -1,4 +1,5 @@
-/* greedy.h: the greedy refinement (greedy.c), called by policy.c. */
+/* greedy.h: the greedy refinement (greedy.c), called by greedy_recompute.c's
+ * hoff_plan_without_recompute (policy.c's way in). */
 #ifndef HOFF_GREEDY_H
 #define HOFF_GREEDY_H
 

@@ -185,9 +185,8 @@ hoff_status hoff_exec_walk(hoff_backend *b, hoff_walk_info *info, hoff_err *e)
 	hoff_status st = HOFF_OK;
 	int64_t x = 0;
 	for (int32_t k = 0; k <= p->nops && st == HOFF_OK; k++) {
-		for (; st == HOFF_OK && x < p->nxfers &&
-		       (k == p->nops || p->xfer[x].step < p->op[k].step);
-		     x++)
+		for (int64_t xe = hoff_xplan_xfers_before(p, k, x);
+		     st == HOFF_OK && x < xe; x++)
 			st = enqueue_xfer(&w, x, e);
 		if (st == HOFF_OK && k < p->nops)
 			st = enqueue_op(&w, k, e);
@@ -213,8 +212,7 @@ static hoff_status measure(const hoff_xplan *p, hoff_exec_result *r,
 	hoff_summary *m = &r->measured;
 	int64_t prev_end = 0, x = 0;
 	for (int32_t k = 0; k <= p->nops; k++) {
-		for (; x < p->nxfers &&
-		       (k == p->nops || p->xfer[x].step < p->op[k].step);
+		for (int64_t xe = hoff_xplan_xfers_before(p, k, x); x < xe;
 		     x++) {
 			const hoff_xfer *xf = &p->xfer[x];
 			hoff_event ev = {.start_ps = r->x_start_ps[x],
@@ -321,8 +319,7 @@ static hoff_status verify(hoff_backend *b, hoff_exec_result *r, hoff_err *e)
 	/* In step order: the earliest command's complaint first. */
 	int64_t x = 0;
 	for (int32_t k = 0; k <= p->nops; k++) {
-		for (; x < p->nxfers &&
-		       (k == p->nops || p->xfer[x].step < p->op[k].step);
+		for (int64_t xe = hoff_xplan_xfers_before(p, k, x); x < xe;
 		     x++) {
 			int64_t ev = hoff_xplan_xev(p, x);
 			if (r->bad[ev] >= 0)

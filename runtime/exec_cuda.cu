@@ -175,6 +175,17 @@ typedef struct cuda_ctx {
 	double launch_s;
 } cuda_ctx;
 
+/* Two timing events (both or neither made). */
+static hoff_status event_pair(cudaEvent_t *a, cudaEvent_t *b, hoff_err *e)
+{
+	HOFF_CUDA_TRY(cudaEventCreate(a));
+	if (cudaEventCreate(b) != cudaSuccess) {
+		cudaEventDestroy(*a);
+		return hoff_seterr(e, HOFF_EIO, "cuda: cannot create an event");
+	}
+	return HOFF_OK;
+}
+
 /* The fixed cost of a spin kernel, from two spins of different lengths
  * (best of three each), and the op clock's rate as the events see it
  * (1e9 for a faithful %globaltimer). */
@@ -182,11 +193,9 @@ static hoff_status calibrate_spin(cudaStream_t s, double *hz, double *launch,
 				  hoff_err *e)
 {
 	cudaEvent_t a, b;
-	HOFF_CUDA_TRY(cudaEventCreate(&a));
-	if (cudaEventCreate(&b) != cudaSuccess) {
-		cudaEventDestroy(a);
-		return hoff_seterr(e, HOFF_EIO, "cuda: cannot create an event");
-	}
+	hoff_status st = event_pair(&a, &b, e);
+	if (st != HOFF_OK)
+		return st;
 	const long long c[2] = {200000, 4000000}; /* ns */
 	float best[2] = {1e30f, 1e30f};
 	spin_kernel<<<1, 1, 0, s>>>(c[0]); /* warm up */
@@ -298,16 +307,24 @@ static hoff_status fill_on(cudaStream_t s, uint8_t *d, int64_t n, uint64_t seed,
 	return HOFF_OK;
 }
 
-/* Compute command k's checks: its op's inputs (both phases; at the end
- * not those it also updates), updates (phase 0); as the CPU backend. */
-static hoff_status op_checks(cuda_ctx *c, int32_t k, uint32_t phase,
-			     hoff_err *e)
+/* Compute command k's verify kernels, as the CPU backend's op_checks and
+ * op_writes. At the start (end false): its op's inputs and updates are
+ * checked (phase 0), then junk (the patterns xor ~0) written to its
+ * outputs and updates. At the end: its inputs are checked again, not those
+ * it also updates (phase 1), then its outputs' patterns written (a
+ * recompute's: those it re-makes, then checked, items after the inputs
+ * and updates, the corrupt hook flipping a byte of its first one before)
+ * and its updates'. */
+static hoff_status op_verify(cuda_ctx *c, int32_t k, bool end, hoff_err *e)
 {
 	const hoff_xplan *p = c->p;
 	const hoff_graph *g = p->g;
 	const hoff_xop *o = &p->op[k];
 	int32_t op = o->op;
 	cudaStream_t s = c->s[0];
+	uint32_t phase = end ? 1 : 0;
+	uint64_t inv = end ? 0 : ~0ULL;
+	bool check = end && o->recompute;
 	hoff_status st;
 	uint64_t item = 0;
 	for (int64_t j = g->in_off[op]; j < g->in_off[op + 1]; j++, item++) {
@@ -329,24 +346,8 @@ static hoff_status op_checks(cuda_ctx *c, int32_t k, uint32_t phase,
 				   k, hoff_bad_tag(0, item), e)) != HOFF_OK)
 			return st;
 	}
-	return HOFF_OK;
-}
-
-/* Compute command k's writes: junk (inv ~0) or the patterns of its
- * outputs (a recompute's: those it re-makes) and updates; with check, the
- * outputs are then checked (phase 1, items after the inputs and updates),
- * the corrupt hook flipping a byte of a recompute's first one before. */
-static hoff_status op_writes(cuda_ctx *c, int32_t k, uint64_t inv, bool check,
-			     hoff_err *e)
-{
-	const hoff_xplan *p = c->p;
-	const hoff_graph *g = p->g;
-	const hoff_xop *o = &p->op[k];
-	int32_t op = o->op;
-	cudaStream_t s = c->s[0];
-	hoff_status st;
-	uint64_t item = (uint64_t)(hoff_op_count(g, op, HOFF_USE_IN) +
-				   hoff_op_count(g, op, HOFF_USE_UPD));
+	item = (uint64_t)(hoff_op_count(g, op, HOFF_USE_IN) +
+			  hoff_op_count(g, op, HOFF_USE_UPD));
 	for (int64_t j = g->out_off[op]; j < g->out_off[op + 1]; j++, item++) {
 		int64_t off = p->out_dev[o->out_at + (j - g->out_off[op])];
 		if (off == HOFF_NONE)
@@ -383,17 +384,14 @@ static hoff_status c_run_op(hoff_backend *b, int32_t k, hoff_err *e)
 	cudaStream_t s = c->s[0];
 	hoff_status st;
 	HOFF_CUDA_TRY(time_record(c, c->t_beg[k], s));
-	if (c->o.verify && ((st = op_checks(c, k, 0, e)) != HOFF_OK ||
-			    (st = op_writes(c, k, ~0ULL, false, e)) != HOFF_OK))
+	if (c->o.verify && (st = op_verify(c, k, false, e)) != HOFF_OK)
 		return st;
 	double ns = (hoff_s(p->op[k].dur_ps) - c->launch_s) * 1e9;
 	if (ns >= 1) {
 		spin_kernel<<<1, 1, 0, s>>>((long long)ns);
 		HOFF_CUDA_TRY(cudaGetLastError());
 	}
-	if (c->o.verify &&
-	    ((st = op_checks(c, k, 1, e)) != HOFF_OK ||
-	     (st = op_writes(c, k, 0, p->op[k].recompute, e)) != HOFF_OK))
+	if (c->o.verify && (st = op_verify(c, k, true, e)) != HOFF_OK)
 		return st;
 	HOFF_CUDA_TRY(time_record(c, c->t_end[k], s));
 	return HOFF_OK;
@@ -757,11 +755,9 @@ static hoff_status copy_rate(void *dst, const void *src, size_t n,
 			     double *rate, hoff_err *e)
 {
 	cudaEvent_t a, b;
-	HOFF_CUDA_TRY(cudaEventCreate(&a));
-	if (cudaEventCreate(&b) != cudaSuccess) {
-		cudaEventDestroy(a);
-		return hoff_seterr(e, HOFF_EIO, "cuda: cannot create an event");
-	}
+	hoff_status st = event_pair(&a, &b, e);
+	if (st != HOFF_OK)
+		return st;
 	cudaError_t err = cudaSuccess;
 	float best = 1e30f;
 	for (int i = 0; err == cudaSuccess && i < reps; i++) {
@@ -864,6 +860,23 @@ static hoff_status both_ways(cal_mem *m, size_t n, int reps, bool both,
 	return HOFF_OK;
 }
 
+/* calibrate's and the sweep's buffers: two streams, two pinned and two
+ * device buffers of n bytes. */
+static hoff_status cal_alloc(cal_mem *m, size_t n, hoff_err *e)
+{
+	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
+	m->s_made = true;
+	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s2, cudaStreamNonBlocking));
+	m->s2_made = true;
+	HOFF_CUDA_TRY(
+		cudaHostAlloc((void **)&m->pinned, n, cudaHostAllocDefault));
+	HOFF_CUDA_TRY(
+		cudaHostAlloc((void **)&m->pinned2, n, cudaHostAllocDefault));
+	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev, n));
+	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev2, n));
+	return HOFF_OK;
+}
+
 static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 			     hoff_err *e)
 {
@@ -874,17 +887,9 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 	HOFF_CUDA_TRY(cudaGetDeviceProperties(&prop, device));
 	snprintf(c->device, sizeof c->device, "%.120s", prop.name);
 	c->memory_bytes = (int64_t)prop.totalGlobalMem;
-	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
-	m->s_made = true;
-	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s2, cudaStreamNonBlocking));
-	m->s2_made = true;
 	size_t n = (size_t)256 << 20;
-	HOFF_CUDA_TRY(cudaHostAlloc((void **)&m->pinned, n,
-				    cudaHostAllocDefault));
-	HOFF_CUDA_TRY(
-		cudaHostAlloc((void **)&m->pinned2, n, cudaHostAllocDefault));
-	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev, n));
-	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev2, n));
+	if ((st = cal_alloc(m, n, e)) != HOFF_OK)
+		return st;
 	m->pageable = (uint8_t *)malloc(n);
 	if (!m->pageable)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
@@ -917,11 +922,8 @@ static hoff_status calibrate(int32_t device, hoff_calib *c, cal_mem *m,
 	enum { N = 101 };
 	float ms[N];
 	cudaEvent_t a, b;
-	HOFF_CUDA_TRY(cudaEventCreate(&a));
-	if (cudaEventCreate(&b) != cudaSuccess) {
-		cudaEventDestroy(a);
-		return hoff_seterr(e, HOFF_EIO, "cuda: cannot create an event");
-	}
+	if ((st = event_pair(&a, &b, e)) != HOFF_OK)
+		return st;
 	cudaError_t err = cudaSuccess;
 	for (int i = 0; err == cudaSuccess && i < N; i++) {
 		if ((err = cudaEventRecord(a, m->s)) != cudaSuccess ||
@@ -973,23 +975,6 @@ extern "C" hoff_status hoff_calibrate_cuda(int32_t device, hoff_calib *c,
 	return st;
 }
 
-/* The sweep's buffers: two streams, two pinned and two device buffers
- * of n bytes. */
-static hoff_status sweep_alloc(cal_mem *m, size_t n, hoff_err *e)
-{
-	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s, cudaStreamNonBlocking));
-	m->s_made = true;
-	HOFF_CUDA_TRY(cudaStreamCreateWithFlags(&m->s2, cudaStreamNonBlocking));
-	m->s2_made = true;
-	HOFF_CUDA_TRY(
-		cudaHostAlloc((void **)&m->pinned, n, cudaHostAllocDefault));
-	HOFF_CUDA_TRY(
-		cudaHostAlloc((void **)&m->pinned2, n, cudaHostAllocDefault));
-	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev, n));
-	HOFF_CUDA_TRY(cudaMalloc((void **)&m->dev2, n));
-	return HOFF_OK;
-}
-
 extern "C" hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes,
 					    FILE *f, hoff_err *e)
 {
@@ -998,7 +983,7 @@ extern "C" hoff_status hoff_cuda_copy_sweep(int32_t device, int64_t max_bytes,
 	size_t n = (size_t)(max_bytes > 4096 ? max_bytes : 4096);
 	hoff_status st = probe(device, e);
 	if (st == HOFF_OK)
-		st = sweep_alloc(&m, n, e);
+		st = cal_alloc(&m, n, e);
 	if (st == HOFF_OK) {
 		memset(m.pinned, 1, n);
 		memset(m.pinned2, 2, n);

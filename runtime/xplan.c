@@ -850,8 +850,7 @@ hoff_status hoff_xplan_replay(const hoff_xplan *p, int64_t *op_start,
 	int64_t prev_end = 0, x = 0;
 	for (int32_t k = 0; k <= p->nops; k++) {
 		/* Transfers of the steps before op k, in step order. */
-		for (; x < p->nxfers &&
-		       (k == p->nops || p->xfer[x].step < p->op[k].step);
+		for (int64_t xe = hoff_xplan_xfers_before(p, k, x); x < xe;
 		     x++) {
 			const hoff_xfer *xf = &p->xfer[x];
 			int64_t t = chan[xf->stream];

@@ -176,6 +176,19 @@ static inline int64_t hoff_xplan_xev(const hoff_xplan *p, int64_t x)
 	return (int64_t)p->nops + x;
 }
 
+/* The end (exclusive) of the transfers that come before op k in step
+ * order, counting from transfer x (at k == nops, every one left): the
+ * order in which the walk, the replay and the measured timeline take
+ * transfers and ops. */
+static inline int64_t hoff_xplan_xfers_before(const hoff_xplan *p, int32_t k,
+					      int64_t x)
+{
+	while (x < p->nxfers &&
+	       (k == p->nops || p->xfer[x].step < p->op[k].step))
+		x++;
+	return x;
+}
+
 /* Replays p with its own durations, honouring exactly the waits and stream
  * orders the executors honour, into op_start/op_end (nops) and
  * x_start/x_end (nxfers) ps. Equal to the simulator's times when the waits

@@ -289,29 +289,60 @@ static bool write_whole(glp_prob *P, const char *path, bool mps)
 	return hoff_outfile_commit(&o, NULL) == HOFF_OK;
 }
 
-hoff_status hoff_glpk_write(const hoff_ilp *m, const char *lp, const char *mps,
-			    hoff_err *e)
+/* What a GLPK session does on the loaded model P (load_s: the load's
+ * wall time); arg is the caller's. */
+typedef hoff_status (*glpk_work)(glp_prob *P, const hoff_ilp *m, double load_s,
+				 void *arg, hoff_err *e);
+
+/* One GLPK session for every entry point but the solve: m checked and
+ * loaded into a fresh problem under the hooks, work run on it, all freed.
+ * When GLPK fails (on_error's longjmp), glpk_failed's error with doing. */
+static hoff_status with_model(const hoff_ilp *m, bool verbose,
+			      const char *doing, glpk_work work, void *arg,
+			      hoff_err *e)
 {
 	triplets t;
 	hoff_status st = prepare(m, &t, e);
 	if (st != HOFF_OK)
 		return st;
-	guard g = {.verbose = m->o.verbose};
-	glp_prob *volatile P = NULL;
+	guard g = {.verbose = verbose};
 	hooks_on(&g);
 	if (setjmp(g.jb))
-		return glpk_failed(&g, &t, " writing the model", e);
-	P = load(m, t.ia, t.ja, t.ar);
-	if (lp && !write_whole(P, lp, false))
-		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the LP file",
-				 lp);
-	if (st == HOFF_OK && mps && !write_whole(P, mps, true))
-		st = hoff_seterr(e, HOFF_EIO, "%s: cannot write the MPS file",
-				 mps);
+		return glpk_failed(&g, &t, doing, e);
+	double t0 = hoff_now_s();
+	glp_prob *P = load(m, t.ia, t.ja, t.ar);
+	st = work(P, m, hoff_now_s() - t0, arg, e);
 	glp_delete_prob(P);
 	hooks_off();
 	triplets_free(&t);
 	return st;
+}
+
+typedef struct write_args {
+	const char *lp, *mps; /* or NULL */
+} write_args;
+
+static hoff_status write_work(glp_prob *P, const hoff_ilp *m, double load_s,
+			      void *arg, hoff_err *e)
+{
+	const write_args *w = arg;
+	(void)m;
+	(void)load_s;
+	if (w->lp && !write_whole(P, w->lp, false))
+		return hoff_seterr(e, HOFF_EIO, "%s: cannot write the LP file",
+				   w->lp);
+	if (w->mps && !write_whole(P, w->mps, true))
+		return hoff_seterr(e, HOFF_EIO, "%s: cannot write the MPS file",
+				   w->mps);
+	return HOFF_OK;
+}
+
+hoff_status hoff_glpk_write(const hoff_ilp *m, const char *lp, const char *mps,
+			    hoff_err *e)
+{
+	write_args w = {lp, mps};
+	return with_model(m, m->o.verbose, " writing the model", write_work, &w,
+			  e);
 }
 
 /* What the branch-and-cut callback keeps. */
@@ -1039,20 +1070,18 @@ done:
 	return st;
 }
 
-hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
-			       hoff_err *e)
+typedef struct complete_args {
+	double *x; /* (ncols + 1) */
+	bool *ok;
+} complete_args;
+
+static hoff_status complete_work(glp_prob *P, const hoff_ilp *m, double load_s,
+				 void *arg, hoff_err *e)
 {
-	*ok = false;
-	triplets t;
-	hoff_status st = prepare(m, &t, e);
-	if (st != HOFF_OK)
-		return st;
-	guard g = {.verbose = false};
-	glp_prob *volatile P = NULL;
-	hooks_on(&g);
-	if (setjmp(g.jb))
-		return glpk_failed(&g, &t, "", e);
-	P = load(m, t.ia, t.ja, t.ar);
+	const complete_args *c = arg;
+	double *x = c->x;
+	(void)load_s;
+	(void)e;
 	for (int32_t j = 1; j <= m->ncols; j++)
 		/* U: relaxed, set after (its warm-start rule); X, O: counts,
 		 * set by their rows */
@@ -1060,7 +1089,7 @@ hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
 		    hoff_col_kind_of(m->ctag[j])->warm != HOFF_WARM_SATURATED) {
 			double v = floor(x[j] + 0.5);
 			if (v < m->clb[j] || v > m->cub[j])
-				goto done;
+				return HOFF_OK;
 			glp_set_col_bnds(P, j, GLP_FX, v, v);
 		}
 	glp_smcp sp;
@@ -1073,39 +1102,39 @@ hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
 	if (m->ncols > 0 && m->nrows > 0) {
 		int ret = glp_simplex(P, &sp);
 		if (ret != 0 || glp_get_status(P) != GLP_OPT)
-			goto done;
+			return HOFF_OK;
 		for (int32_t j = 1; j <= m->ncols; j++)
 			x[j] = glp_get_col_prim(P, j);
 	}
-	*ok = true;
-done:
-	glp_delete_prob(P);
-	hooks_off();
-	triplets_free(&t);
-	return st;
+	*c->ok = true;
+	return HOFF_OK;
 }
 
-hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
-			 bool *ok, hoff_err *e)
+hoff_status hoff_glpk_complete(const hoff_ilp *m, double *x, bool *ok,
+			       hoff_err *e)
 {
 	*ok = false;
-	triplets t;
-	hoff_status st = prepare(m, &t, e);
-	if (st != HOFF_OK)
-		return st;
-	guard g = {.verbose = m->o.verbose};
-	glp_prob *volatile P = NULL;
-	hooks_on(&g);
-	if (setjmp(g.jb))
-		return glpk_failed(&g, &t, "", e);
-	double t0 = hoff_now_s();
-	P = load(m, t.ia, t.ja, t.ar);
+	complete_args c = {x, ok};
+	return with_model(m, false, "", complete_work, &c, e);
+}
+
+typedef struct lp_args {
+	double time_limit_s;
+	double *obj;
+	bool *ok;
+} lp_args;
+
+static hoff_status lp_work(glp_prob *P, const hoff_ilp *m, double load_s,
+			   void *arg, hoff_err *e)
+{
+	const lp_args *a = arg;
+	(void)e;
 	double t1 = hoff_now_s();
 	glp_smcp sp;
 	glp_init_smcp(&sp);
 	sp.msg_lev = GLP_MSG_OFF;
 	sp.presolve = GLP_ON; /* only the objective is read back */
-	sp.tm_lim = (int)fmin(1e9, fmax(1, time_limit_s * 1000));
+	sp.tm_lim = (int)fmin(1e9, fmax(1, a->time_limit_s * 1000));
 	if (m->ncols > 0 && m->nrows > 0) {
 		glp_scale_prob(P, GLP_SF_AUTO);
 		/* textbook pricing: on deepseek-v3-decode-4l at stride 1
@@ -1115,17 +1144,22 @@ hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
 		double t2 = hoff_now_s();
 		int ret = glp_simplex(P, &sp);
 		if (ret == 0 && glp_get_status(P) == GLP_OPT) {
-			*obj = glp_get_obj_val(P);
-			*ok = true;
+			*a->obj = glp_get_obj_val(P);
+			*a->ok = true;
 		}
 		hoff_say(hoff_ilp_progress(m),
 			 "exact: LP relaxation of %d rows, %zu "
 			 "nonzeros: load %.1f s, scaling %.1f s, "
 			 "simplex %.1f s",
-			 m->nrows, m->nnz, t1 - t0, t2 - t1, hoff_now_s() - t2);
+			 m->nrows, m->nnz, load_s, t2 - t1, hoff_now_s() - t2);
 	}
-	glp_delete_prob(P);
-	hooks_off();
-	triplets_free(&t);
-	return st;
+	return HOFF_OK;
+}
+
+hoff_status hoff_glpk_lp(const hoff_ilp *m, double time_limit_s, double *obj,
+			 bool *ok, hoff_err *e)
+{
+	*ok = false;
+	lp_args a = {time_limit_s, obj, ok};
+	return with_model(m, m->o.verbose, "", lp_work, &a, e);
 }

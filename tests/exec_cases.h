@@ -11,11 +11,15 @@
 #include "xplan.h"
 
 #define HOST "{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}"
-#define GRAPH(tensors, ops)                                                    \
-	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "            \
-	"\"tiers\": [" HOST "]}, \"tensors\": [" tensors "], \"ops\": [" ops   \
-	"]}"
+/* A graph of FORMAT `version` named t on a 100 MB device with the one
+ * tier `tier`; `extra` goes in the top level (e.g. "\"repeat\": true, ").
+ * GRAPH (version 1) and GRAPH2 are it on HOST. */
+#define GRAPH_ON(version, extra, tier, tensors, ops)                       \
+	"{\"format\": \"hoffopt.graph\", \"version\": " version ", " extra \
+	"\"name\": \"t\", \"machine\": {\"device\": {\"memory_bytes\": "   \
+	"100000000}, \"tiers\": [" tier "]}, \"tensors\": [" tensors       \
+	"], \"ops\": [" ops "]}"
+#define GRAPH(tensors, ops) GRAPH_ON("1", "", HOST, tensors, ops)
 #define SCHED(steps)                                                           \
 	"{\"format\": \"hoffopt.schedule\", \"version\": 1, \"steps\": ["      \
 	steps "]}"
@@ -42,13 +46,8 @@
 	      "{\"prefetch\": \"w\", \"from\": \"host\"}, {\"op\": \"op1\"},"   \
 	      "{\"prefetch\": \"kv\", \"from\": \"host\"}, {\"op\": \"op2\"}")
 
-/* (v2) A version-2 graph on the same machine; `extra` goes in the top
- * level (e.g. "\"repeat\": true, "). */
-#define GRAPH2(extra, tensors, ops)                                      \
-	"{\"format\": \"hoffopt.graph\", \"version\": 2, " extra         \
-	"\"name\": \"t\", \"machine\": {\"device\": {\"memory_bytes\": " \
-	"100000000}, \"tiers\": [" HOST "]}, \"tensors\": [" tensors     \
-	"], \"ops\": [" ops "]}"
+/* (v2) A version-2 graph on the same machine. */
+#define GRAPH2(extra, tensors, ops) GRAPH_ON("2", extra, HOST, tensors, ops)
 #define SCHED2(steps)                                                           \
 	"{\"format\": \"hoffopt.schedule\", \"version\": 2, \"steps\": [" steps \
 	"]}"

@@ -3,7 +3,8 @@
  * row stores what it should, operands fill in order, and every wrong
  * use (unknown option, missing value, a value out of range or not in
  * the list, one operand too many) is exit code 2 with nothing stored
- * past it; and the verbs' help through `hoffopt help VERB`. */
+ * past it; hoff_cli_command, the common options and the order of its
+ * checks; and the verbs' help through `hoffopt help VERB`. */
 #define _POSIX_C_SOURCE 200809L /* popen, dup */
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,29 +38,55 @@ static const hoff_opt table[] = {
 	HOFF_REAL("--scale", topts, scale, "--scale: '%s' is not > 0"),
 };
 
-/* Parses the words of line (space-separated, at most 15) from argv[1]
- * into *o; returns hoff_cli_parse's code. stderr goes to /dev/null. */
-static int parse(const char *line, topts *o)
+/* Splits line (space-separated words, at most 15) into argv after
+ * argv[0] "hoffopt"; returns argc. The words last until the next call. */
+static int split(const char *line, char *argv[16])
 {
 	static char buf[256];
-	char *argv[16] = {"hoffopt"};
 	int argc = 1;
+	argv[0] = "hoffopt";
 	snprintf(buf, sizeof buf, "%s", line);
 	for (char *t = strtok(buf, " "); t && argc < 16; t = strtok(NULL, " "))
 		argv[argc++] = t;
+	return argc;
+}
+
+/* Points fd at the open file to; returns a copy of the old fd for
+ * put_back. */
+static int divert(int fd, int to)
+{
+	fflush(stdout);
+	fflush(stderr);
+	int saved = dup(fd);
+	assert_true(saved >= 0 && to >= 0);
+	dup2(to, fd);
+	return saved;
+}
+
+/* Points fd back where divert found it. */
+static void put_back(int fd, int saved)
+{
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved, fd);
+	close(saved);
+}
+
+/* Parses the words of line from argv[1] into *o; returns
+ * hoff_cli_parse's code. stderr goes to /dev/null. */
+static int parse(const char *line, topts *o)
+{
+	char *argv[16];
+	int argc = split(line, argv);
 	memset(o, 0, sizeof *o);
 	o->top = -7;
 	o->scale = -7;
-	fflush(stderr);
-	int saved = dup(2), null = open("/dev/null", O_WRONLY);
-	assert_true(saved >= 0 && null >= 0);
-	dup2(null, 2);
+	int null = open("/dev/null", O_WRONLY);
+	int saved = divert(2, null);
 	close(null);
 	int rc = hoff_cli_parse(argc, argv, 1, table, HOFF_NOPTS(table), o,
 				o->pos, 2, &o->npos);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	put_back(2, saved);
 	return rc;
 }
 
@@ -367,6 +394,148 @@ static void test_budget_table(void **state)
 	assert_true(sizeof b / sizeof *b + sizeof f / sizeof *f >= 100);
 }
 
+/* A command for hoff_cli_command: the common fields, one of its own. */
+typedef struct copts {
+	HOFF_CLI_ARGS;
+	int64_t top;
+} copts;
+
+static const hoff_opt ctable[] = {
+	HOFF_INT("--top", copts, top, 0, 100, "--top: '%s' is not 0 .. 100"),
+};
+
+static int finished; /* finish_top's calls */
+
+/* Refuses --top 13, even beside --help (run's checks come first too). */
+static int finish_top(void *opts)
+{
+	finished++;
+	return ((const copts *)opts)->top == 13
+		       ? hoff_cli_bad("%s", "--top 13 is unlucky")
+		       : 0;
+}
+
+static const hoff_cli_spec cspec = {
+	.from = 2,
+	.npos = 2,
+	.common = HOFF_CLI_JSON | HOFF_CLI_OUT,
+	.table = ctable,
+	.nopts = HOFF_NOPTS(ctable),
+	.usage = "usage: cmd A B\n",
+	.usage_more = "more\n",
+	.missing = "cmd needs A and B",
+	.finish = finish_top,
+};
+
+static char out_text[512], err_text[512];
+
+/* The text of f, which it closes, into buf (n bytes). */
+static void slurp(FILE *f, char *buf, size_t n)
+{
+	rewind(f);
+	size_t got = fread(buf, 1, n - 1, f);
+	buf[got] = '\0';
+	fclose(f);
+}
+
+/* hoff_cli_command on "hoffopt cmd " line by sp into *o (top -7 first),
+ * what it prints into out_text and err_text; returns whether the
+ * command stops there, with *rc. */
+static bool command(const char *line, const hoff_cli_spec *sp, copts *o,
+		    int *rc)
+{
+	char words[256], *argv[16];
+	snprintf(words, sizeof words, "cmd %s", line);
+	int argc = split(words, argv);
+	memset(o, 0, sizeof *o);
+	o->top = -7;
+	FILE *out = tmpfile(), *err = tmpfile();
+	assert_true(out && err);
+	int so = divert(1, fileno(out)), se = divert(2, fileno(err));
+	bool stop = hoff_cli_command(argc, argv, sp, o, rc);
+	put_back(1, so);
+	put_back(2, se);
+	slurp(out, out_text, sizeof out_text);
+	slurp(err, err_text, sizeof err_text);
+	return stop;
+}
+
+/* hoff_cli_command: the common options a command's spec names and no
+ * others, its own table, the operand count, --help with the usage's
+ * rest, and the order of the checks (a wrong word, then finish, then
+ * --help, then the operands), each with its line and exit code. */
+static void test_command(void **state)
+{
+	(void)state;
+	copts o;
+	int rc = -1;
+	finished = 0;
+	assert_false(command("--json a.json -o s.json --top=5 b.json", &cspec,
+			     &o, &rc));
+	assert_int_equal(rc, 0);
+	assert_true(o.json);
+	assert_false(o.help);
+	assert_string_equal(o.out, "s.json");
+	assert_null(o.budget);
+	assert_null(o.trace);
+	assert_int_equal(o.top, 5);
+	assert_int_equal(o.npos, 2);
+	assert_string_equal(o.pos[0], "a.json");
+	assert_string_equal(o.pos[1], "b.json");
+	assert_int_equal(finished, 1);
+	assert_string_equal(out_text, "");
+	assert_string_equal(err_text, "");
+	/* common options the spec does not name are unknown; no finish
+	 * after a wrong word */
+	assert_true(command("a b --budget 1", &cspec, &o, &rc));
+	assert_int_equal(rc, HOFF_EXIT_BAD);
+	assert_string_equal(err_text, "hoffopt: unknown option '--budget'\n");
+	assert_true(command("a b --trace=t.json", &cspec, &o, &rc));
+	assert_string_equal(err_text,
+			    "hoffopt: unknown option '--trace=t.json'\n");
+	assert_int_equal(finished, 1);
+	/* --help and -h: the usage and its rest on stdout, exit 0, with or
+	 * without the operands */
+	assert_true(command("-h", &cspec, &o, &rc));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out_text, "usage: cmd A B\nmore\n");
+	assert_string_equal(err_text, "");
+	assert_true(command("a b --help", &cspec, &o, &rc));
+	assert_int_equal(rc, 0);
+	assert_string_equal(out_text, "usage: cmd A B\nmore\n");
+	/* a wrong word, then finish, come before --help */
+	assert_true(command("--help --top 101", &cspec, &o, &rc));
+	assert_int_equal(rc, HOFF_EXIT_BAD);
+	assert_string_equal(out_text, "");
+	assert_string_equal(err_text,
+			    "hoffopt: --top: '101' is not 0 .. 100\n");
+	assert_true(command("--help --top 13", &cspec, &o, &rc));
+	assert_int_equal(rc, HOFF_EXIT_BAD);
+	assert_string_equal(out_text, "");
+	assert_string_equal(err_text, "hoffopt: --top 13 is unlucky\n");
+	/* an operand missing, one too many, a flag given a value */
+	assert_true(command("a.json --top 13", &cspec, &o, &rc));
+	assert_string_equal(err_text, "hoffopt: --top 13 is unlucky\n");
+	assert_true(command("a.json", &cspec, &o, &rc));
+	assert_int_equal(rc, HOFF_EXIT_BAD);
+	assert_string_equal(err_text, "hoffopt: cmd needs A and B\n");
+	assert_true(command("a b c", &cspec, &o, &rc));
+	assert_string_equal(err_text, "hoffopt: unexpected argument 'c'\n");
+	assert_true(command("a b --json=1", &cspec, &o, &rc));
+	assert_string_equal(err_text,
+			    "hoffopt: option '--json=1' takes no value\n");
+	assert_false(o.json);
+	/* no `missing`: the command counts its operands itself */
+	hoff_cli_spec any = cspec;
+	any.missing = NULL;
+	any.usage_more = NULL;
+	assert_false(command("", &any, &o, &rc));
+	assert_int_equal(rc, 0);
+	assert_int_equal(o.npos, 0);
+	assert_true(command("--help", &any, &o, &rc));
+	assert_string_equal(out_text, "usage: cmd A B\n");
+}
+
 /* `hoffopt help VERB` prints the verb's own usage, exit 0. */
 static void test_help_verbs(void **state)
 {
@@ -410,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_number_forms),
 		cmocka_unit_test(test_equals_form),
 		cmocka_unit_test(test_budget_table),
+		cmocka_unit_test(test_command),
 		cmocka_unit_test(test_help_verbs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

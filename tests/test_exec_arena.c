@@ -9,7 +9,7 @@
 #include "arena.h"
 #include "exec_cases.h"
 #include "models.h"
-#include "policy.h"
+#include "testutil_policy.h"
 #include "xduplex.h"
 
 #define MS 1000000000LL
@@ -317,17 +317,8 @@ static void test_plan_kv(void **state)
 static void check_replay_g(const hoff_graph *g, const hoff_sched *s)
 {
 	planned x = {0};
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.budget_bytes = INT64_MAX;
-	o.timeline = true;
-	o.op_times = true;
+	plan_on(g, s, 1, &x.r, &x.p);
 	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &o, &x.r, &e), HOFF_OK);
-	assert_true(x.r.valid);
-	hoff_status st = hoff_xplan_build(g, s, &x.r, 1, &x.p, &e);
-	if (st != HOFF_OK)
-		print_error("xplan: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
 	const hoff_xplan *p = &x.p;
 	size_t no = (size_t)p->nops + 1, nx = (size_t)p->nxfers + 1;
 	int64_t *os = calloc(no, 8), *oe = calloc(no, 8), *xs = calloc(nx, 8),
@@ -400,15 +391,11 @@ static void test_replay_models(void **state)
 		mo.layers = 2;
 		mo.seq = 512;
 		hoff_graph *g = tu_model(&mo);
-		hoff_err e = {{0}};
 		for (size_t q = 0; q < sizeof policies / sizeof policies[0];
 		     q++) {
-			hoff_policy_opts po = hoff_policy_defaults();
-			assert_true(hoff_policy_parse(policies[q], &po));
-			hoff_sched *s = NULL;
 			hoff_policy_report rep;
-			assert_int_equal(hoff_policy_run(g, &po, &s, &rep, &e),
-					 HOFF_OK);
+			hoff_sched *s =
+				tu_plan(g, policies[q], HOFF_NONE, 0.01, &rep);
 			check_replay_g(g, s);
 			hoff_sched_free(s);
 		}
@@ -442,6 +429,20 @@ static void test_scale(void **state)
 	hoff_graph_free(g);
 }
 
+/* Simulates s on g (timeline, op times) into *r (caller frees): s is
+ * invalid, and the planner refuses it (HOFF_EINVALID). */
+static void expect_refused(const hoff_graph *g, const hoff_sched *s,
+			   hoff_sim_result *r)
+{
+	hoff_sim_opts o = hoff_sim_defaults();
+	o.timeline = o.op_times = true;
+	hoff_err e = {{0}};
+	assert_int_equal(hoff_sim_run(g, s, &o, r, &e), HOFF_OK);
+	assert_false(r->valid);
+	hoff_xplan p;
+	assert_int_equal(hoff_xplan_build(g, s, r, 1, &p, &e), HOFF_EINVALID);
+}
+
 /* An invalid simulation is refused by the planner. */
 static void test_plan_refuses_invalid(void **state)
 {
@@ -450,14 +451,8 @@ static void test_plan_refuses_invalid(void **state)
 	/* op0 before w0 is fetched: rule 1. */
 	hoff_sched *s = tu_sched(g, SCHED("{\"op\": \"op0\"}, {\"op\": "
 					  "\"op1\"}"));
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.timeline = o.op_times = true;
 	hoff_sim_result r;
-	hoff_err e;
-	assert_int_equal(hoff_sim_run(g, s, &o, &r, &e), HOFF_OK);
-	assert_false(r.valid);
-	hoff_xplan p;
-	assert_int_equal(hoff_xplan_build(g, s, &r, 1, &p, &e), HOFF_EINVALID);
+	expect_refused(g, s, &r);
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
 	hoff_graph_free(g);
@@ -491,19 +486,16 @@ static void test_plan_no_transfers(void **state)
 static void test_sim_error_frees(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(
-		"{\"format\": \"hoffopt.graph\", \"version\": 1, "
-		"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
-		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1, "
-		"\"d2h_Bps\": 1}]}, \"tensors\": ["
+	hoff_graph *g = tu_graph(GRAPH_ON(
+		"1", "", "{\"name\": \"host\", \"h2d_Bps\": 1, \"d2h_Bps\": 1}",
 		"{\"id\": \"w\", \"bytes\": 3000000, \"kind\": \"weight\", "
 		"\"home\": \"host\"},"
 		"{\"id\": \"a\", \"bytes\": 8, \"kind\": \"activation\"},"
-		"{\"id\": \"o\", \"bytes\": 8, \"kind\": \"output\"}], "
-		"\"ops\": [{\"id\": \"op0\", \"inputs\": [\"w\"], "
+		"{\"id\": \"o\", \"bytes\": 8, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", \"inputs\": [\"w\"], "
 		"\"outputs\": [\"a\"], \"time_s\": 0.001}, {\"id\": \"op1\", "
 		"\"inputs\": [\"a\", \"w\"], \"outputs\": [\"o\"], "
-		"\"time_s\": 0.001}]}");
+		"\"time_s\": 0.001}"));
 	hoff_sched *s =
 		tu_sched(g, SCHED("{\"prefetch\": \"w\", \"from\": \"host\"}, "
 				  "{\"op\": \"op0\"}, {\"detach\": \"w\"}, "
@@ -663,18 +655,11 @@ static void test_dropped_read(void **state)
 		       "{\"drop\": \"a\"}, {\"op\": \"op1\"}, {\"op\": \"op2\"},"
 		       "{\"prefetch\": \"w\", \"from\": \"host\"},"
 		       "{\"recompute\": \"op0\"}"));
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.timeline = true;
-	o.op_times = true;
 	hoff_sim_result r = {0};
-	hoff_err e = {{0}};
-	assert_int_equal(hoff_sim_run(g, s, &o, &r, &e), HOFF_OK);
-	assert_false(r.valid);
+	expect_refused(g, s, &r);
 	assert_true(r.nviol >= 1);
 	assert_int_equal(r.viol[0].step, 5);
 	assert_int_equal(r.viol[0].tensor, hoff_graph_find_tensor(g, "a"));
-	hoff_xplan p;
-	assert_int_equal(hoff_xplan_build(g, s, &r, 1, &p, &e), HOFF_EINVALID);
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
 	hoff_graph_free(g);

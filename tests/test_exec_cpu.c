@@ -21,7 +21,7 @@
 #include "exec_cases.h"
 #include "graph_json.h"
 #include "models.h"
-#include "policy.h"
+#include "testutil_policy.h"
 
 #define MS 1000000000LL
 /* Under ThreadSanitizer a run with a dropped wait is the data race it is
@@ -378,12 +378,8 @@ static void test_model_graph(void **state)
 	hoff_err e = {{0}};
 	static const char *const policies[] = {"reactive", "greedy"};
 	for (int q = 0; q < 2; q++) {
-		hoff_policy_opts po = hoff_policy_defaults();
-		assert_true(hoff_policy_parse(policies[q], &po));
-		hoff_sched *s = NULL;
 		hoff_policy_report rep;
-		assert_int_equal(hoff_policy_run(g, &po, &s, &rep, &e),
-				 HOFF_OK);
+		hoff_sched *s = tu_plan(g, policies[q], HOFF_NONE, 0.01, &rep);
 		hoff_graph *h = tu_model(&mo); /* scaled copies */
 		assert_int_equal(hoff_exec_scale(h, 10, 0.01, &e), HOFF_OK);
 		hoff_graph *v = tu_model(&mo);
@@ -837,20 +833,20 @@ static void test_v2_repeat_home(void **state)
 static void test_v2_duplex_verifies(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(
-		"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": "
-		"\"d\", \"machine\": {\"device\": {\"memory_bytes\": 100000000}, "
-		"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": "
-		"1e9, \"h2d_duplex_factor\": 0.5, \"d2h_duplex_factor\": 0.5}]}, "
-		"\"tensors\": [{\"id\": \"x\", \"bytes\": 1000000}, {\"id\": "
+	hoff_graph *g = tu_graph(GRAPH_ON(
+		"2", "",
+		"{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9, "
+		"\"h2d_duplex_factor\": 0.5, \"d2h_duplex_factor\": 0.5}",
+		"{\"id\": \"x\", \"bytes\": 1000000}, {\"id\": "
 		"\"w\", \"bytes\": 4000000, \"kind\": \"weight\", \"home\": "
 		"\"host\"}, {\"id\": \"y\", \"bytes\": 4000000}, {\"id\": "
 		"\"z\", \"bytes\": 1000000}, {\"id\": \"o\", \"bytes\": "
-		"1000000, \"kind\": \"output\"}], \"ops\": [{\"id\": \"op0\", "
+		"1000000, \"kind\": \"output\"}",
+		"{\"id\": \"op0\", "
 		"\"inputs\": [\"x\"], \"outputs\": [\"y\"], \"time_s\": 0.001}, "
 		"{\"id\": \"op1\", \"inputs\": [\"x\", \"w\"], \"outputs\": "
 		"[\"z\"], \"time_s\": 0.01}, {\"id\": \"op2\", \"inputs\": "
-		"[\"y\", \"z\"], \"outputs\": [\"o\"], \"time_s\": 0.001}]}");
+		"[\"y\", \"z\"], \"outputs\": [\"o\"], \"time_s\": 0.001}"));
 	hoff_sched *s = tu_sched(
 		g,
 		SCHED("{\"op\": \"op0\"}, {\"store\": \"y\", \"to\": "

@@ -39,23 +39,57 @@
 /* w (4 MB, host) is read by op0 and op3; a (1 MB) flows op0 -> op3.
  * Intervals: w START (-1, 0), w CLEAN (0, 3) by detach, a DIRTY (0, 3)
  * by store; op3 is the last op, so w has no tail; b (op1 -> op2) has no
- * gap. */
-static const char *g_hand = GRAPH(
-	"100000000",
-	"{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "
-	"\"home\": \"host\"},"
-	"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-	"{\"id\": \"b\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-	"{\"id\": \"c\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-	"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
-	"{\"id\": \"op0\", \"inputs\": [\"w\"], \"outputs\": [\"a\"], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op1\", \"inputs\": [], \"outputs\": [\"b\"], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op2\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "
-	"\"time_s\": 0.004},"
-	"{\"id\": \"op3\", \"inputs\": [\"a\", \"w\", \"c\"], \"outputs\": "
-	"[\"y\"], \"time_s\": 0.004}");
+ * gap. c is 1 MB in g_hand, c_bytes in HAND_GRAPH. */
+#define HAND_GRAPH(c_bytes)                                                        \
+	GRAPH("100000000",                                                         \
+	      "{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "         \
+	      "\"home\": \"host\"},"                                               \
+	      "{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"     \
+	      "{\"id\": \"b\", \"bytes\": 1000000, \"kind\": \"activation\"},"     \
+	      "{\"id\": \"c\", \"bytes\": " c_bytes ", \"kind\": "                 \
+	      "\"activation\"},"                                                   \
+	      "{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",         \
+	      "{\"id\": \"op0\", \"inputs\": [\"w\"], \"outputs\": [\"a\"], "      \
+	      "\"time_s\": 0.004},"                                                \
+	      "{\"id\": \"op1\", \"inputs\": [], \"outputs\": [\"b\"], "           \
+	      "\"time_s\": 0.004},"                                                \
+	      "{\"id\": \"op2\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "      \
+	      "\"time_s\": 0.004},"                                                \
+	      "{\"id\": \"op3\", \"inputs\": [\"a\", \"w\", \"c\"], \"outputs\": " \
+	      "[\"y\"], \"time_s\": 0.004}")
+static const char *g_hand = HAND_GRAPH("1000000");
+
+/* m solved (no start) into *sol (caller frees sol->x), which must be
+ * optimal; returns its objective in the problem's units. */
+static double solve_optimal(const hoff_ilp *m, hoff_ilp_sol *sol)
+{
+	hoff_err e;
+	assert_int_equal(hoff_ilp_solve(m, NULL, sol, &e), HOFF_OK);
+	assert_int_equal(sol->status, HOFF_ILP_OPTIMAL);
+	return hoff_ilp_objective_value(m, sol->obj);
+}
+
+/* exact_report on the graph text json under budget bytes. */
+static hoff_exact_report budget_report(const char *json, int64_t budget)
+{
+	hoff_graph *g = tu_graph(json);
+	hoff_ilp_opts o = opts_budget(budget);
+	hoff_exact_report rep = exact_report(g, &o);
+	hoff_graph_free(g);
+	return rep;
+}
+
+/* rep is a proven optimum: stall_ps of stall, a makespan of
+ * makespan_ps, a peak within budget bytes. */
+static void expect_optimal(const hoff_exact_report *rep, int64_t stall_ps,
+			   int64_t makespan_ps, int64_t budget)
+{
+	assert_true(rep->feasible);
+	assert_int_equal(rep->status, HOFF_ILP_OPTIMAL);
+	assert_int_equal(rep->best.stall_ps, stall_ps);
+	assert_int_equal(rep->best.makespan_ps, makespan_ps);
+	assert_true(rep->best.peak_bytes <= budget);
+}
 
 static void test_intervals(void **state)
 {
@@ -100,12 +134,9 @@ static void test_intervals(void **state)
 static void test_hand_infeasible(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(g_hand);
-	hoff_ilp_opts o = opts_budget(6 * MB);
-	hoff_exact_report rep = exact_report(g, &o);
+	hoff_exact_report rep = budget_report(g_hand, 6 * MB);
 	assert_false(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
-	hoff_graph_free(g);
 }
 
 /* Budget 7 MB. w must be fetched before op0: 4 ms of stall at least
@@ -115,16 +146,9 @@ static void test_hand_infeasible(void **state)
 static void test_hand_budget7(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(g_hand);
-	hoff_ilp_opts o = opts_budget(7 * MB);
-	hoff_exact_report rep = exact_report(g, &o);
-	assert_true(rep.feasible);
-	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
-	assert_int_equal(rep.best.stall_ps, 4 * MS);
-	assert_int_equal(rep.best.makespan_ps, 20 * MS);
-	assert_true(rep.best.peak_bytes <= 7 * MB);
+	hoff_exact_report rep = budget_report(g_hand, 7 * MB);
+	expect_optimal(&rep, 4 * MS, 20 * MS, 7 * MB);
 	assert_true(fabs(rep.objective - 0.004) < 1e-9);
-	hoff_graph_free(g);
 }
 
 /* Budget 6.5 MB would be infeasible (7 at op3); take 7 MB but make op2
@@ -139,34 +163,15 @@ static void test_hand_budget7(void **state)
 static void test_hand_budget_store(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"100000000",
-		"{\"id\": \"w\", \"bytes\": 4000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"a\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"b\", \"bytes\": 1000000, \"kind\": \"activation\"},"
-		"{\"id\": \"c\", \"bytes\": 2000000, \"kind\": \"activation\"},"
-		"{\"id\": \"y\", \"bytes\": 1000000, \"kind\": \"output\"}",
-		"{\"id\": \"op0\", \"inputs\": [\"w\"], \"outputs\": [\"a\"], "
-		"\"time_s\": 0.004},"
-		"{\"id\": \"op1\", \"inputs\": [], \"outputs\": [\"b\"], "
-		"\"time_s\": 0.004},"
-		"{\"id\": \"op2\", \"inputs\": [\"b\"], \"outputs\": [\"c\"], "
-		"\"time_s\": 0.004},"
-		"{\"id\": \"op3\", \"inputs\": [\"a\", \"w\", \"c\"], "
-		"\"outputs\": [\"y\"], \"time_s\": 0.004}"));
 	/* op3 needs w a c y = 8 */
-	hoff_ilp_opts o = opts_budget(8 * MB);
-	hoff_exact_report rep = exact_report(g, &o);
+	hoff_exact_report rep = budget_report(HAND_GRAPH("2000000"), 8 * MB);
 	assert_true(rep.feasible);
 	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
 	/* op2 holds a w b c = 8 <= 8: no offload needed beyond w's fetch */
 	assert_int_equal(rep.best.stall_ps, 4 * MS);
-	o = opts_budget(8 * MB - 1);
-	rep = exact_report(g, &o);
+	rep = budget_report(HAND_GRAPH("2000000"), 8 * MB - 1);
 	/* now op3 (8 MB) cannot fit: infeasible */
 	assert_false(rep.feasible);
-	hoff_graph_free(g);
 }
 
 /* Store time (rule 8 of solver/README.md). a (2 MB) flows op0 -> op3;
@@ -236,11 +241,7 @@ static void test_hand_store_time(void **state)
 			assert_false(rep.feasible);
 			assert_int_equal(rep.status, HOFF_ILP_INFEASIBLE);
 		} else {
-			assert_true(rep.feasible);
-			assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
-			assert_int_equal(rep.best.stall_ps, 2 * MS);
-			assert_int_equal(rep.best.makespan_ps, 13 * MS);
-			assert_true(rep.best.peak_bytes <= 5500000);
+			expect_optimal(&rep, 2 * MS, 13 * MS, 5500000);
 		}
 		hoff_graph_free(g);
 	}
@@ -307,11 +308,7 @@ static void test_hand_fetch_time(void **state)
 	assert_true(fabs(bound * m->tu - MS / 3.0) < 1e3);
 	hoff_ilp_free(m);
 	hoff_exact_report rep = exact_report(g, &o);
-	assert_true(rep.feasible);
-	assert_int_equal(rep.status, HOFF_ILP_OPTIMAL);
-	assert_int_equal(rep.best.stall_ps, 2 * MS);
-	assert_int_equal(rep.best.makespan_ps, 19 * MS);
-	assert_true(rep.best.peak_bytes <= 5500000);
+	expect_optimal(&rep, 2 * MS, 19 * MS, 5500000);
 	hoff_graph_free(g);
 }
 
@@ -363,12 +360,8 @@ static void test_hand_overhead(void **state)
 			assert_int_equal(hoff_ilp_build(g, &o, &rq, &m, &e),
 					 HOFF_OK);
 			hoff_ilp_sol sol;
-			assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e),
-					 HOFF_OK);
-			assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
-			assert_int_equal(
-				llround(hoff_ilp_objective_value(m, sol.obj)),
-				cases[i / 2].peak);
+			assert_int_equal(llround(solve_optimal(m, &sol)),
+					 cases[i / 2].peak);
 			free(sol.x);
 			hoff_ilp_free(m);
 			continue;
@@ -599,6 +592,38 @@ static char *random_graph(uint64_t seed)
 	return buf;
 }
 
+/* Seed's random graph (random_graph), parsed (caller frees). With
+ * HOFF_BF_DUMP set its text is also written to /tmp/bf_r<seed>.json. */
+static hoff_graph *random_g(uint64_t seed)
+{
+	char *text = random_graph(seed);
+	if (getenv("HOFF_BF_DUMP")) {
+		char path[64];
+		snprintf(path, sizeof path, "/tmp/bf_r%llu.json",
+			 (unsigned long long)seed);
+		FILE *f = fopen(path, "w");
+		if (f) {
+			fputs(text, f);
+			fclose(f);
+		}
+	}
+	hoff_graph *g = tu_graph(text);
+	free(text);
+	return g;
+}
+
+/* random_g, or NULL (nothing to free) when g has over 20000 legal
+ * schedules, too many for the brute force. */
+static hoff_graph *small_random(uint64_t seed)
+{
+	hoff_graph *g = random_g(seed);
+	if (bf_count(g, 20000) > 20000) {
+		hoff_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
 /* Objective of a summary: stall ps or peak bytes. */
 static double obj_of(bool budget_mode, const hoff_summary *s)
 {
@@ -686,23 +711,9 @@ static void test_random_vs_bruteforce(void **state)
 	int want = getenv("HOFF_BF_N") ? atoi(getenv("HOFF_BF_N")) : 60;
 	uint64_t seed0 = getenv("HOFF_BF_SEED") ? strtoull(getenv("HOFF_BF_SEED"), NULL, 10) : 1;
 	for (uint64_t seed = seed0; done < want && seed < seed0 + 50 * (uint64_t)want; seed++) {
-		char *text = random_graph(seed);
-		if (getenv("HOFF_BF_DUMP")) {
-			char path[64];
-			snprintf(path, sizeof path, "/tmp/bf_r%llu.json",
-				 (unsigned long long)seed);
-			FILE *f = fopen(path, "w");
-			if (f) {
-				fputs(text, f);
-				fclose(f);
-			}
-		}
-		hoff_graph *g = tu_graph(text);
-		free(text);
-		if (bf_count(g, 20000) > 20000) {
-			hoff_graph_free(g);
+		hoff_graph *g = small_random(seed);
+		if (!g)
 			continue;
-		}
 		done++;
 		/* a budget between the least peak any schedule reaches and
 		 * the no-offload peak */
@@ -755,13 +766,9 @@ static void test_prune_keeps_optimum(void **state)
 	(void)state;
 	int done = 0;
 	for (uint64_t seed = 200; done < 25 && seed < 2000; seed++) {
-		char *text = random_graph(seed);
-		hoff_graph *g = tu_graph(text);
-		free(text);
-		if (bf_count(g, 20000) > 20000) {
-			hoff_graph_free(g);
+		hoff_graph *g = small_random(seed);
+		if (!g)
 			continue;
-		}
 		done++;
 		int64_t budget = tu_noffload_peak(g) * 8 / 10;
 		for (int mode = 0; mode < 2; mode++) {
@@ -793,9 +800,7 @@ static void test_never_worse_than_greedy(void **state)
 {
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		char *text = random_graph(seed * 7919);
-		hoff_graph *g = tu_graph(text);
-		free(text);
+		hoff_graph *g = random_g(seed * 7919);
 		for (int mode = 0; mode < 2; mode++) {
 			hoff_ilp_opts o =
 				mode ? opts_overhead(0.05)
@@ -870,9 +875,7 @@ static void test_export_and_cbc(void **state)
 	bool have_cbc = run_cmd("command -v cbc >/dev/null 2>&1") == 0;
 	int checked = 0;
 	for (uint64_t seed = 31; seed < 120 && checked < 6; seed++) {
-		char *text = random_graph(seed);
-		hoff_graph *g = tu_graph(text);
-		free(text);
+		hoff_graph *g = random_g(seed);
 		char lp[256], mps[256], cmd[1024], out[256];
 		snprintf(lp, sizeof lp, "%s/m%llu.lp", dir,
 			 (unsigned long long)seed);
@@ -966,9 +969,7 @@ static void test_write_probe(void **state)
 	assert_non_null(mkdtemp(dir));
 	int infeasible = 0, feasible = 0;
 	for (uint64_t seed = 1; seed < 60; seed++) {
-		char *text = random_graph(seed);
-		hoff_graph *g = tu_graph(text);
-		free(text);
+		hoff_graph *g = random_g(seed);
 		char lp[256];
 		snprintf(lp, sizeof lp, "%s/p%llu.lp", dir,
 			 (unsigned long long)seed);
@@ -1206,6 +1207,32 @@ static void test_hand_recompute(void **state)
 	"{\"id\": \"op1\", \"inputs\": [\"g\"], \"updates\": [\"w\", \"m\"], "    \
 	"\"time_s\": 0.001}]}"
 
+/* m's solution x decoded and written as g's schedule (caller frees). */
+static hoff_sched *emit_solution(const hoff_graph *g, const hoff_ilp *m,
+				 const double *x)
+{
+	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
+	assert_non_null(pick);
+	hoff_ilp_decode(m, x, pick);
+	hoff_sched *s = NULL;
+	hoff_err e;
+	assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e),
+			 HOFF_OK);
+	free(pick);
+	return s;
+}
+
+/* The stall (ps) of s on g under the default rules, which must be a
+ * valid schedule. */
+static int64_t valid_stall(const hoff_graph *g, const hoff_sched *s)
+{
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	int64_t stall = r.summary.stall_ps;
+	hoff_sim_result_free(&r);
+	return stall;
+}
+
 static void test_repeat_end_state(void **state)
 {
 	(void)state;
@@ -1229,17 +1256,9 @@ static void test_repeat_end_state(void **state)
 		}
 		assert_int_equal(nhome, repeat ? 2 : 0);
 		hoff_ilp_sol sol;
-		assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
-		assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
-		double stall = hoff_ilp_objective_value(m, sol.obj);
+		double stall = solve_optimal(m, &sol);
 		assert_true(fabs(stall - (repeat ? 4.0001e-3 : 2e-3)) < 1e-12);
-		int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
-		assert_non_null(pick);
-		hoff_ilp_decode(m, sol.x, pick);
-		hoff_sched *s = NULL;
-		assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact",
-					       &s, &e),
-				 HOFF_OK);
+		hoff_sched *s = emit_solution(g, m, sol.x);
 		/* the schedule ends with both stores home, after op1 */
 		int64_t k = s->nsteps;
 		if (repeat) {
@@ -1253,26 +1272,17 @@ static void test_repeat_end_state(void **state)
 		} else {
 			assert_int_equal(s->step[k - 1].kind, HOFF_STEP_OP);
 		}
-		hoff_sim_result r;
-		hoff_sim_opts so = hoff_sim_defaults();
-		assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
-		assert_true(r.valid);
-		assert_int_equal(r.summary.stall_ps,
+		assert_int_equal(valid_stall(g, s),
 				 repeat ? 4000100000 : 2000000000);
-		hoff_sim_result_free(&r);
 		hoff_sched_free(s);
 		/* the whole pipeline: what --exact returns is valid on the v2
 		 * simulator (rule 9's end state for repeat) at that stall */
 		hoff_exact_report rep;
 		s = run_exact(g, &o, &rep);
 		assert_non_null(s);
-		assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
-		assert_true(r.valid);
-		assert_int_equal(r.summary.stall_ps,
+		assert_int_equal(valid_stall(g, s),
 				 repeat ? 4000100000 : 2000000000);
-		hoff_sim_result_free(&r);
 		hoff_sched_free(s);
-		free(pick);
 		free(sol.x);
 		hoff_ilp_free(m);
 		hoff_graph_free(g);
@@ -1322,29 +1332,16 @@ static double model_stall(const char *json, int64_t *sim_ps)
 	hoff_err e;
 	assert_int_equal(hoff_ilp_build(g, &o, NULL, &m, &e), HOFF_OK);
 	hoff_ilp_sol sol;
-	assert_int_equal(hoff_ilp_solve(m, NULL, &sol, &e), HOFF_OK);
-	assert_int_equal(sol.status, HOFF_ILP_OPTIMAL);
-	double stall = hoff_ilp_objective_value(m, sol.obj);
+	double stall = solve_optimal(m, &sol);
 	int32_t nk = 0;
 	for (int32_t i = 1; i <= m->nrows; i++)
 		nk += m->rtag[i] == 'K';
-	int32_t *pick = malloc(((size_t)m->niv + 1) * sizeof *pick);
-	assert_non_null(pick);
-	hoff_ilp_decode(m, sol.x, pick);
-	hoff_sched *s = NULL;
-	assert_int_equal(hoff_ilp_emit(g, m->iv, m->niv, pick, "exact", &s, &e),
-			 HOFF_OK);
-	hoff_sim_result r;
-	hoff_sim_opts so = hoff_sim_defaults();
-	assert_int_equal(hoff_sim_run(g, s, &so, &r, &e), HOFF_OK);
-	assert_true(r.valid);
-	*sim_ps = r.summary.stall_ps;
+	hoff_sched *s = emit_solution(g, m, sol.x);
+	*sim_ps = valid_stall(g, s);
 	print_message("duplex model: stall %.9g s, %d duplex rows; "
 		      "simulated %lld ps\n",
 		      stall, nk, (long long)*sim_ps);
-	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
-	free(pick);
 	free(sol.x);
 	hoff_ilp_free(m);
 	hoff_graph_free(g);

@@ -65,22 +65,24 @@ static int count_kind(const hoff_graph *g, int kind)
 	return n;
 }
 
+/* found, the index of the `what` (tensor, op) named id; the test fails,
+ * naming it, when there is none (HOFF_NONE). */
+static int32_t must_find(int32_t found, const char *what, const char *id)
+{
+	if (found == HOFF_NONE)
+		print_error("no %s %s\n", what, id);
+	assert_int_not_equal(found, HOFF_NONE);
+	return found;
+}
+
 static int32_t tensor_id(const hoff_graph *g, const char *id)
 {
-	int32_t t = hoff_graph_find_tensor(g, id);
-	if (t == HOFF_NONE)
-		print_error("no tensor %s\n", id);
-	assert_int_not_equal(t, HOFF_NONE);
-	return t;
+	return must_find(hoff_graph_find_tensor(g, id), "tensor", id);
 }
 
 static int32_t op_id(const hoff_graph *g, const char *id)
 {
-	int32_t k = hoff_graph_find_op(g, id);
-	if (k == HOFF_NONE)
-		print_error("no op %s\n", id);
-	assert_int_not_equal(k, HOFF_NONE);
-	return k;
+	return must_find(hoff_graph_find_op(g, id), "op", id);
 }
 
 static bool in_list(const int32_t *lst, int64_t a, int64_t b, int32_t t)
@@ -657,59 +659,56 @@ static void test_optimizer_home(void **state)
  * inputs). Decode, batch 3, 4096 cached tokens: 3 x 4097 tokens x 4096
  * bytes (K and V of 8 heads x 128, bf16) = 50343936 B; prefill writes
  * 3 x 4096 tokens = 50331648 B. Op times equal those of the blocked cache
- * on the device (the core reads the same bytes). */
+ * on the device (the core reads the same bytes). check_kv_host: one
+ * phase, its blocks of `bytes`, nblocks device blocks a layer before. */
+static void check_kv_host(const char *phase, int64_t bytes, int nblocks)
+{
+	hoff_model_opts o = opts("llama3-8b", phase, 2, 4096);
+	o.batch = 3;
+	o.kv_block_tokens = 1024;
+	hoff_graph *dev = build(&o);
+	o.kv = "host";
+	hoff_graph *g = build(&o);
+	char name[64];
+	snprintf(name, sizeof name, "llama3-8b-l2-%s-kv-host", phase);
+	assert_string_equal(g->name, name);
+	assert_non_null(strstr(g->meta, "\"kv\":\"host\""));
+	assert_int_equal(count_kind(g, HOFF_KIND_KV), 2);
+	/* nblocks blocks a layer become one. */
+	assert_int_equal(g->ntensors, dev->ntensors - 2 * nblocks + 2);
+	for (int l = 0; l < 2; l++) {
+		char id[64];
+		snprintf(id, sizeof id, "layers.%d.kv", l);
+		int32_t t = tensor_id(g, id);
+		const hoff_tensor *x = &g->tensor[t];
+		assert_int_equal(x->kind, HOFF_KIND_KV);
+		assert_int_equal(x->bytes, bytes);
+		assert_int_equal(x->producer, HOFF_NONE);
+		assert_true(hoff_tensor_persistent(x));
+		assert_int_not_equal(x->home, HOFF_DEVICE);
+		assert_string_equal(g->tier[x->home].name, "host");
+		snprintf(id, sizeof id, "layers.%d.attn.core", l);
+		int32_t k = op_id(g, id);
+		assert_int_equal(x->first_use, k);
+		assert_int_equal(x->last_use, k);
+		assert_int_equal(g->upd_off[k + 1] - g->upd_off[k], 1);
+		assert_int_equal(g->upd[g->upd_off[k]], t);
+		assert_false(in_list(g->in, g->in_off[k], g->in_off[k + 1], t));
+		snprintf(id, sizeof id, "layers.%d.kv.0", l);
+		assert_int_equal(hoff_graph_find_tensor(g, id), HOFF_NONE);
+	}
+	assert_int_equal(g->nops, dev->nops);
+	for (int32_t k = 0; k < g->nops; k++)
+		assert_int_equal(g->op[k].time_ps, dev->op[k].time_ps);
+	hoff_graph_free(g);
+	hoff_graph_free(dev);
+}
+
 static void test_kv_host(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *phase;
-		int64_t bytes;
-	} c[] = {{"decode", 3LL * 4097 * 4096}, {"prefill", 3LL * 4096 * 4096}};
-	for (size_t i = 0; i < 2; i++) {
-		hoff_model_opts o = opts("llama3-8b", c[i].phase, 2, 4096);
-		o.batch = 3;
-		o.kv_block_tokens = 1024;
-		hoff_graph *dev = build(&o);
-		o.kv = "host";
-		hoff_graph *g = build(&o);
-		char name[64];
-		snprintf(name, sizeof name, "llama3-8b-l2-%s-kv-host",
-			 c[i].phase);
-		assert_string_equal(g->name, name);
-		assert_non_null(strstr(g->meta, "\"kv\":\"host\""));
-		assert_int_equal(count_kind(g, HOFF_KIND_KV), 2);
-		/* 5 (decode) or 4 (prefill) blocks a layer become one. */
-		assert_int_equal(g->ntensors,
-				 dev->ntensors - 2 * (i == 0 ? 5 : 4) + 2);
-		for (int l = 0; l < 2; l++) {
-			char id[64];
-			snprintf(id, sizeof id, "layers.%d.kv", l);
-			int32_t t = tensor_id(g, id);
-			const hoff_tensor *x = &g->tensor[t];
-			assert_int_equal(x->kind, HOFF_KIND_KV);
-			assert_int_equal(x->bytes, c[i].bytes);
-			assert_int_equal(x->producer, HOFF_NONE);
-			assert_true(hoff_tensor_persistent(x));
-			assert_int_not_equal(x->home, HOFF_DEVICE);
-			assert_string_equal(g->tier[x->home].name, "host");
-			snprintf(id, sizeof id, "layers.%d.attn.core", l);
-			int32_t k = op_id(g, id);
-			assert_int_equal(x->first_use, k);
-			assert_int_equal(x->last_use, k);
-			assert_int_equal(g->upd_off[k + 1] - g->upd_off[k], 1);
-			assert_int_equal(g->upd[g->upd_off[k]], t);
-			assert_false(in_list(g->in, g->in_off[k],
-					     g->in_off[k + 1], t));
-			snprintf(id, sizeof id, "layers.%d.kv.0", l);
-			assert_int_equal(hoff_graph_find_tensor(g, id),
-					 HOFF_NONE);
-		}
-		assert_int_equal(g->nops, dev->nops);
-		for (int32_t k = 0; k < g->nops; k++)
-			assert_int_equal(g->op[k].time_ps, dev->op[k].time_ps);
-		hoff_graph_free(g);
-		hoff_graph_free(dev);
-	}
+	check_kv_host("decode", 3LL * 4097 * 4096, 5);
+	check_kv_host("prefill", 3LL * 4096 * 4096, 4);
 	/* kv "device" keeps blocks on the device even when "auto" would move
 	 * them: llama3-70b decode at batch 64 x 32768 tokens holds 687 GB of
 	 * KV, more than the h200's 141 GB with its weights gone. */

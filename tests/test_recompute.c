@@ -9,18 +9,11 @@
 
 #include "policy.h"
 #include "recompute_plan.h"
+#include "testutil_layers.h"
 #include "testutil_policy.h"
 
 #define MS 1000000000LL
 #define MB 1000000LL
-
-#define T(id, mb, kind) \
-	"{\"id\": \"" id "\", \"bytes\": " mb "000000, \"kind\": \"" kind "\"}"
-#define OPL(id, in, out, ms, extra)                                     \
-	"{\"id\": \"" id "\", \"inputs\": [" in "], \"outputs\": [" out \
-	"], \"time_s\": " ms extra "}"
-#define L0 ", \"layer\": 0"
-#define L1 ", \"layer\": 1"
 
 /* clang-format off */
 /* One layer (f0 f1 | b0) and a head op with a 10 MB workspace; wb, 5 MB
@@ -34,10 +27,7 @@
  * + 10), recompute f0 17 (x wb l a), b0 18 (x wb a l g), at 6 ms. 18 MB
  * is b0's own floor: nothing does better. */
 static const char *beats =
-	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": \"b\", "
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
-	"[{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}]}, "
-	"\"tensors\": ["
+	LAYERED("2", "b", HOST_TIER)
 	T("x", "1", "input") "," T("a", "10", "activation") ","
 	T("h", "1", "activation") "," T("l", "1", "activation") ","
 	"{\"id\": \"wb\", \"bytes\": 5000000, \"kind\": \"weight\", "
@@ -54,9 +44,7 @@ static const char *beats =
  * then f0b (a chain: f0b's input a0 is gone as well); a1 is re-made from
  * h0 for b1, a0 again for b0. */
 static const char *chain =
-	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": \"c\", "
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}}, "
-	"\"tensors\": ["
+	LAYERED("2", "c", "")
 	T("x", "1", "input") "," T("a0", "2", "activation") ","
 	T("h0", "1", "activation") "," T("a1", "2", "activation") ","
 	T("h1", "1", "activation") "," T("l", "1", "activation") ","
@@ -72,10 +60,7 @@ static const char *chain =
 /* Rule 10: f0 reads w, which opt updates before b0 reads f0's output a;
  * re-running f0 there would give other bytes, so a is never dropped. */
 static const char *updated =
-	"{\"format\": \"hoffopt.graph\", \"version\": 2, \"name\": \"u\", "
-	"\"machine\": {\"device\": {\"memory_bytes\": 100000000}, \"tiers\": "
-	"[{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": 1e9}]}, "
-	"\"tensors\": ["
+	LAYERED("2", "u", HOST_TIER)
 	T("x", "1", "input") "," T("w", "1", "weight") ","
 	T("a", "10", "activation") "," T("l", "1", "activation") ","
 	T("g", "1", "output") "], \"ops\": ["
@@ -96,6 +81,16 @@ static hoff_sched *plan(const hoff_graph *g, const char *policy, bool recompute,
 	return tu_run(g, &o, rep);
 }
 
+/* The graph text json parsed (caller frees), its layers into *L (caller
+ * frees), which must pair npair forward and backward runs. */
+static hoff_graph *layered(const char *json, hoff_rc_layers *L, int32_t npair)
+{
+	hoff_graph *g = tu_graph(json);
+	assert_int_equal(hoff_rc_layers_init(L, g), HOFF_OK);
+	assert_int_equal(L->npair, npair);
+	return g;
+}
+
 static int64_t count_kind(const hoff_sched *s, hoff_step_kind k)
 {
 	int64_t n = 0;
@@ -112,10 +107,7 @@ static void test_beats_offload(void **state)
 	hoff_graph *g = tu_graph(beats);
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "greedy", false, &rep);
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 28 * MB);
-	assert_int_equal(r.summary.makespan_ps, 6 * MS);
+	hoff_sim_result r = tu_sim_expect(g, s, 28 * MB, 6 * MS);
 	assert_int_equal(count_kind(s, HOFF_STEP_RECOMPUTE), 0);
 	hoff_sim_result_free(&r);
 	hoff_sched_free(s);
@@ -124,10 +116,7 @@ static void test_beats_offload(void **state)
 	tu_expect_steps(g, s,
 			"prefetch wb host|op f0|op f1|drop a|op head|"
 			"recompute f0|op b0");
-	r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 18 * MB);
-	assert_int_equal(r.summary.makespan_ps, 6 * MS);
+	r = tu_sim_expect(g, s, 18 * MB, 6 * MS);
 	assert_int_equal(r.summary.recompute_ps, 1 * MS);
 	assert_int_equal(r.summary.stall_ps, 1 * MS);
 	assert_int_equal(rep.peak_bytes, 18 * MB);
@@ -164,10 +153,8 @@ static void test_beats_offload(void **state)
 static void test_chain(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(chain);
 	hoff_rc_layers L;
-	assert_int_equal(hoff_rc_layers_init(&L, g), HOFF_OK);
-	assert_int_equal(L.npair, 2);
+	hoff_graph *g = layered(chain, &L, 2);
 	hoff_rc_plan P = {0};
 	assert_int_equal(hoff_rc_layers_plan(&L, 2, &P), HOFF_OK);
 	static const char *const want[][2] = {
@@ -191,10 +178,7 @@ static void test_chain(void **state)
 			"op f0a|op f0b|drop a0|op f1a|drop h0|op f1b|drop a1|"
 			"op head|recompute f0a|recompute f0b|drop a0|"
 			"recompute f1a|op b1|recompute f0a|op b0");
-	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
-	assert_true(r.valid);
-	assert_int_equal(r.summary.peak_bytes, 6 * MB);
-	assert_int_equal(r.summary.makespan_ps, 11 * MS);
+	hoff_sim_result r = tu_sim_expect(g, s, 6 * MB, 11 * MS);
 	assert_int_equal(r.summary.recompute_ps, 4 * MS);
 	/* the expanded graph's run is the same, byte for byte */
 	hoff_sim_result r2 = tu_sim(x.g2, s2, HOFF_NONE);
@@ -223,10 +207,8 @@ static void test_chain(void **state)
 static void test_rule10(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(updated);
 	hoff_rc_layers L;
-	assert_int_equal(hoff_rc_layers_init(&L, g), HOFF_OK);
-	assert_int_equal(L.npair, 1);
+	hoff_graph *g = layered(updated, &L, 1);
 	assert_true(L.dropok[hoff_graph_find_tensor(g, "a")]);
 	hoff_rc_plan P = {0};
 	for (int32_t seg = 1; seg <= 2; seg++) {

@@ -23,14 +23,7 @@ static hoff_graph *build(hoff_synth_shape shape, int64_t nops, int32_t layers,
 	o.layers = layers;
 	o.weights_on_host = host;
 	o.seed = seed;
-	hoff_graph *g = NULL;
-	hoff_err e = {{0}};
-	hoff_status st = hoff_synth_build(&o, &g, &e);
-	if (st != HOFF_OK)
-		print_error("synth: %s\n", e.msg);
-	assert_int_equal(st, HOFF_OK);
-	assert_non_null(g);
-	return g;
+	return tu_synth(&o);
 }
 
 static void count_kinds(const hoff_graph *g, int n[HOFF_NKINDS])

@@ -109,6 +109,16 @@ hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 	return r;
 }
 
+hoff_sim_result tu_sim_expect(const hoff_graph *g, const hoff_sched *s,
+			      int64_t peak_bytes, int64_t makespan_ps)
+{
+	hoff_sim_result r = tu_sim(g, s, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, peak_bytes);
+	assert_int_equal(r.summary.makespan_ps, makespan_ps);
+	return r;
+}
+
 const char *tu_shared_dir(void)
 {
 	return getenv("HOFF_SHARED_DIR");

@@ -46,6 +46,10 @@ hoff_graph *tu_synth(const struct hoff_synth_opts *o);
 /* Simulates with an explicit budget (HOFF_NONE: the default rules). */
 hoff_sim_result tu_sim(const hoff_graph *g, const hoff_sched *s,
 		       int64_t budget);
+/* tu_sim without a budget, which must be valid with peak_bytes and
+ * makespan_ps (caller frees the result). */
+hoff_sim_result tu_sim_expect(const hoff_graph *g, const hoff_sched *s,
+			      int64_t peak_bytes, int64_t makespan_ps);
 /* Directory of ../shared (from HOFF_SHARED_DIR), or NULL. */
 const char *tu_shared_dir(void);
 /* Directory of the source tree (from HOFF_SRC_DIR), or NULL. */

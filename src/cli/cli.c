@@ -474,12 +474,42 @@ static const hoff_opt *find(const char *a, const hoff_opt *table, size_t n,
 	return NULL;
 }
 
-int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
-		   size_t n, void *dst, const char **pos, int maxpos, int *npos)
+/* The common options' rows, into the HOFF_CLI_ARGS fields; bit 0: every
+ * command of hoff_cli_command takes it. */
+static const struct {
+	unsigned bit;
+	hoff_opt opt;
+} common_rows[] = {
+	{0, HOFF_FLAG("--help", hoff_cli_args, help)},
+	{0, HOFF_FLAG("-h", hoff_cli_args, help)},
+	{HOFF_CLI_JSON, HOFF_FLAG("--json", hoff_cli_args, json)},
+	{HOFF_CLI_BUDGET, HOFF_STR("--budget", hoff_cli_args, budget)},
+	{HOFF_CLI_TRACE, HOFF_STR("--trace", hoff_cli_args, trace)},
+	{HOFF_CLI_OUT, HOFF_STR("-o", hoff_cli_args, out)},
+};
+
+/* The row named by a: one of table's, else (common >= 0) a common one
+ * whose bit common has; *val as find's. NULL when none is. */
+static const hoff_opt *lookup(const char *a, const hoff_opt *table, size_t n,
+			      int common, const char **val)
+{
+	const hoff_opt *o = find(a, table, n, val);
+	for (size_t j = 0; !o && common >= 0 && j < HOFF_NOPTS(common_rows);
+	     j++)
+		if (!common_rows[j].bit ||
+		    (common_rows[j].bit & (unsigned)common))
+			o = find(a, &common_rows[j].opt, 1, val);
+	return o;
+}
+
+/* hoff_cli_parse, with the common options of mask common (-1: none). */
+static int parse_words(int argc, char **argv, int from, const hoff_opt *table,
+		       size_t n, int common, void *dst, const char **pos,
+		       int maxpos, int *npos)
 {
 	for (int i = from; i < argc; i++) {
 		const char *a = argv[i], *v;
-		const hoff_opt *o = find(a, table, n, &v);
+		const hoff_opt *o = lookup(a, table, n, common, &v);
 		if (!o && a[0] == '-' && a[1] != '\0')
 			return hoff_cli_bad("unknown option '%s'", a);
 		if (!o) {
@@ -515,6 +545,35 @@ int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 					    v);
 	}
 	return 0;
+}
+
+int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
+		   size_t n, void *dst, const char **pos, int maxpos, int *npos)
+{
+	return parse_words(argc, argv, from, table, n, -1, dst, pos, maxpos,
+			   npos);
+}
+
+bool hoff_cli_command(int argc, char **argv, const hoff_cli_spec *sp,
+		      void *opts, int *rc)
+{
+	/* the HOFF_CLI_ARGS fields, by offset as the table rows are */
+	char *base = opts;
+	const char **pos =
+		(const char **)(void *)(base + offsetof(hoff_cli_args, pos));
+	int *npos = (int *)(void *)(base + offsetof(hoff_cli_args, npos));
+	const bool *help =
+		(const bool *)(void *)(base + offsetof(hoff_cli_args, help));
+	*rc = parse_words(argc, argv, sp->from, sp->table, sp->nopts,
+			  (int)sp->common, opts, pos, sp->npos, npos);
+	if (!*rc && sp->finish)
+		*rc = sp->finish(opts);
+	if (!hoff_cli_stop(rc, *help, sp->usage,
+			   !sp->missing || *npos == sp->npos, sp->missing))
+		return false;
+	if (!*rc && *help && sp->usage_more)
+		fputs(sp->usage_more, stdout);
+	return true;
 }
 
 void hoff_cli_bytes(FILE *f, int64_t b)

@@ -1,6 +1,8 @@
-/* cli.h: what the commands (main.c, cmd_exact.c, cmd_run.c) share — the
- * usage error, the number syntaxes of their options, the --budget
- * resolution and the JSON writers of a summary. Prints only to the FILE
+/* cli.h: what the commands (main.c and the cmd_*.c) share — the command
+ * line (hoff_cli_command: the options several commands take, --help and
+ * the operands, parsed by one table-driven parser), the usage error,
+ * the number syntaxes of their options, the --budget resolution and the
+ * JSON writers of a summary. Prints only to the FILE
  * given and to stderr for hoff_cli_bad. */
 #ifndef HOFF_CLI_H
 #define HOFF_CLI_H
@@ -77,6 +79,54 @@ typedef struct hoff_opt {
 	}
 #define HOFF_HELP(T, f) HOFF_FLAG("--help", T, f), HOFF_FLAG("-h", T, f)
 #define HOFF_NOPTS(t)	(sizeof(t) / sizeof *(t))
+
+/* The options several commands take, one meaning each; a command's
+ * hoff_cli_spec says which it takes (another is an unknown option). */
+enum {
+	HOFF_CLI_JSON = 1 << 0,	  /* --json: one JSON object on stdout */
+	HOFF_CLI_BUDGET = 1 << 1, /* --budget B */
+	HOFF_CLI_TRACE = 1 << 2,  /* --trace T: a Chrome trace */
+	HOFF_CLI_OUT = 1 << 3,	  /* -o FILE */
+};
+
+/* The fields every command's options struct begins with, in this order
+ * (as CPython's PyObject_HEAD): hoff_cli_command stores the operands,
+ * --help/-h and the common options there. A value not given is NULL. */
+#define HOFF_CLI_ARGS                                    \
+	const char *pos[2]; /* the operands, in order */ \
+	int npos;                                        \
+	bool help, json;                                 \
+	const char *budget, *trace, *out
+
+/* A command's options struct with no options of its own. */
+typedef struct hoff_cli_args {
+	HOFF_CLI_ARGS;
+} hoff_cli_args;
+
+/* A command's command line, for hoff_cli_command. */
+typedef struct hoff_cli_spec {
+	int from;	       /* argv[from] is the first word parsed */
+	int npos;	       /* operands it takes, at most 2 */
+	unsigned common;       /* the HOFF_CLI_* options it takes */
+	const hoff_opt *table; /* its own options, into its struct */
+	size_t nopts;
+	const char *usage, *usage_more; /* --help prints both (more: NULL
+					   or the rest of a long text) */
+	const char *missing; /* said when fewer than npos operands are
+				given; NULL: the command checks */
+	/* After a parse without error, before --help: checks what the
+	 * options say together and fills what derives from them; 0 or the
+	 * exit code after saying why. NULL: nothing to check. */
+	int (*finish)(void *opts);
+} hoff_cli_spec;
+
+/* Parses argv by sp into opts, a struct that begins with HOFF_CLI_ARGS
+ * (its other fields keep what the caller set unless an option sets
+ * them), then does what hoff_cli_stop does: true when the command stops
+ * here with exit code *rc, 0 after printing the usage for --help, else
+ * after one line on stderr; false, *rc 0, to go on. */
+bool hoff_cli_command(int argc, char **argv, const hoff_cli_spec *sp,
+		      void *opts, int *rc);
 
 /* Parses argv[from..argc) by the n options of table into the struct at
  * dst, and up to maxpos operands into pos[*npos++]. An option's value is

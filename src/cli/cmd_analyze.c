@@ -30,18 +30,35 @@ static const char *const usage =
 	"  --top N      contributors to the peak to list (default 10)\n";
 
 typedef struct analyze_opts {
-	const char *pos[1];
-	int npos;
-	bool json, tensors, help;
+	HOFF_CLI_ARGS; /* GRAPH, --json */
+	bool tensors;
 	int64_t top;
 } analyze_opts;
 
 static const hoff_opt table[] = {
-	HOFF_HELP(analyze_opts, help),
-	HOFF_FLAG("--json", analyze_opts, json),
 	HOFF_FLAG("--tensors", analyze_opts, tensors),
 	HOFF_INT("--top", analyze_opts, top, 0, 1000000,
 		 "--top takes a count, not '%s'"),
+};
+
+/* --tensors is a field of the JSON report (checked unless --help). */
+static int check_tensors(void *opts)
+{
+	const analyze_opts *o = opts;
+	return !o->help && o->tensors && !o->json
+		       ? hoff_cli_bad("%s", "--tensors needs --json")
+		       : 0;
+}
+
+static const hoff_cli_spec spec = {
+	.from = 2,
+	.npos = 1,
+	.common = HOFF_CLI_JSON,
+	.table = table,
+	.nopts = HOFF_NOPTS(table),
+	.usage = usage,
+	.missing = "analyze needs GRAPH (see --help)",
+	.finish = check_tensors,
 };
 
 /* Orders tensor ids of graph ctx by bytes descending, then id ascending. */
@@ -59,12 +76,8 @@ static int by_bytes(const void *a, const void *b, void *ctx)
 int hoff_cmd_analyze(int argc, char **argv)
 {
 	analyze_opts o = {.top = 10};
-	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
-				o.pos, 1, &o.npos);
-	if (!rc && !o.help && o.tensors && !o.json)
-		rc = hoff_cli_bad("%s", "--tensors needs --json");
-	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
-			  "analyze needs GRAPH (see --help)"))
+	int rc;
+	if (hoff_cli_command(argc, argv, &spec, &o, &rc))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;

@@ -16,7 +16,7 @@
 
 #define EXIT_BAD HOFF_EXIT_BAD
 
-static const char *usage_calibrate =
+static const char *const usage_calibrate =
 	"usage: hoffopt calibrate [--backend cpu|cuda] [--device N] [-o MACHINE]\n"
 	"       hoffopt calibrate --backend cuda [--device N] --sweep MAXBYTES\n"
 	"\n"
@@ -94,34 +94,34 @@ static void print_machine(FILE *f, const char *backend, const hoff_calib *c)
 }
 
 typedef struct calib_opts {
-	const char *backend, *out;
+	HOFF_CLI_ARGS; /* -o; no operands */
+	const char *backend;
 	int64_t device, sweep;
-	bool help;
-	int npos;
 } calib_opts;
 
 static const hoff_opt calib_table[] = {
-	HOFF_HELP(calib_opts, help),
 	HOFF_CHOICE("--backend", calib_opts, backend, "cpu|cuda",
 		    "--backend: '%s' is not cpu or cuda"),
-	HOFF_STR("-o", calib_opts, out),
 	HOFF_INT("--device", calib_opts, device, 0, 1024,
 		 "--device: '%s' is not a device number"),
 	HOFF_INT("--sweep", calib_opts, sweep, 4096, (int64_t)1 << 36,
 		 "--sweep: '%s' is not a byte count in 4096 .. 2^36"),
 };
 
+static const hoff_cli_spec calib_spec = {
+	.from = 2,
+	.common = HOFF_CLI_OUT,
+	.table = calib_table,
+	.nopts = HOFF_NOPTS(calib_table),
+	.usage = usage_calibrate,
+};
+
 int hoff_cmd_calibrate(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	calib_opts o = {.backend = "cpu", .out = "-"};
-	int rc = hoff_cli_parse(argc, argv, 2, calib_table,
-				HOFF_NOPTS(calib_table), &o, NULL, 0, &o.npos);
-	if (rc)
+	int rc;
+	if (hoff_cli_command(argc, argv, &calib_spec, &o, &rc))
 		return rc;
-	if (o.help) {
-		fputs(usage_calibrate, stdout);
-		return 0;
-	}
 	const char *backend = o.backend, *out = o.out;
 	const int64_t device = o.device, sweep = o.sweep;
 	hoff_calib c;

@@ -55,16 +55,13 @@ static const char *const usage =
 	"                    factors), as gen wrote before version 2\n";
 
 typedef struct gen_opts {
-	const char *pos[1];
-	int npos;
-	bool help, list, v1;
-	const char *out;
+	HOFF_CLI_ARGS; /* MODEL, -o */
+	bool list, v1;
 	hoff_model_opts mo;
 	int64_t layers, seed, kv_block; /* -1: not given */
 } gen_opts;
 
 static const hoff_opt table[] = {
-	HOFF_HELP(gen_opts, help),
 	HOFF_FLAG("--list", gen_opts, list),
 	HOFF_FLAG("--v1", gen_opts, v1),
 	HOFF_STR("--phase", gen_opts, mo.phase),
@@ -73,7 +70,6 @@ static const hoff_opt table[] = {
 	HOFF_STR("--kv", gen_opts, mo.kv),
 	HOFF_STR("--optimizer-step", gen_opts, mo.optimizer_step),
 	HOFF_STR("--optimizer-home", gen_opts, mo.optimizer_home),
-	HOFF_STR("-o", gen_opts, out),
 	HOFF_INT("--seq", gen_opts, mo.seq, 1, 1 << 24,
 		 "--seq: '%s' is not a token count in 1 .. 2^24"),
 	HOFF_INT("--batch", gen_opts, mo.batch, 1, 1 << 16,
@@ -84,6 +80,16 @@ static const hoff_opt table[] = {
 		 "--kv-block: '%s' is not a token count in 1 .. 2^24"),
 	HOFF_INT("--seed", gen_opts, seed, 0, LLONG_MAX,
 		 "--seed: '%s' is not a number >= 0"),
+};
+
+/* (MODEL is checked by hoff_cmd_gen: --list takes none) */
+static const hoff_cli_spec spec = {
+	.from = 2,
+	.npos = 1,
+	.common = HOFF_CLI_OUT,
+	.table = table,
+	.nopts = HOFF_NOPTS(table),
+	.usage = usage,
 };
 
 /* gen --list: the names the options take, with each model's size and
@@ -151,14 +157,9 @@ int hoff_cmd_gen(int argc, char **argv)
 		      .layers = -1,
 		      .seed = -1,
 		      .kv_block = -1};
-	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
-				o.pos, 1, &o.npos);
-	if (rc)
+	int rc;
+	if (hoff_cli_command(argc, argv, &spec, &o, &rc))
 		return rc;
-	if (o.help) {
-		fputs(usage, stdout);
-		return 0;
-	}
 	if (o.list && o.npos)
 		return hoff_cli_bad("gen --list takes no MODEL ('%s')",
 				    o.pos[0]);

@@ -65,23 +65,28 @@ static const char *const usage =
 	"2 bad input or usage, 3 internal error (a bug).\n";
 
 typedef struct plan_opts {
-	const char *pos[1];
-	int npos;
-	const char *budget, *trace, *out, *overhead, *policy;
-	bool json, help, progress, recompute;
+	HOFF_CLI_ARGS; /* GRAPH, --json, --budget, --trace, -o */
+	const char *overhead, *policy;
+	bool progress, recompute;
 } plan_opts;
 
 static const hoff_opt table[] = {
-	HOFF_HELP(plan_opts, help),
 	HOFF_CONST("--greedy", plan_opts, policy, "greedy"),
 	HOFF_STR("--policy", plan_opts, policy),
-	HOFF_FLAG("--json", plan_opts, json),
 	HOFF_FLAG("--progress", plan_opts, progress),
 	HOFF_FLAG("--recompute", plan_opts, recompute),
-	HOFF_STR("--budget", plan_opts, budget),
 	HOFF_STR("--max-overhead", plan_opts, overhead),
-	HOFF_STR("--trace", plan_opts, trace),
-	HOFF_STR("-o", plan_opts, out),
+};
+
+static const hoff_cli_spec spec = {
+	.from = 1,
+	.npos = 1,
+	.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET | HOFF_CLI_TRACE |
+		  HOFF_CLI_OUT,
+	.table = table,
+	.nopts = HOFF_NOPTS(table),
+	.usage = usage,
+	.missing = "needs one GRAPH (see hoffopt --greedy --help)",
 };
 
 /* The planner the pipeline runs: the policy, and for greedy without a
@@ -143,10 +148,8 @@ static void floor_line(const hoff_graph *g, const hoff_policy_report *rep,
 int hoff_cmd_plan(int argc, char **argv)
 {
 	plan_opts o = {0};
-	int rc = hoff_cli_parse(argc, argv, 1, table, HOFF_NOPTS(table), &o,
-				o.pos, 1, &o.npos);
-	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 1,
-			  "needs one GRAPH (see hoffopt --greedy --help)"))
+	int rc;
+	if (hoff_cli_command(argc, argv, &spec, &o, &rc))
 		return rc;
 	plan_ctx c = {.po = hoff_policy_defaults(), .within_peak = HOFF_NONE};
 	hoff_policy_opts *po = &c.po;

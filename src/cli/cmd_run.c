@@ -23,7 +23,7 @@
 #define EXIT_INVALID HOFF_EXIT_INVALID
 #define EXIT_BAD     HOFF_EXIT_BAD
 
-static const char *usage_run =
+static const char *const usage_run =
 	"usage: hoffopt run GRAPH SCHEDULE [--backend cpu|cuda] [--verify]\n"
 	"                   [--time-scale K] [--size-scale K] [--json]\n"
 	"                   [--trace T] [--sim-trace T] [--align B]\n"
@@ -80,7 +80,7 @@ static const char *usage_run =
 	"                   its own rate\n";
 
 /* The rest of run's usage (one string literal would be too long). */
-static const char *usage_run_more =
+static const char *const usage_run_more =
 	"  --check-plan     check the plan's command stream for races (two\n"
 	"                   unordered commands touching the same bytes, one\n"
 	"                   writing; a wait for an event not yet recorded)\n"
@@ -111,10 +111,9 @@ static const char *usage_run_more =
 	"input or usage, no GPU, a backend failure, or not enough memory.\n";
 
 typedef struct run_opts {
-	const char *pos[2];
-	int npos;
-	const char *backend, *trace, *sim_trace;
-	bool verify, json, help, check, no_run, cuda_graph, pace;
+	HOFF_CLI_ARGS; /* GRAPH SCHEDULE, --json, --trace */
+	const char *backend, *sim_trace;
+	bool verify, check, no_run, cuda_graph, pace;
 	bool size_auto; /* no --size-scale: chosen to fit this machine */
 	double time_k, size_k;
 	int64_t align, corrupt, device, drop_wait, slow;
@@ -122,16 +121,13 @@ typedef struct run_opts {
 } run_opts;
 
 static const hoff_opt run_table[] = {
-	HOFF_HELP(run_opts, help),
 	HOFF_FLAG("--verify", run_opts, verify),
-	HOFF_FLAG("--json", run_opts, json),
 	HOFF_FLAG("--check-plan", run_opts, check),
 	HOFF_FLAG("--no-run", run_opts, no_run),
 	HOFF_FLAG("--cuda-graph", run_opts, cuda_graph),
 	HOFF_FLAG("--pace", run_opts, pace),
 	HOFF_CHOICE("--backend", run_opts, backend, "cpu|cuda",
 		    "--backend: '%s' is not cpu or cuda"),
-	HOFF_STR("--trace", run_opts, trace),
 	HOFF_STR("--sim-trace", run_opts, sim_trace),
 	HOFF_REAL("--time-scale", run_opts, time_k,
 		  "--time-scale: '%s' is not a number > 0"),
@@ -149,20 +145,11 @@ static const hoff_opt run_table[] = {
 		 "--corrupt-step: '%s' is not a step"),
 };
 
-static int parse_run(int argc, char **argv, run_opts *o)
+/* What the options say together (checked before --help), and the
+ * defaults that follow from them. */
+static int finish_run(void *opts)
 {
-	memset(o, 0, sizeof *o);
-	o->backend = "cpu";
-	o->time_k = 1;
-	o->size_k = 0; /* not given: chosen to fit this machine */
-	o->align = 0;  /* the backend's default */
-	o->corrupt = HOFF_NONE;
-	o->drop_wait = HOFF_NONE;
-	o->slow = HOFF_NONE;
-	int rc = hoff_cli_parse(argc, argv, 2, run_table, HOFF_NOPTS(run_table),
-				o, o->pos, 2, &o->npos);
-	if (rc)
-		return rc;
+	run_opts *o = opts;
 	o->size_auto = o->size_k == 0;
 	if (o->size_auto)
 		o->size_k = 1;
@@ -174,6 +161,32 @@ static int parse_run(int argc, char **argv, run_opts *o)
 	if (o->align == 0)
 		o->align = strcmp(o->backend, "cuda") ? 1 : 256;
 	return 0;
+}
+
+static const hoff_cli_spec run_spec = {
+	.from = 2,
+	.npos = 2,
+	.common = HOFF_CLI_JSON | HOFF_CLI_TRACE,
+	.table = run_table,
+	.nopts = HOFF_NOPTS(run_table),
+	.usage = usage_run,
+	.usage_more = usage_run_more,
+	.missing = "run needs GRAPH and SCHEDULE (see --help)",
+	.finish = finish_run,
+};
+
+/* run's defaults, then argv: true when run stops here with *rc. */
+static bool parse_run(int argc, char **argv, run_opts *o, int *rc)
+{
+	memset(o, 0, sizeof *o);
+	o->backend = "cpu";
+	o->time_k = 1;
+	o->size_k = 0; /* not given: chosen to fit this machine */
+	o->align = 0;  /* the backend's default */
+	o->corrupt = HOFF_NONE;
+	o->drop_wait = HOFF_NONE;
+	o->slow = HOFF_NONE;
+	return hoff_cli_command(argc, argv, &run_spec, o, rc);
 }
 
 static double pct(int64_t measured, int64_t predicted)
@@ -568,16 +581,10 @@ static hoff_status write_traces(const run_opts *o, const hoff_graph *g,
 int hoff_cmd_run(int argc, char **argv, const hoff_cuda_api *cuda)
 {
 	run_opts o;
-	int rc = parse_run(argc, argv, &o);
-	o.cuda = cuda;
-	if (!rc && o.help) {
-		fputs(usage_run, stdout);
-		fputs(usage_run_more, stdout);
-		return 0;
-	}
-	if (hoff_cli_stop(&rc, o.help, usage_run, o.npos == 2,
-			  "run needs GRAPH and SCHEDULE (see --help)"))
+	int rc;
+	if (parse_run(argc, argv, &o, &rc))
 		return rc;
+	o.cuda = cuda;
 	const char *outs[] = {o.trace, o.sim_trace};
 	if ((rc = hoff_cli_clobbers(outs, 2, o.pos, 2)) != 0)
 		return rc;

@@ -34,27 +34,19 @@ static const char *const usage =
 	"\n"
 	"Exit codes: 0 valid, 1 invalid, 2 bad input or usage.\n";
 
-typedef struct simulate_opts {
-	const char *pos[2];
-	int npos;
-	const char *budget, *trace;
-	bool json, help;
-} simulate_opts;
-
-static const hoff_opt table[] = {
-	HOFF_HELP(simulate_opts, help),
-	HOFF_FLAG("--json", simulate_opts, json),
-	HOFF_STR("--budget", simulate_opts, budget),
-	HOFF_STR("--trace", simulate_opts, trace),
+static const hoff_cli_spec spec = {
+	.from = 2,
+	.npos = 2,
+	.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET | HOFF_CLI_TRACE,
+	.usage = usage,
+	.missing = "simulate needs GRAPH and SCHEDULE (see --help)",
 };
 
 int hoff_cmd_simulate(int argc, char **argv)
 {
-	simulate_opts o = {0};
-	int rc = hoff_cli_parse(argc, argv, 2, table, HOFF_NOPTS(table), &o,
-				o.pos, 2, &o.npos);
-	if (hoff_cli_stop(&rc, o.help, usage, o.npos == 2,
-			  "simulate needs GRAPH and SCHEDULE (see --help)"))
+	hoff_cli_args o = {0};
+	int rc;
+	if (hoff_cli_command(argc, argv, &spec, &o, &rc))
 		return rc;
 	hoff_err e = {{0}};
 	hoff_graph *g = NULL;
