@@ -632,7 +632,7 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
 		int32_t i = f->by_size[x];
 		const hoff_cand *c = &f->iv[i];
 		if (f->pick[i] == OFF || c->kind != HOFF_CAND_DIRTY ||
-		    c->a >= k || c->b <= k)
+		    c->a >= k || c->b <= k || hoff_cand_goes_home(f->g, c))
 			continue;
 		if (f->work > f->limit)
 			break;
@@ -886,7 +886,12 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	}
 	for (int32_t i = 0; i < f->niv; i++) {
 		const hoff_cand *c = &f->iv[i];
-		f->pick[i] = c->kind == HOFF_CAND_START ? c->b - 1 : OFF;
+		/* (v2) a repeat graph's state goes home right after its
+		 * last use (rule 9), a pick no move undoes: left to the
+		 * end, its stores would queue behind the last op */
+		f->pick[i] = c->kind == HOFF_CAND_START	 ? c->b - 1
+			     : hoff_cand_goes_home(g, c) ? f->n - 1
+							 : OFF;
 		f->by_size[i] = i;
 		f->b_off[c->b + 1]++;
 	}
