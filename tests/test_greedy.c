@@ -1165,6 +1165,54 @@ static void test_fit_swaps_late_store(void **state)
 	hoff_graph_free(g);
 }
 
+/* A wait that waits for less. a (2 MB, last read by f1) and b (2 MB,
+ * last read by f2) are read again by f5; c (4 MB) by f3 and f4, which
+ * read the 1 kB weight w. Resident, f3 holds a, b, c, d (10.001 MB with
+ * w) and f4 a, b, c, d, e (12.001 MB). Under 8.002 MB f3 needs a away
+ * and f4 both a and b; nothing else can leave (no other gap). a's store
+ * takes 2-4 ms, so f3 (ready at 3 ms) must wait for it: w stored behind
+ * a (4-4.001) and fetched back (4.001-4.002). The fit's first plan also
+ * issues b's store (after f2) ahead of that wait, so f3 waits for a, b
+ * and w (6.002 ms) and the plan takes 15.002 ms. b's bytes are needed
+ * only from f4 on: issued just after the wait, b's store (4.001-6.001)
+ * runs behind f3 (4.002-6.002), f4 runs 6.002-8.002 with a and b gone
+ * (8.001 MB), then a (8.002-10.002) and b (10.002-12.002) come back,
+ * once f4 has freed c and d, and f5 runs 12.002-13.002 ms. Peak 8.002
+ * MB, the budget, while f3 waits (3-4 ms): a still leaving, b, c, and w
+ * twice (its fetch holds its bytes from its issue). */
+/* clang-format off */
+static const char *wait_less =
+	GRAPH("100000000",
+	      T("x", "1", "input") ","
+	      "{\"id\": \"w\", \"bytes\": 1000, \"kind\": \"weight\"},"
+	      T("a", "2", "activation") "," T("b", "2", "activation") ","
+	      T("c", "4", "activation") "," T("d", "2", "activation") ","
+	      T("e", "2", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("f2", "\"b\"", "\"c\"", "0.001") ","
+	      OP("f3", "\"c\", \"w\"", "\"d\"", "0.002") ","
+	      OP("f4", "\"c\", \"d\", \"w\"", "\"e\"", "0.002") ","
+	      OP("f5", "\"a\", \"b\", \"e\"", "\"y\"", "0.001"));
+/* clang-format on */
+
+static void test_fit_waits_for_less(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(wait_less);
+	const int64_t budget = 8 * MB + 2000;
+	expect_fit(g, budget, 8 * MB + 2000, 13 * MS + 2000000,
+		   "op f0|op f1|store a host|op f2|store w host|"
+		   "prefetch w host|store b host|op f3|op f4|"
+		   "prefetch a host|prefetch b host|op f5");
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "greedy", budget, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, 13 * MS + 2000000);
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
  * a (2 MB, on the host) only away from f1, so every plan stalls past
  * the 1% bound (none's 8 MB does not fit). Greedy still returns a plan
@@ -1241,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_fit_short_gap),
 		cmocka_unit_test(test_fit_waits_for_stores),
 		cmocka_unit_test(test_fit_swaps_late_store),
+		cmocka_unit_test(test_fit_waits_for_less),
 		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
