@@ -4,6 +4,8 @@
  * tensors' gaps included): pick[i] is the boundary after which interval
  * i's prefetch is issued (-1: before op 0; nops - 1 for a tail, never
  * fetched), or OFF while the tensor stays on the device over the gap;
+ * sat[i], where a taken interval's eviction is issued (right after its
+ * last touch a unless a wait moved it later, see below);
  * and waits: fence[k] makes op k wait until every store issued before it
  * has finished (a small dirty input of op k is stored and fetched back
  * just before it: its prefetch waits at the head of the h2d channel for
@@ -35,7 +37,13 @@
  *    elsewhere, and it is kept if the result still wins. A swap: a big
  *    store before the stall (one that fit the budget at once but frees
  *    its bytes late, holding back the prefetches behind it) dropped,
- *    phase 1 repairing without it, then the stream again.
+ *    phase 1 repairing without it, then the stream again. A wait that
+ *    waits for less: at a stalled op k with a wait, the stores queued
+ *    ahead of the wait whose bytes memory needs only from op k on issued
+ *    just after it instead, the latest issued first, 1, 2, 4, ... of
+ *    them while the plan fits and gets faster: on a link-bound forward
+ *    they drain behind the compute from op k on, where the wait made the
+ *    compute wait for them all.
  * Eight variants (the excess now or to come in the eviction's score; the
  * closer or the cheaper repair; the gap scored in ops, or in the time
  * its bytes are off the device once its store ends) run in parallel,
@@ -104,6 +112,14 @@ typedef struct fit {
 	int32_t *mem2;		 /* (niv) scratch: the stream's old picks */
 	uint8_t *sfence;	 /* (nops + 1) and waits */
 	uint8_t *fence, *tfence; /* (nops + 1) a wait before op k */
+	int32_t *sat;		 /* (niv) where a taken interval's eviction
+				    is issued: 2q at boundary q before its
+				    wait, 2q + 1 after it (from 2a, the
+				    default, to 2 (pick - 1) + 1) */
+	int32_t *ssat, *swsat;	 /* (niv) exchange's and swap_out's saved */
+	int32_t *ev, *evq;	 /* (niv) scratch: evictions by boundary */
+	int32_t *wl, *wq;	 /* (niv) scratch: wait_less's stores */
+	int32_t *wsat;		 /* (niv) wait_less's saved leaves */
 	int32_t *pf;		 /* (niv) scratch: prefetches by issue */
 	int32_t *b_off, *by_b;	 /* the intervals by consumer b */
 	int32_t *by_size;	 /* (niv) by bytes, largest first */
@@ -146,6 +162,33 @@ static int by_bytes(const void *x, const void *y, void *ctx)
 	if (a != b)
 		return a > b ? -1 : 1;
 	return (i > j) - (i < j);
+}
+
+/* Interval indices by f->key, then index (context: the fit). */
+static int by_key(const void *x, const void *y, void *ctx)
+{
+	const fit *f = ctx;
+	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+	if (f->key[i] != f->key[j])
+		return f->key[i] < f->key[j] ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* Where taken interval i leaves under picks pick (2q: at boundary q
+ * before its wait, 2q + 1: after it): f->sat[i] within [2a, 2 (pick[i] -
+ * 1) + 1] (it is away for one op at least). */
+static int32_t leave_at(const fit *f, const int32_t *pick, int32_t i)
+{
+	int32_t h = f->sat[i], a = 2 * f->iv[i].a;
+	if (h > 2 * pick[i] - 1)
+		h = 2 * pick[i] - 1;
+	return h < a ? a : h;
+}
+
+/* The boundary of half-boundary position h (leave_at's). */
+static int32_t boundary_of(int32_t h)
+{
+	return h < 0 ? -1 : h / 2;
 }
 
 /* Whether interval i (taken) brings its tensor back for op k. */
@@ -205,18 +248,33 @@ static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
 			f->pf[np++] = i;
 	f->key = pick;
 	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
+	/* the evictions by where they leave, then by (a, t): with none
+	 * left late, the intervals' own order */
+	int32_t ne = 0;
+	bool late = false;
+	for (int32_t i = 0; i < f->niv; i++) {
+		if (pick[i] == OFF || f->iv[i].kind == HOFF_CAND_START)
+			continue;
+		f->evq[i] = leave_at(f, pick, i);
+		late = late || f->evq[i] != 2 * f->iv[i].a;
+		f->ev[ne++] = i;
+	}
+	if (late) {
+		f->key = f->evq;
+		hoff_sort_ctx(f->ev, (size_t)ne, sizeof *f->ev, by_key, f);
+	}
 	int32_t ie = 0, ip = 0;
 	for (int32_t q = -1; q < f->n; q++) {
 		if (q >= 0)
 			hoff_emit_op(&m, q);
-		for (; ie < f->niv && f->iv[ie].a <= q; ie++)
-			if (pick[ie] != OFF &&
-			    f->iv[ie].kind != HOFF_CAND_START)
-				hoff_emit_evict(&m, f->iv[ie].t);
+		for (; ie < ne && f->evq[f->ev[ie]] <= 2 * q; ie++)
+			hoff_emit_evict(&m, f->iv[f->ev[ie]].t);
 		for (; ip < np && pick[f->pf[ip]] <= q; ip++)
 			hoff_emit_prefetch(&m, f->iv[f->pf[ip]].t);
 		if (q + 1 < f->n && fence[q + 1])
 			wait_at(f, &m, pick, q + 1);
+		for (; ie < ne && f->evq[f->ev[ie]] <= 2 * q + 1; ie++)
+			hoff_emit_evict(&m, f->iv[f->ev[ie]].t);
 	}
 	return hoff_emit_finish(&m);
 }
@@ -353,6 +411,8 @@ static void apply(fit *f, move mv)
 		at = mv.fk - 1;
 	if (at != HOFF_NONE && at < f->changed)
 		f->changed = at;
+	if (mv.i != HOFF_NONE && f->pick[mv.i] == OFF)
+		f->sat[mv.i] = 2 * f->iv[mv.i].a; /* newly taken: at once */
 	if (mv.i != HOFF_NONE)
 		f->pick[mv.i] = mv.p;
 	if (mv.fk != HOFF_NONE)
@@ -543,6 +603,7 @@ static int exchange(fit *f, move mv, look *cur, hoff_status *st)
 		return 0;
 	}
 	memcpy(f->spick, f->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->ssat, f->sat, (size_t)f->niv * sizeof *f->sat);
 	memcpy(f->sfence, f->fence, (size_t)f->n + 1);
 	int32_t changed = f->changed;
 	apply(f, mv);
@@ -561,6 +622,7 @@ static int exchange(fit *f, move mv, look *cur, hoff_status *st)
 		return 1;
 	}
 	memcpy(f->pick, f->spick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->sat, f->ssat, (size_t)f->niv * sizeof *f->sat);
 	memcpy(f->fence, f->sfence, (size_t)f->n + 1);
 	f->changed = changed;
 	look_free(&l);
@@ -639,6 +701,7 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
 		tried++;
 		int32_t *keep = f->sw;
 		memcpy(keep, f->pick, (size_t)f->niv * sizeof *f->pick);
+		memcpy(f->swsat, f->sat, (size_t)f->niv * sizeof *f->sat);
 		memcpy(f->swf, f->fence, (size_t)f->n + 1);
 		int32_t changed = f->changed;
 		look l;
@@ -667,10 +730,72 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
 		}
 		look_free(&l);
 		memcpy(f->pick, keep, (size_t)f->niv * sizeof *f->pick);
+		memcpy(f->sat, f->swsat, (size_t)f->niv * sizeof *f->sat);
 		memcpy(f->fence, f->swf, (size_t)f->n + 1);
 		f->changed = changed;
 	}
 	return 0;
+}
+
+/* Interval indices by f->key, then index, both descending (context:
+ * the fit). */
+static int by_key_down(const void *x, const void *y, void *ctx)
+{
+	return by_key(y, x, ctx);
+}
+
+/* Op k's wait: it waits for every store issued before it, also for those
+ * whose bytes memory needs only once op k runs or later. The last m of
+ * them on the link (m = 1, 2, 4, ...: the latest issued first) issued
+ * just after the wait instead, so their transfer runs behind the compute
+ * from op k on, while the plan stays within the budget and gets faster.
+ * 1 when one was kept, 0 when none, -1 on error. Cost: a simulation a
+ * step of m. */
+static int wait_less(fit *f, int32_t k, look *cur, hoff_status *st)
+{
+	int32_t nq = 0, after = 2 * (k - 1) + 1;
+	for (int32_t i = 0; i < f->niv; i++) {
+		if (f->pick[i] == OFF || f->iv[i].kind != HOFF_CAND_DIRTY ||
+		    f->pick[i] < k)
+			continue;
+		f->wq[i] = leave_at(f, f->pick, i);
+		if (f->wq[i] < after)
+			f->wl[nq++] = i;
+	}
+	f->key = f->wq;
+	hoff_sort_ctx(f->wl, (size_t)nq, sizeof *f->wl, by_key_down, f);
+	int kept = 0;
+	int32_t done = 0;
+	for (int32_t m = 1; done < nq && f->work <= f->limit; m *= 2) {
+		int32_t to = m < nq ? m : nq;
+		memcpy(f->wsat, f->sat, (size_t)f->niv * sizeof *f->sat);
+		for (int32_t x = done; x < to; x++)
+			f->sat[f->wl[x]] = after;
+		hoff_sched *s = emit(f, f->pick, f->fence);
+		if (!s) {
+			*st = hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+			return -1;
+		}
+		look l;
+		if ((*st = judge(f, s, &l)) != HOFF_OK)
+			return -1;
+		if (!faster(&l, cur)) {
+			look_free(&l);
+			memcpy(f->sat, f->wsat,
+			       (size_t)f->niv * sizeof *f->sat);
+			break;
+		}
+		look_free(cur);
+		*cur = l;
+		for (int32_t x = done; x < to; x++) {
+			int32_t q = boundary_of(f->wq[f->wl[x]]);
+			if (q < f->changed)
+				f->changed = q;
+		}
+		done = to;
+		kept = 1;
+	}
+	return kept;
 }
 
 /* Phase 2's moves at stalled op k; 1 when one was kept. */
@@ -680,6 +805,8 @@ static int stall_moves(fit *f, int32_t k, look *cur, hoff_status *st)
 	if (r)
 		return r < 0 ? -1 : 1;
 	if ((r = swap_out(f, k, cur, st)))
+		return r < 0 ? -1 : 1;
+	if (f->fence[k] && (r = wait_less(f, k, cur, st)))
 		return r < 0 ? -1 : 1;
 	move mv[3 + NHOLD_STALL + 8];
 	int nm = 0;
@@ -866,9 +993,19 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	f->sfence = hoff_zalloc(n + 1, 1);
 	f->sw = hoff_alloc(m + 1, sizeof *f->sw);
 	f->swf = hoff_zalloc(n + 1, 1);
+	f->sat = hoff_alloc(m + 1, sizeof *f->sat);
+	f->ssat = hoff_alloc(m + 1, sizeof *f->ssat);
+	f->swsat = hoff_alloc(m + 1, sizeof *f->swsat);
+	f->ev = hoff_alloc(m + 1, sizeof *f->ev);
+	f->evq = hoff_alloc(m + 1, sizeof *f->evq);
+	f->wl = hoff_alloc(m + 1, sizeof *f->wl);
+	f->wq = hoff_alloc(m + 1, sizeof *f->wq);
+	f->wsat = hoff_alloc(m + 1, sizeof *f->wsat);
 	if (!f->pick || !f->trial || !f->pf || !f->by_b || !f->by_size ||
 	    !f->b_off || !f->fence || !f->tfence || !f->ws || !f->waitable ||
-	    !f->spick || !f->sfence || !f->mem || !f->mem2 || !f->sw || !f->swf)
+	    !f->spick || !f->sfence || !f->mem || !f->mem2 || !f->sw ||
+	    !f->swf || !f->sat || !f->ssat || !f->swsat || !f->ev || !f->evq ||
+	    !f->wl || !f->wq || !f->wsat)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (int32_t k = 0; k < g->nops; k++) {
 		for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
@@ -892,6 +1029,7 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 		f->pick[i] = c->kind == HOFF_CAND_START	 ? c->b - 1
 			     : hoff_cand_goes_home(g, c) ? f->n - 1
 							 : OFF;
+		f->sat[i] = 2 * c->a;
 		f->by_size[i] = i;
 		f->b_off[c->b + 1]++;
 	}
@@ -926,6 +1064,14 @@ static void fit_free(fit *f)
 	free(f->sfence);
 	free(f->sw);
 	free(f->swf);
+	free(f->sat);
+	free(f->ssat);
+	free(f->swsat);
+	free(f->ev);
+	free(f->evq);
+	free(f->wl);
+	free(f->wq);
+	free(f->wsat);
 	hoff_sim_ws_free(f->ws);
 }
 
@@ -948,8 +1094,9 @@ static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = judge(&f, s, &cur)) != HOFF_OK ||
-	    (st = fit_phase(&f, &cur)) != HOFF_OK ||
+	if ((st = judge(&f, s, &cur)) != HOFF_OK)
+		goto out;
+	if ((st = fit_phase(&f, &cur)) != HOFF_OK ||
 	    (st = stall_phase(&f, &cur)) != HOFF_OK)
 		goto out;
 	if (cur.legal) {

@@ -25,32 +25,38 @@ int64_t greedy_bound_ps(double x, int64_t lb_ps);
 #define MS 1000000000LL
 #define MB 1000000LL
 
-#define GRAPH(budget, tensors, ops)                                            \
-	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", "    \
-	"\"machine\": {\"device\": {\"memory_bytes\": " budget "}, "           \
-	"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": "    \
+#define GRAPH(budget, tensors, ops)                                         \
+	"{\"format\": \"hoffopt.graph\", \"version\": 1, \"name\": \"t\", " \
+	"\"machine\": {\"device\": {\"memory_bytes\": " budget "}, "        \
+	"\"tiers\": [{\"name\": \"host\", \"h2d_Bps\": 1e9, \"d2h_Bps\": "  \
 	"1e9}]}, \"tensors\": [" tensors "], \"ops\": [" ops "]}"
-#define T(id, mb, kind) "{\"id\": \"" id "\", \"bytes\": " mb "000000, \"kind\": \"" kind "\"}"
-#define OP(id, in, out, ms)                                                    \
-	"{\"id\": \"" id "\", \"inputs\": [" in "], \"outputs\": [" out        \
+#define T(id, mb, kind) \
+	"{\"id\": \"" id "\", \"bytes\": " mb "000000, \"kind\": \"" kind "\"}"
+#define OP(id, in, out, ms)                                             \
+	"{\"id\": \"" id "\", \"inputs\": [" in "], \"outputs\": [" out \
 	"], \"time_s\": " ms "}"
 
 /* A stash: a (2 MB) is made by f0 and read by f5; f2 and f3 peak at
  * 6 MB with it, 4 MB without. Times f0 0-1, f1 1-4, f2 4-8, f3 8-9,
  * f4 9-13, f5 13-14 ms. Storing a after f0 (1-3 ms, done before f2 at 4)
  * and fetching it after f3 (9-11 ms, before f5 at 13) costs no stall. */
-static const char *stash =
-	GRAPH("100000000",
-	      T("x", "1", "input") "," T("a", "2", "activation") ","
-	      T("b", "1", "activation") "," T("c", "3", "activation") ","
-	      T("d", "1", "activation") "," T("e", "1", "activation") ","
-	      T("y", "1", "output"),
-	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
-	      OP("f1", "\"x\"", "\"b\"", "0.003") ","
-	      OP("f2", "\"b\"", "\"c\"", "0.004") ","
-	      OP("f3", "\"c\"", "\"d\"", "0.001") ","
-	      OP("f4", "\"d\"", "\"e\"", "0.004") ","
-	      OP("f5", "\"a\", \"e\"", "\"y\"", "0.001"));
+static const char *stash = GRAPH(
+	"100000000",
+	T("x", "1", "input") "," T("a", "2", "activation") "," T("b", "1", "activation") "," T(
+		"c", "3",
+		"activation") "," T("d", "1",
+				    "activation") "," T("e", "1",
+							"activation") "," T("y",
+									    "1",
+									    "output"),
+	OP("f0", "\"x\"", "\"a\"", "0.001") "," OP("f1", "\"x\"", "\"b\"", "0.003") "," OP(
+		"f2", "\"b\"", "\"c\"",
+		"0.004") "," OP("f3", "\"c\"", "\"d\"",
+				"0.001") "," OP("f4", "\"d\"", "\"e\"",
+						"0.004") "," OP("f5",
+								"\"a\", \"e\"",
+								"\"y\"",
+								"0.001"));
 
 /* The plan and step helpers are testutil_policy.c's, under the names
  * this file's cases use. */
@@ -172,12 +178,13 @@ static void test_floor(void **state)
 static void test_weight_not_hidden(void **state)
 {
 	(void)state;
-	hoff_graph *g = tu_graph(GRAPH(
-		"100000000",
-		T("x", "1", "input") ",{\"id\": \"w\", \"bytes\": 8000000, "
-				     "\"kind\": \"weight\", \"home\": \"host\"},"
-		T("y", "1", "output"),
-		OP("f0", "\"x\", \"w\"", "\"y\"", "0.001")));
+	hoff_graph *g = tu_graph(
+		GRAPH("100000000",
+		      T("x", "1",
+			"input") ",{\"id\": \"w\", \"bytes\": 8000000, "
+				 "\"kind\": \"weight\", \"home\": \"host\"}," T(
+					 "y", "1", "output"),
+		      OP("f0", "\"x\", \"w\"", "\"y\"", "0.001")));
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
 	expect_sim(g, s, HOFF_NONE, HOFF_NONE, 9 * MS, 8 * MS, NULL);
@@ -199,17 +206,22 @@ static void test_two_prefetches_compete(void **state)
 	(void)state;
 	hoff_graph *g = tu_graph(GRAPH(
 		"100000000",
-		T("x", "1", "input") ","
-		"{\"id\": \"w1\", \"bytes\": 2000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"},"
-		"{\"id\": \"w2\", \"bytes\": 2000000, \"kind\": \"weight\", "
-		"\"home\": \"host\"}," T("a", "1", "activation") ","
-		T("b", "1", "activation") "," T("c", "1", "activation") ","
-		T("y", "1", "output"),
-		OP("f0", "\"x\"", "\"a\"", "0.003") ","
-		OP("f1", "\"a\"", "\"b\"", "0.002") ","
-		OP("f2", "\"b\", \"w1\"", "\"c\"", "0.001") ","
-		OP("f3", "\"c\", \"w2\"", "\"y\"", "0.001")));
+		T("x", "1",
+		  "input") ","
+			   "{\"id\": \"w1\", \"bytes\": 2000000, \"kind\": \"weight\", "
+			   "\"home\": \"host\"},"
+			   "{\"id\": \"w2\", \"bytes\": 2000000, \"kind\": \"weight\", "
+			   "\"home\": \"host\"}," T("a", "1", "activation") "," T(
+				   "b", "1",
+				   "activation") "," T("c", "1",
+						       "activation") "," T("y",
+									   "1",
+									   "output"),
+		OP("f0", "\"x\"", "\"a\"", "0.003") "," OP(
+			"f1", "\"a\"", "\"b\"",
+			"0.002") "," OP("f2", "\"b\", \"w1\"", "\"c\"",
+					"0.001") "," OP("f3", "\"c\", \"w2\"",
+							"\"y\"", "0.001")));
 	hoff_policy_report rep;
 	hoff_sched *s = plan(g, "greedy", HOFF_NONE, 0.01, &rep);
 	expect_sim(g, s, HOFF_NONE, HOFF_NONE, 7 * MS, 0,
@@ -624,8 +636,8 @@ static void never_worse(bool repeat)
 			if (br.peak_bytes <= g->device.memory_bytes) {
 				assert_true(gr.peak_bytes <= br.peak_bytes);
 				assert_true(gr.makespan_ps <=
-					    br.makespan_ps + br.makespan_ps /
-								     1000000);
+					    br.makespan_ps +
+						    br.makespan_ps / 1000000);
 			}
 			hoff_sched_free(s);
 			hoff_sim_result_free(&r);
@@ -749,9 +761,11 @@ static void test_threads_agree(void **state)
 		for (int b = 0; b < 2; b++) {
 			hoff_policy_report r1, r2;
 			omp_set_num_threads(1);
-			hoff_sched *s1 = plan(g, "greedy", budgets[b], 0.01, &r1);
+			hoff_sched *s1 =
+				plan(g, "greedy", budgets[b], 0.01, &r1);
 			omp_set_num_threads(2);
-			hoff_sched *s2 = plan(g, "greedy", budgets[b], 0.01, &r2);
+			hoff_sched *s2 =
+				plan(g, "greedy", budgets[b], 0.01, &r2);
 			assert_true(hoff_sched_same_steps(s1, s2));
 			assert_int_equal(r1.peak_bytes, r2.peak_bytes);
 			assert_int_equal(r1.makespan_ps, r2.makespan_ps);
@@ -1141,6 +1155,37 @@ static const char state_home_early[] =
 	"\"updates\": [\"W\"], \"time_s\": 0.001}]}";
 /* clang-format on */
 
+/* A wait that waits for less. a (2 MB, last read by f1) and b (2 MB,
+ * last read by f2) are read again by f5; c (4 MB) by f3 and f4, which
+ * read the 1 kB weight w. Resident, f3 holds a, b, c, d (10.001 MB with
+ * w) and f4 a, b, c, d, e (12.001 MB). Under 8.002 MB f3 needs a away
+ * and f4 both a and b; nothing else can leave (no other gap). a's store
+ * takes 2-4 ms, so f3 (ready at 3 ms) must wait for it: w stored behind
+ * a (4-4.001) and fetched back (4.001-4.002). The fit's first plan also
+ * issues b's store (after f2) ahead of that wait, so f3 waits for a, b
+ * and w (6.002 ms) and the plan takes 15.002 ms. b's bytes are needed
+ * only from f4 on: issued just after the wait, b's store (4.001-6.001)
+ * runs behind f3 (4.002-6.002), f4 runs 6.002-8.002 with a and b gone
+ * (8.001 MB), then a (8.002-10.002) and b (10.002-12.002) come back,
+ * once f4 has freed c and d, and f5 runs 12.002-13.002 ms. Peak 8.002
+ * MB, the budget, while f3 waits (3-4 ms): a still leaving, b, c, and w
+ * twice (its fetch holds its bytes from its issue). */
+/* clang-format off */
+static const char wait_less[] =
+	GRAPH("100000000",
+	      T("x", "1", "input") ","
+	      "{\"id\": \"w\", \"bytes\": 1000, \"kind\": \"weight\"},"
+	      T("a", "2", "activation") "," T("b", "2", "activation") ","
+	      T("c", "4", "activation") "," T("d", "2", "activation") ","
+	      T("e", "2", "activation") "," T("y", "1", "output"),
+	      OP("f0", "\"x\"", "\"a\"", "0.001") ","
+	      OP("f1", "\"a\"", "\"b\"", "0.001") ","
+	      OP("f2", "\"b\"", "\"c\"", "0.001") ","
+	      OP("f3", "\"c\", \"w\"", "\"d\"", "0.002") ","
+	      OP("f4", "\"c\", \"d\", \"w\"", "\"e\"", "0.002") ","
+	      OP("f5", "\"a\", \"b\", \"e\"", "\"y\"", "0.001"));
+/* clang-format on */
+
 /* The four cases above, by the graph's name: greedy's budget mode
  * gives the same makespan on the first two. */
 static struct fit_case fits[] = {
@@ -1162,6 +1207,12 @@ static struct fit_case fits[] = {
 	 "prefetch S host|prefetch W host|op u|store S host|op m|op v|"
 	 "store W host",
 	 false},
+	{"test_fit_waits_for_less", wait_less, 8 * MB + 2000, 8 * MB + 2000,
+	 13 * MS + 2000000,
+	 "op f0|op f1|store a host|op f2|store w host|"
+	 "prefetch w host|store b host|op f3|op f4|"
+	 "prefetch a host|prefetch b host|op f5",
+	 true},
 };
 
 /* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
@@ -1239,6 +1290,7 @@ int main(void)
 		FIT_TEST(1),
 		FIT_TEST(2),
 		FIT_TEST(3),
+		FIT_TEST(4),
 		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
