@@ -557,6 +557,7 @@ int hoff_cli_parse(int argc, char **argv, int from, const hoff_opt *table,
 bool hoff_cli_command(int argc, char **argv, const hoff_cli_spec *sp,
 		      void *opts, int *rc)
 {
+	HOFF_REQUIRE(sp->npos >= 0 && sp->npos <= 2);
 	/* the HOFF_CLI_ARGS fields, by offset as the table rows are */
 	char *base = opts;
 	const char **pos =

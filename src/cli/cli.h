@@ -90,8 +90,10 @@ enum {
 };
 
 /* The fields every command's options struct begins with, in this order
- * (as CPython's PyObject_HEAD): hoff_cli_command stores the operands,
- * --help/-h and the common options there. A value not given is NULL. */
+ * (as CPython's PyObject_HEAD: the same members first lie at the same
+ * offsets, so hoff_cli_args's offsets are the command's): hoff_cli_command
+ * stores the operands, --help/-h and the common options there. A value
+ * not given keeps what the caller set (NULL, or a default such as "-"). */
 #define HOFF_CLI_ARGS                                    \
 	const char *pos[2]; /* the operands, in order */ \
 	int npos;                                        \
@@ -106,7 +108,7 @@ typedef struct hoff_cli_args {
 /* A command's command line, for hoff_cli_command. */
 typedef struct hoff_cli_spec {
 	int from;	       /* argv[from] is the first word parsed */
-	int npos;	       /* operands it takes, at most 2 */
+	int npos;	       /* operands it takes, 0 to 2 */
 	unsigned common;       /* the HOFF_CLI_* options it takes */
 	const hoff_opt *table; /* its own options, into its struct */
 	size_t nopts;

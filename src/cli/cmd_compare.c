@@ -30,10 +30,8 @@ const char *const hoff_usage_compare =
 int hoff_cmd_compare(int argc, char **argv)
 {
 	xopts x;
-	int rc = hoff_xopts_parse(argc, argv, &x, true);
-	if (hoff_cli_stop(
-		    &rc, x.help, hoff_usage_compare, x.graph != NULL,
-		    "compare needs one GRAPH (see hoffopt compare --help)"))
+	int rc;
+	if (hoff_xopts_parse(argc, argv, &x, true, &rc))
 		return rc;
 	hoff_ilp_opts io;
 	if ((rc = hoff_xopts_setup(&x, &io)) || (rc = hoff_xopts_clobbers(&x)))
@@ -43,7 +41,7 @@ int hoff_cmd_compare(int argc, char **argv)
 	hoff_sched *s = NULL;
 	hoff_exact_report rep;
 	memset(&rep, 0, sizeof rep);
-	hoff_status st = hoff_graph_read(x.graph, &g, &e);
+	hoff_status st = hoff_graph_read(x.pos[0], &g, &e);
 	if (st == HOFF_OK)
 		st = hoff_cli_plan_budget(g, x.budget, &io.budget_bytes,
 					  &(bool){false}, &e);

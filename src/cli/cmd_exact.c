@@ -70,13 +70,11 @@ const char *const hoff_usage_exact =
 
 /* compare takes the same options less the outputs of a schedule. */
 #define XOPTS_COMMON                                                  \
-	HOFF_HELP(xopts, help), HOFF_FLAG("--json", xopts, json),     \
-		HOFF_FLAG("--quiet", xopts, quiet),                   \
+	HOFF_FLAG("--quiet", xopts, quiet),                           \
 		HOFF_UNFLAG("--progress", xopts, quiet),              \
 		HOFF_FLAG("--verbose", xopts, verbose),               \
 		HOFF_FLAG("--no-incumbent", xopts, no_incumbent),     \
 		HOFF_FLAG("--all-candidates", xopts, all_candidates), \
-		HOFF_STR("--budget", xopts, budget),                  \
 		HOFF_STR("--max-overhead", xopts, overhead),          \
 		HOFF_STR("--write-lp", xopts, lp),                    \
 		HOFF_STR("--write-mps", xopts, mps),                  \
@@ -86,29 +84,40 @@ const char *const hoff_usage_exact =
 
 static const hoff_opt exact_table[] = {
 	XOPTS_COMMON,
-	HOFF_STR("-o", xopts, out),
-	HOFF_STR("--trace", xopts, trace),
 	HOFF_STR("--write-probe", xopts, probe),
 	HOFF_FLAG("--recompute", xopts, recompute),
 };
 
 static const hoff_opt compare_table[] = {XOPTS_COMMON};
 
-int hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare)
+bool hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare, int *rc)
 {
+	hoff_cli_spec sp = {
+		.from = 2,
+		.npos = 1,
+		.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET | HOFF_CLI_TRACE |
+			  HOFF_CLI_OUT,
+		.table = exact_table,
+		.nopts = HOFF_NOPTS(exact_table),
+		.usage = hoff_usage_exact,
+		.missing = "needs one GRAPH (see hoffopt --exact --help)",
+	};
+	if (compare) {
+		sp.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET;
+		sp.table = compare_table;
+		sp.nopts = HOFF_NOPTS(compare_table);
+		sp.usage = hoff_usage_compare;
+		sp.missing =
+			"compare needs one GRAPH (see hoffopt compare --help)";
+	}
 	memset(o, 0, sizeof *o);
-	return compare ? hoff_cli_parse(argc, argv, 2, compare_table,
-					HOFF_NOPTS(compare_table), o, &o->graph,
-					1, &o->npos)
-		       : hoff_cli_parse(argc, argv, 2, exact_table,
-					HOFF_NOPTS(exact_table), o, &o->graph,
-					1, &o->npos);
+	return hoff_cli_command(argc, argv, &sp, o, rc);
 }
 
 int hoff_xopts_clobbers(const xopts *x)
 {
 	const char *outs[] = {x->out, x->trace, x->lp, x->mps, x->probe};
-	return hoff_cli_clobbers(outs, 5, &x->graph, 1);
+	return hoff_cli_clobbers(outs, 5, x->pos, 1);
 }
 
 void hoff_exact_json_num(FILE *f, const char *key, bool has, double v)
@@ -236,9 +245,8 @@ static hoff_status plan_exact(hoff_pipeline *p, void *ctx, hoff_err *e)
 int hoff_cmd_exact(int argc, char **argv)
 {
 	xopts x;
-	int rc = hoff_xopts_parse(argc, argv, &x, false);
-	if (hoff_cli_stop(&rc, x.help, hoff_usage_exact, x.graph != NULL,
-			  "needs one GRAPH (see hoffopt --exact --help)"))
+	int rc;
+	if (hoff_xopts_parse(argc, argv, &x, false, &rc))
 		return rc;
 	exact_ctx c;
 	memset(&c, 0, sizeof c);
@@ -246,7 +254,7 @@ int hoff_cmd_exact(int argc, char **argv)
 	    (rc = hoff_xopts_clobbers(&x)))
 		return rc;
 	const hoff_ilp_opts io = c.io; /* less the budget: p.budget_bytes */
-	hoff_pipeline p = {.graph_file = x.graph,
+	hoff_pipeline p = {.graph_file = x.pos[0],
 			   .budget_arg = x.budget,
 			   .name = "exact",
 			   .timeline = x.trace != NULL,

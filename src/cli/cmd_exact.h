@@ -8,20 +8,26 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "ilp.h"
+
+/* The --help texts of --exact (cmd_exact.c) and compare (cmd_compare.c). */
+extern const char *const hoff_usage_exact;
+extern const char *const hoff_usage_compare;
 
 /* The options of both commands, as given (strings until setup). */
 typedef struct xopts {
-	const char *graph, *budget, *overhead, *out, *trace, *lp, *mps, *probe;
+	HOFF_CLI_ARGS; /* GRAPH, --json, --budget; --exact: --trace, -o */
+	const char *overhead, *lp, *mps, *probe;
 	const char *time_limit, *gap, *stride;
-	int npos;
-	bool json, quiet, verbose, help, no_incumbent, all_candidates;
+	bool quiet, verbose, no_incumbent, all_candidates;
 	bool recompute; /* (v2) --recompute: --exact only */
 } xopts;
 
-/* Parses argv into *o (compare: without the outputs of a schedule); 0,
- * or the exit code after printing the usage error. */
-int hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare);
+/* Parses argv into *o (compare: without the outputs of a schedule) by
+ * hoff_cli_command: true when the command stops there with exit code
+ * *rc (its usage printed for --help, or a usage error). */
+bool hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare, int *rc);
 
 /* The options x into the pipeline's *io (its defaults first); 0, or
  * HOFF_EXIT_BAD after printing which one is bad. */

@@ -173,14 +173,29 @@ def _real_model(spec, batch, size, seed):
                      "\"%s\"" % spec)
 
 
-def _model_args(ap):
+def _model_args(ap, for_export=False):
+    """The model's options, shared by export, run and an emitted script;
+    export's output and machine options sit among them, where its --help
+    has always listed them."""
     ap.add_argument("model", help="torchvision:NAME or path/file.py:factory "
                     "(factory() returns (model, example_inputs))")
+    if for_export:
+        ap.add_argument("-o", "--output", required=True,
+                        help="graph.json path")
     ap.add_argument("--mode", choices=("train", "infer"), default="train")
     ap.add_argument("--batch", type=int, default=1,
                     help="torchvision: images a batch (default 1)")
     ap.add_argument("--image-size", type=int, default=224,
                     help="torchvision: image side (default 224)")
+    if for_export:
+        ap.add_argument("--machine", default="h100-pcie5",
+                        help="a preset of hoffopt gen (%s)"
+                        % ", ".join(PRESETS))
+        ap.add_argument("--weights-home", default="device",
+                        help="device or a tier name (default device)")
+        ap.add_argument("--optimizer-home", default=None,
+                        help="device or a tier name (default: the first "
+                        "tier)")
     ap.add_argument("--optimizer", choices=("adam", "none"), default="adam",
                     help="train: add Adam's update ops (default adam)")
     ap.add_argument("--loss", default=None,
@@ -363,25 +378,7 @@ def _main(argv):
         prog="python3 -m hoffopt_torch",
         description="Trace a PyTorch model on the meta device into "
                     "hoffopt's graph.json.")
-    ap.add_argument("model", help="torchvision:NAME or path/file.py:factory "
-                    "(factory() returns (model, example_inputs))")
-    ap.add_argument("-o", "--output", required=True, help="graph.json path")
-    ap.add_argument("--mode", choices=("train", "infer"), default="train")
-    ap.add_argument("--batch", type=int, default=1,
-                    help="torchvision: images a batch (default 1)")
-    ap.add_argument("--image-size", type=int, default=224,
-                    help="torchvision: image side (default 224)")
-    ap.add_argument("--machine", default="h100-pcie5",
-                    help="a preset of hoffopt gen (%s)" % ", ".join(PRESETS))
-    ap.add_argument("--weights-home", default="device",
-                    help="device or a tier name (default device)")
-    ap.add_argument("--optimizer-home", default=None,
-                    help="device or a tier name (default: the first tier)")
-    ap.add_argument("--optimizer", choices=("adam", "none"), default="adam",
-                    help="train: add Adam's update ops (default adam)")
-    ap.add_argument("--loss", default=None,
-                    help="module:function or file.py:function taking the "
-                    "outputs (default: sum of the first output)")
+    _model_args(ap, for_export=True)
     ap.add_argument("--bf16", action="store_true",
                     help="count floating tensors as bf16 (Adam's moments "
                     "keep their dtype)")

@@ -41,6 +41,16 @@ def _real_elsize(dtype):
     return torch.empty((), dtype=dtype, device="meta").element_size()
 
 
+def split_inputs(example_inputs):
+    """(args, kwargs) of a forward call from example inputs: a dict is the
+    keywords, a tuple or list the positional arguments, else one."""
+    if isinstance(example_inputs, dict):
+        return (), dict(example_inputs)
+    if isinstance(example_inputs, (tuple, list)):
+        return tuple(example_inputs), {}
+    return (example_inputs,), {}
+
+
 def _check(mode, weights_home, optimizer, machine_tiers, optimizer_home):
     if mode not in _MODES:
         raise ValueError("mode: \"train\" or \"infer\", not %r" % (mode,))
@@ -102,12 +112,7 @@ def export(model, example_inputs, path=None, mode="train",
         if not isinstance(model, torch.nn.Module):
             raise ValueError("model: the factory returned %s, not an "
                              "nn.Module" % type(model).__name__)
-    if isinstance(example_inputs, dict):
-        args, kwargs = (), dict(example_inputs)
-    elif isinstance(example_inputs, (tuple, list)):
-        args, kwargs = tuple(example_inputs), {}
-    else:
-        args, kwargs = (example_inputs,), {}
+    args, kwargs = split_inputs(example_inputs)
 
     elsize = _elsize_fn(bf16)
     rec = Recorder(model, elsize)

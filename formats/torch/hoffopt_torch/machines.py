@@ -17,42 +17,46 @@ _PCIE5_HOST = {"name": "host", "h2d_Bps": 55e9, "d2h_Bps": 55e9,
                "d2h_duplex_factor": 0.92}
 DUPLEX = ("h2d_duplex_factor", "d2h_duplex_factor")
 
+
+def _device(name, memory_bytes, flops_per_s, mem_bandwidth_Bps):
+    """A preset's device block (every preset's ops pay 5 us to launch)."""
+    return {"name": name, "memory_bytes": memory_bytes,
+            "flops_per_s": flops_per_s,
+            "mem_bandwidth_Bps": mem_bandwidth_Bps, "op_overhead_s": 5e-6}
+
+
+def _tier(name, h2d_Bps, d2h_Bps, latency_s, capacity_bytes, duplex=()):
+    """A tier block, its fields in gen's order; duplex: the (h2d, d2h)
+    duplex factors, none for a v1-style tier."""
+    t = {"name": name, "h2d_Bps": h2d_Bps, "d2h_Bps": d2h_Bps,
+         "latency_s": latency_s, "capacity_bytes": capacity_bytes}
+    t.update(zip(DUPLEX, duplex))
+    return t
+
+
 PRESETS = {
     "h100-pcie5": {
-        "device": {"name": "H100-PCIe-80GB", "memory_bytes": 80000000000,
-                   "flops_per_s": 756e12, "mem_bandwidth_Bps": 2.0e12,
-                   "op_overhead_s": 5e-6},
+        "device": _device("H100-PCIe-80GB", 80000000000, 756e12, 2.0e12),
         "tiers": [dict(_PCIE5_HOST, capacity_bytes=2000000000000)],
     },
     "h200": {
-        "device": {"name": "H200-SXM-141GB", "memory_bytes": 141000000000,
-                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.8e12,
-                   "op_overhead_s": 5e-6},
+        "device": _device("H200-SXM-141GB", 141000000000, 989e12, 4.8e12),
         "tiers": [dict(_PCIE5_HOST, capacity_bytes=2000000000000)],
     },
     "gh200": {
-        "device": {"name": "GH200-96GB", "memory_bytes": 96000000000,
-                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.0e12,
-                   "op_overhead_s": 5e-6},
-        "tiers": [{"name": "host", "h2d_Bps": 375e9, "d2h_Bps": 297e9,
-                   "latency_s": 5e-6, "capacity_bytes": 480000000000,
-                   "h2d_duplex_factor": 0.446, "d2h_duplex_factor": 0.446}],
+        "device": _device("GH200-96GB", 96000000000, 989e12, 4.0e12),
+        "tiers": [_tier("host", 375e9, 297e9, 5e-6, 480000000000,
+                        (0.446, 0.446))],
     },
     "supernode": {
-        "device": {"name": "H200-class", "memory_bytes": 141000000000,
-                   "flops_per_s": 989e12, "mem_bandwidth_Bps": 4.8e12,
-                   "op_overhead_s": 5e-6},
+        "device": _device("H200-class", 141000000000, 989e12, 4.8e12),
         "tiers": [dict(_PCIE5_HOST, capacity_bytes=512000000000),
-                  {"name": "remote", "h2d_Bps": 40e9, "d2h_Bps": 40e9,
-                   "latency_s": 20e-6, "capacity_bytes": 16000000000000}],
+                  _tier("remote", 40e9, 40e9, 20e-6, 16000000000000)],
     },
     "a100-pcie4": {
-        "device": {"name": "A100-PCIe-80GB", "memory_bytes": 80000000000,
-                   "flops_per_s": 312e12, "mem_bandwidth_Bps": 1.935e12,
-                   "op_overhead_s": 5e-6},
-        "tiers": [{"name": "host", "h2d_Bps": 25e9, "d2h_Bps": 24e9,
-                   "latency_s": 10e-6, "capacity_bytes": 1000000000000,
-                   "h2d_duplex_factor": 0.48, "d2h_duplex_factor": 0.98}],
+        "device": _device("A100-PCIe-80GB", 80000000000, 312e12, 1.935e12),
+        "tiers": [_tier("host", 25e9, 24e9, 10e-6, 1000000000000,
+                        (0.48, 0.98))],
     },
 }
 

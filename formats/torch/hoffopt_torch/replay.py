@@ -49,7 +49,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.optim.adam import adam as _adam
 from torch.utils._pytree import tree_map
 
-from .export import export
+from .export import export, split_inputs
 from .trace import Const, Ref, storage_elems, storage_of, tensors_of
 
 # The replay's clock (wall times, --measure's op times): wall seconds; with
@@ -738,12 +738,7 @@ def prepare(model, example_inputs, graph, schedule, mode="train",
     if graph.get("meta", {}).get("bf16"):
         raise ReplayError("graph: written with bf16 (2 bytes an element); "
                           "the replay runs the model's real dtypes")
-    if isinstance(example_inputs, dict):
-        args, kwargs = (), dict(example_inputs)
-    elif isinstance(example_inputs, (tuple, list)):
-        args, kwargs = tuple(example_inputs), {}
-    else:
-        args, kwargs = (example_inputs,), {}
+    args, kwargs = split_inputs(example_inputs)
     args, kwargs = real_inputs(args, kwargs, seed)
     cap = {}
     opt = optimizer if mode == "train" else None
