@@ -92,24 +92,21 @@ static const hoff_opt compare_table[] = {XOPTS_COMMON};
 
 bool hoff_xopts_parse(int argc, char **argv, xopts *o, bool compare, int *rc)
 {
-	hoff_cli_spec sp = {
+	const unsigned json_budget = HOFF_CLI_JSON | HOFF_CLI_BUDGET;
+	const hoff_cli_spec sp = {
 		.from = 2,
 		.npos = 1,
-		.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET | HOFF_CLI_TRACE |
-			  HOFF_CLI_OUT,
-		.table = exact_table,
-		.nopts = HOFF_NOPTS(exact_table),
-		.usage = hoff_usage_exact,
-		.missing = "needs one GRAPH (see hoffopt --exact --help)",
+		.common = compare ? json_budget
+				  : json_budget | HOFF_CLI_TRACE | HOFF_CLI_OUT,
+		.table = compare ? compare_table : exact_table,
+		.nopts = compare ? HOFF_NOPTS(compare_table)
+				 : HOFF_NOPTS(exact_table),
+		.usage = compare ? hoff_usage_compare : hoff_usage_exact,
+		.missing =
+			compare ? "compare needs one GRAPH (see hoffopt "
+				  "compare --help)"
+				: "needs one GRAPH (see hoffopt --exact --help)",
 	};
-	if (compare) {
-		sp.common = HOFF_CLI_JSON | HOFF_CLI_BUDGET;
-		sp.table = compare_table;
-		sp.nopts = HOFF_NOPTS(compare_table);
-		sp.usage = hoff_usage_compare;
-		sp.missing =
-			"compare needs one GRAPH (see hoffopt compare --help)";
-	}
 	memset(o, 0, sizeof *o);
 	return hoff_cli_command(argc, argv, &sp, o, rc);
 }
