@@ -22,6 +22,10 @@ static const char usage[] =
 	"  --layers L          transformer blocks, 1 .. 65536 (default 32)\n"
 	"  --home device|host  where the weights start (default device)\n"
 	"  --seed S            jitter of sizes and times (default 1)\n"
+	"  --tokens T          train: microbatch tokens, 256 .. 65536\n"
+	"                      (default 4096; drawn within 25% of T):\n"
+	"                      activations and compute grow with T, the\n"
+	"                      weights and optimizer state do not\n"
 	"  --tiers 1|2         tier \"host\" (2.5e10 B/s; optimizer state and\n"
 	"                      training data live there), or also \"remote\"\n"
 	"                      (5e9 B/s, empty: somewhere to store to)\n"
@@ -95,8 +99,9 @@ int main(int argc, char **argv)
 			return bad("unknown option '%s'", a);
 		}
 		static const char *const known[] = {
-			"--ops", "--shape", "--layers", "--home", "--seed",
-			"--tiers", "--memory", "-o", "--schedule-none"};
+			"--ops",	   "--shape", "--layers", "--home",
+			"--seed",	   "--tiers", "--memory", "-o",
+			"--schedule-none", "--tokens"};
 		bool ok = false;
 		for (size_t j = 0; j < sizeof known / sizeof *known; j++)
 			ok |= !strcmp(opt, known[j]);
@@ -146,6 +151,13 @@ int main(int argc, char **argv)
 				return bad("--tiers must be 1 or 2, not '%s'",
 					   v);
 			o.ntiers = (int32_t)x;
+		} else if (!strcmp(opt, "--tokens")) {
+			if (!parse_int(v, HOFF_SYNTH_MIN_TOKENS,
+				       HOFF_SYNTH_MAX_TOKENS, false, &x))
+				return bad("--tokens must be an integer 256 .. "
+					   "65536, not '%s'",
+					   v);
+			o.tokens = (int32_t)x;
 		} else if (!strcmp(opt, "--memory")) {
 			if (!parse_int(v, 1, HOFF_PS_LIMIT - 1, true, &x))
 				return bad("--memory must be a byte count > 0 "

@@ -1,7 +1,8 @@
 /* recompute.c: see recompute.h.
- * Cost: O(ops + events + list entries + tensors) to build and to map,
- * plus the graph's own finish; a legality check is a binary search of
- * each input's and output's updaters. */
+ * Cost: O(ops + events + list entries + tensors) to build (g2's arrays
+ * sized once and filled in order, no names hashed) and to map, plus the
+ * graph's own finish; a legality check is a binary search of each
+ * input's and output's updaters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,150 +98,135 @@ bool hoff_rc_legal(const hoff_graph *g, const int64_t *upd_off,
 	return true;
 }
 
-/* A fresh id "base@rcN" (N from *seq, bumped until unique in g2). */
-static const char *fresh_id(hoff_graph *g2, const hoff_strmap *m,
-			    const char *base, int64_t *seq, char **buf,
-			    size_t *cap)
-{
-	size_t need = strlen(base) + 32;
-	if (need > *cap) {
-		char *b = realloc(*buf, need);
-		if (!b)
-			return NULL;
-		*buf = b;
-		*cap = need;
-	}
-	do
-		snprintf(*buf, *cap, "%s@rc%lld", base, (long long)(*seq)++);
-	while (hoff_strmap_get(m, *buf) != HOFF_NONE);
-	(void)g2;
-	return *buf;
-}
-
-/* The build's state. */
+/* The build's state: g2's arrays are sized once (rc_sizes), then filled
+ * in order. */
 typedef struct rc_build {
 	const hoff_graph *g;
 	hoff_graph *g2;
 	hoff_rc_graph *r;
 	int32_t *cur; /* (g->ntensors) newest version of each tensor */
-	size_t t_cap, op_cap;
-	char *buf;
-	size_t buf_cap;
-	int64_t seq;
-	hoff_err *e;
 } rc_build;
 
-/* Adds op k of g to g2 as an op (clone: an event with its re-made
- * outputs out[0..nout)); HOFF_ENOMEM or HOFF_EINPUT. */
-static hoff_status add_op(rc_build *b, int32_t k, bool clone,
-			  const int32_t *out, int32_t nout)
+/* Appends op k of g to g2 (a clone: an event with its re-made outputs
+ * out[0..nout)); its lists name each tensor's newest version. */
+static void add_op(rc_build *b, int32_t k, bool clone, const int32_t *out,
+		   int32_t nout)
 {
 	const hoff_graph *g = b->g;
 	hoff_graph *g2 = b->g2;
-	hoff_rc_graph *r = b->r;
-	const char *id = g->op[k].id;
-	if (clone && !(id = fresh_id(g2, &g2->op_ids, id, &b->seq, &b->buf,
-				     &b->buf_cap)))
-		return hoff_seterr(b->e, HOFF_ENOMEM, "out of memory");
-	int32_t k2 = hoff_graph_add_op(g2, id, b->e);
-	if (k2 == HOFF_NONE)
-		return HOFF_ENOMEM;
-	const char *nid = g2->op[k2].id;
-	g2->op[k2] = g->op[k];
-	g2->op[k2].id = nid;
-	if (g->op[k].kind &&
-	    !(g2->op[k2].kind = hoff_graph_intern(g2, g->op[k].kind)))
-		return hoff_seterr(b->e, HOFF_ENOMEM, "out of memory");
-	if (!hoff_grow((void **)&r->op_of, &b->op_cap, (size_t)k2 + 1,
-		       sizeof *r->op_of) ||
-	    !hoff_resize((void **)&r->is_rc, b->op_cap, sizeof *r->is_rc))
-		return hoff_seterr(b->e, HOFF_ENOMEM, "out of memory");
-	r->op_of[k2] = k;
-	r->is_rc[k2] = clone;
-	hoff_status st = HOFF_OK;
+	int32_t k2 = g2->nops++;
+	g2->op[k2] = g->op[k]; /* id and kind: g's strings */
+	b->r->op_of[k2] = k;
+	b->r->is_rc[k2] = clone;
+	int64_t ni = g2->in_off[k2], nu = g2->upd_off[k2], no = g2->out_off[k2];
 	const int32_t *lst;
-	for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD && st == HOFF_OK; u++) {
-		int64_t n = hoff_op_list(g, k, (hoff_use)u, &lst);
-		for (int64_t j = 0; j < n && st == HOFF_OK; j++)
-			st = hoff_graph_op_use(g2, (hoff_use)u, b->cur[lst[j]],
-					       b->e);
-	}
-	int64_t n = hoff_op_list(g, k, HOFF_USE_OUT, &lst);
-	for (int64_t j = 0; j < n && st == HOFF_OK; j++) {
+	int64_t n = hoff_op_list(g, k, HOFF_USE_IN, &lst);
+	for (int64_t j = 0; j < n; j++)
+		g2->in[ni++] = b->cur[lst[j]];
+	n = hoff_op_list(g, k, HOFF_USE_UPD, &lst);
+	for (int64_t j = 0; j < n; j++)
+		g2->upd[nu++] = b->cur[lst[j]];
+	n = hoff_op_list(g, k, HOFF_USE_OUT, &lst);
+	for (int64_t j = 0; j < n; j++) {
 		int32_t t = lst[j], i = 0;
 		while (clone && i < nout && out[i] != t)
 			i++;
 		if (!clone) {
-			st = hoff_graph_op_use(g2, HOFF_USE_OUT, t, b->e);
+			g2->out[no++] = t;
 		} else if (i == nout) { /* kept: the clone reads it */
-			st = hoff_graph_op_use(g2, HOFF_USE_IN, b->cur[t],
-					       b->e);
-		} else {
-			const char *vid = fresh_id(g2, &g2->tensor_ids,
-						   g->tensor[t].id, &b->seq,
-						   &b->buf, &b->buf_cap);
-			int32_t v =
-				vid ? hoff_graph_add_tensor(
-					      g2, vid, g->tensor[t].bytes, b->e)
-				    : HOFF_NONE;
-			if (v == HOFF_NONE)
-				return vid ? HOFF_ENOMEM
-					   : hoff_seterr(b->e, HOFF_ENOMEM,
-							 "out of memory");
+			g2->in[ni++] = b->cur[t];
+		} else { /* a new version of t, g's id */
+			int32_t v = g2->ntensors++;
 			hoff_tensor *x = &g2->tensor[v];
-			x->home = g->tensor[t].home;
-			x->kind = g->tensor[t].kind;
-			x->flags = g->tensor[t].flags;
-			if (!hoff_grow((void **)&r->t_of, &b->t_cap,
-				       (size_t)v + 1, sizeof *r->t_of))
-				return hoff_seterr(b->e, HOFF_ENOMEM,
-						   "out of memory");
-			r->t_of[v] = t;
+			*x = g->tensor[t];
+			x->producer = x->first_use = x->last_use = HOFF_NONE;
+			b->r->t_of[v] = t;
 			b->cur[t] = v;
-			st = hoff_graph_op_use(g2, HOFF_USE_OUT, v, b->e);
+			g2->out[no++] = v;
 		}
 	}
-	return st;
+	g2->in_off[k2 + 1] = ni;
+	g2->upd_off[k2 + 1] = nu;
+	g2->out_off[k2 + 1] = no;
 }
 
-/* g2's header, machine and g's tensors (same indices). */
+/* Allocates g2's arrays and r's maps for g and plan p: ops, tensors and
+ * list entries counted exactly (a clone reads its kept outputs);
+ * HOFF_ENOMEM. */
+static hoff_status rc_alloc(rc_build *b, const hoff_rc_plan *p)
+{
+	const hoff_graph *g = b->g;
+	hoff_graph *g2 = b->g2;
+	hoff_rc_graph *r = b->r;
+	size_t no = (size_t)g->nops + (size_t)p->nev + 2;
+	size_t nt = (size_t)g->ntensors + (size_t)p->nout + 1;
+	int64_t nl[3] = {0};
+	if (g->nops) {
+		nl[0] = g->in_off[g->nops];
+		nl[1] = g->upd_off[g->nops];
+		nl[2] = g->out_off[g->nops];
+	}
+	for (int64_t i = 0; i < p->nev; i++) {
+		int32_t k = p->ev[i].op;
+		nl[0] += (g->in_off[k + 1] - g->in_off[k]) +
+			 (g->out_off[k + 1] - g->out_off[k]);
+		nl[1] += g->upd_off[k + 1] - g->upd_off[k];
+		nl[2] += g->out_off[k + 1] - g->out_off[k];
+	}
+	free(g2->in_off);
+	free(g2->upd_off);
+	free(g2->out_off);
+	g2->in_off = hoff_zalloc(no, sizeof *g2->in_off);
+	g2->upd_off = hoff_zalloc(no, sizeof *g2->upd_off);
+	g2->out_off = hoff_zalloc(no, sizeof *g2->out_off);
+	g2->op = hoff_alloc(no, sizeof *g2->op);
+	g2->tensor = hoff_alloc(nt, sizeof *g2->tensor);
+	g2->in = hoff_alloc((size_t)nl[0] + 1, sizeof *g2->in);
+	g2->upd = hoff_alloc((size_t)nl[1] + 1, sizeof *g2->upd);
+	g2->out = hoff_alloc((size_t)nl[2] + 1, sizeof *g2->out);
+	r->op_of = hoff_alloc(no, sizeof *r->op_of);
+	r->is_rc = hoff_alloc(no, sizeof *r->is_rc);
+	r->t_of = hoff_alloc(nt, sizeof *r->t_of);
+	b->cur = hoff_alloc((size_t)g->ntensors + 1, sizeof *b->cur);
+	if (!g2->in_off || !g2->upd_off || !g2->out_off || !g2->op ||
+	    !g2->tensor || !g2->in || !g2->upd || !g2->out || !r->op_of ||
+	    !r->is_rc || !r->t_of || !b->cur)
+		return HOFF_ENOMEM;
+	g2->op_cap = no;
+	g2->tensor_cap = nt;
+	g2->in_cap = (size_t)nl[0] + 1;
+	g2->upd_cap = (size_t)nl[1] + 1;
+	g2->out_cap = (size_t)nl[2] + 1;
+	return HOFF_OK;
+}
+
+/* g2's header, machine and g's tensors (same indices); HOFF_ENOMEM. */
 static hoff_status copy_base(rc_build *b)
 {
 	const hoff_graph *g = b->g;
 	hoff_graph *g2 = b->g2;
-	hoff_err *e = b->e;
 	g2->version = g->version;
 	g2->repeat = g->repeat;
 	g2->has_repeat = g->has_repeat;
-	g2->device = g->device;
-	if ((g->name && !(g2->name = hoff_strdup(g->name))) ||
-	    (g->device.name &&
-	     !(g2->device.name = hoff_graph_intern(g2, g->device.name))))
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	for (int32_t i = 0; i < g->ntiers; i++) {
-		int32_t r = hoff_graph_add_tier(g2, g->tier[i].name, e);
-		if (r == HOFF_NONE)
+	g2->device = g->device; /* names: g's strings */
+	if (g->name && !(g2->name = hoff_strdup(g->name)))
+		return HOFF_ENOMEM;
+	if (g->ntiers) {
+		g2->tier = hoff_alloc((size_t)g->ntiers, sizeof *g2->tier);
+		if (!g2->tier)
 			return HOFF_ENOMEM;
-		const char *nm = g2->tier[r].name;
-		g2->tier[r] = g->tier[i];
-		g2->tier[r].name = nm;
+		memcpy(g2->tier, g->tier, (size_t)g->ntiers * sizeof *g->tier);
+		g2->ntiers = g->ntiers;
+		g2->tier_cap = (size_t)g->ntiers;
 	}
-	b->t_cap = (size_t)g->ntensors + 1;
-	b->r->t_of = hoff_alloc(b->t_cap, sizeof *b->r->t_of);
-	if (!b->r->t_of)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (int32_t t = 0; t < g->ntensors; t++) {
-		int32_t v = hoff_graph_add_tensor(g2, g->tensor[t].id,
-						  g->tensor[t].bytes, e);
-		if (v == HOFF_NONE)
-			return HOFF_ENOMEM;
-		hoff_tensor *x = &g2->tensor[v];
-		x->home = g->tensor[t].home;
-		x->kind = g->tensor[t].kind;
-		x->flags = g->tensor[t].flags;
-		b->r->t_of[v] = t;
+		hoff_tensor *x = &g2->tensor[t];
+		*x = g->tensor[t];
+		x->producer = x->first_use = x->last_use = HOFF_NONE;
+		b->r->t_of[t] = t;
 		b->cur[t] = t;
 	}
+	g2->ntensors = g->ntensors;
 	return HOFF_OK;
 }
 
@@ -296,51 +282,33 @@ hoff_status hoff_rc_build(const hoff_graph *g, const hoff_rc_plan *p,
 			  hoff_rc_graph *r, hoff_err *e)
 {
 	memset(r, 0, sizeof *r);
-	rc_build b = {.g = g, .r = r, .e = e};
-	r->g2 = b.g2 = hoff_graph_new();
-	b.cur = hoff_alloc((size_t)g->ntensors + 1, sizeof *b.cur);
+	rc_build b = {.g = g, .r = r};
+	for (int64_t i = 0; i < p->nev; i++)
+		if (p->ev[i].op < 0 || p->ev[i].op >= p->ev[i].before ||
+		    p->ev[i].before >= g->nops ||
+		    (i && p->ev[i].before < p->ev[i - 1].before))
+			return hoff_seterr(e, HOFF_EINPUT,
+					   "recompute plan: event %lld out of "
+					   "order",
+					   (long long)i);
 	hoff_status st = HOFF_OK;
-	if (!b.g2 || !b.cur) {
+	if (!(r->g2 = b.g2 = hoff_graph_new()) || rc_alloc(&b, p) != HOFF_OK ||
+	    copy_base(&b) != HOFF_OK) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	size_t uses[3] = {0};
-	if (g->nops) {
-		uses[0] = (size_t)g->in_off[g->nops] + (size_t)p->nout;
-		uses[1] = (size_t)g->upd_off[g->nops];
-		uses[2] = (size_t)g->out_off[g->nops] + (size_t)p->nout;
-	}
-	if (hoff_graph_reserve(b.g2, (size_t)g->ntensors + (size_t)p->nout,
-			       (size_t)g->nops + (size_t)p->nev,
-			       uses) != HOFF_OK) {
-		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((st = copy_base(&b)) != HOFF_OK)
-		goto out;
 	int64_t i = 0;
-	for (int32_t k = 0; k < g->nops && st == HOFF_OK; k++) {
-		for (; i < p->nev && p->ev[i].before == k && st == HOFF_OK;
-		     i++) {
-			const hoff_rc_event *v = &p->ev[i];
-			st = add_op(&b, v->op, true, p->out + v->out_off,
-				    v->nout);
-			r->nrec++;
-		}
-		if (st == HOFF_OK)
-			st = add_op(&b, k, false, NULL, 0);
+	for (int32_t k = 0; k < g->nops; k++) {
+		for (; i < p->nev && p->ev[i].before == k; i++, r->nrec++)
+			add_op(&b, p->ev[i].op, true, p->out + p->ev[i].out_off,
+			       p->ev[i].nout);
+		add_op(&b, k, false, NULL, 0);
 	}
-	if (st == HOFF_OK && i != p->nev)
-		st = hoff_seterr(e, HOFF_EINPUT,
-				 "recompute plan: event %lld out of order",
-				 (long long)i);
-	if (st == HOFF_OK)
-		st = hoff_graph_finish(b.g2, "recompute plan", e);
+	st = hoff_graph_finish(b.g2, "recompute plan", e);
 	if (st == HOFF_OK && find_drops(r, g->ntensors) != HOFF_OK)
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 out:
 	free(b.cur);
-	free(b.buf);
 	if (st != HOFF_OK)
 		hoff_rc_graph_free(r);
 	return st;

@@ -17,6 +17,10 @@
  * machine model, instant for instant and byte for byte (tier copies
  * aside: g keeps at least those g2 has); the caller still simulates the
  * mapped schedule on g before it keeps it.
+ * g2 borrows g's strings: each op, clone or not, has the id and kind of
+ * its op of g, each version the id of its tensor, the tiers and device
+ * their names (g must outlive g2); g2 has no id maps (hoff_graph_find_*
+ * find nothing in it): schedules of g2 name ops and tensors by index.
  * requires: a finished g; events sorted by `before`; each event's op
  * recomputable (no updates), ran before `before`, its inputs and outputs
  * not updated between (rule 10, hoff_rc_legal); each re-made output not

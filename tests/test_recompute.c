@@ -170,6 +170,19 @@ static void test_chain(void **state)
 	assert_int_equal(hoff_rc_build(g, &P, &x, &e), HOFF_OK);
 	assert_int_equal(x.g2->nops, 11);
 	assert_int_equal(x.nrec, 4);
+	/* g2's ops in order, clones marked; each op and version carries the
+	 * very id string of its op or tensor of g (borrowed, recompute.h) */
+	static const char *const ops2[] = {"f0a",  "f0b", "f1a", "f1b",
+					   "head", "f0a", "f0b", "f1a",
+					   "b1",   "f0a", "b0"};
+	for (int32_t k = 0; k < 11; k++) {
+		assert_string_equal(g->op[x.op_of[k]].id, ops2[k]);
+		assert_int_equal(x.is_rc[k], (k >= 5 && k <= 7) || k == 9);
+		assert_ptr_equal(x.g2->op[k].id, g->op[x.op_of[k]].id);
+	}
+	assert_int_equal(x.g2->ntensors, g->ntensors + 4);
+	for (int32_t v = 0; v < x.g2->ntensors; v++)
+		assert_ptr_equal(x.g2->tensor[v].id, g->tensor[x.t_of[v]].id);
 	hoff_policy_report rep;
 	hoff_sched *s2 = plan(x.g2, "none", false, &rep);
 	hoff_sched *s = hoff_rc_map(&x, s2);

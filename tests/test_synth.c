@@ -225,6 +225,60 @@ static void test_bad_options(void **state)
 	assert_null(g);
 }
 
+/* One splitmix64 draw (the generator's stream, written out here). */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
+
+/* tokens: iteration 0's microbatch is T = 3/4 tokens plus 256 times a
+ * draw mod (tokens / 512 + 1), the draw after the 2 layers' FFN widths;
+ * its embedding output "i0.h0" holds T x 2048 bf16 values. The meta
+ * names tokens only when not 4096 (default graphs stay byte for byte). */
+static void test_tokens(void **state)
+{
+	(void)state;
+	static const int32_t toks[] = {4096, 8192, 256, 65536};
+	for (size_t i = 0; i < sizeof toks / sizeof *toks; i++) {
+		hoff_synth_opts o = hoff_synth_defaults();
+		o.shape = HOFF_SYNTH_TRAIN;
+		o.nops = 40;
+		o.layers = 2;
+		o.seed = 5;
+		o.tokens = toks[i];
+		hoff_graph *g = NULL;
+		hoff_err e;
+		assert_int_equal(hoff_synth_build(&o, &g, &e), HOFF_OK);
+		uint64_t st = 5;
+		splitmix(&st);
+		splitmix(&st);
+		uint64_t m = (uint64_t)(toks[i] / 512 + 1);
+		int64_t T =
+			toks[i] * 3 / 4 + (int64_t)(splitmix(&st) % m) * 256;
+		int32_t h0 = hoff_graph_find_tensor(g, "i0.h0");
+		assert_true(h0 != HOFF_NONE);
+		assert_int_equal(g->tensor[h0].bytes, T * 2048 * 2);
+		char want[32];
+		snprintf(want, sizeof want, "\"tokens\":%d}", (int)toks[i]);
+		assert_non_null(g->meta);
+		assert_int_equal(strstr(g->meta, want) != NULL,
+				 toks[i] != 4096);
+		assert_null(strstr(g->meta, "\"tokens\":4096"));
+		hoff_graph_free(g);
+	}
+	hoff_synth_opts o = hoff_synth_defaults();
+	hoff_graph *g = NULL;
+	hoff_err e;
+	o.tokens = HOFF_SYNTH_MIN_TOKENS - 1;
+	assert_int_equal(hoff_synth_build(&o, &g, &e), HOFF_EUSAGE);
+	o.tokens = HOFF_SYNTH_MAX_TOKENS + 1;
+	assert_int_equal(hoff_synth_build(&o, &g, &e), HOFF_EUSAGE);
+	assert_null(g);
+}
+
 /* The no-offload schedule is valid under the generated memory and peaks
  * where hoff_synth_peak says. */
 static void test_sched_none(void **state)
@@ -305,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_train_kinds),
 		cmocka_unit_test(test_train_optimizer),
 		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_sched_none),
 		cmocka_unit_test(test_peak_conformance),
 	};

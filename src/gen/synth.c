@@ -450,8 +450,8 @@ static bool train_iter(gen *s, long long it)
 	const int gk = HOFF_KIND_GRADIENT;
 	int32_t *gm = &s->grad[(size_t)L * NW];
 	/* Packed sequences: the microbatch varies by up to 25% either way. */
-	int64_t T = TOKENS * 3 / 4 +
-		    (int64_t)(rnd(s) % (TOKENS / 2 / 256 + 1)) * 256;
+	const int64_t tok = s->o->tokens;
+	int64_t T = tok * 3 / 4 + (int64_t)(rnd(s) % (tok / 2 / 256 + 1)) * 256;
 	const int64_t act = T * DMODEL * DT;
 
 	snprintf(s->pfx, sizeof s->pfx, "i%lld", it);
@@ -518,6 +518,7 @@ hoff_synth_opts hoff_synth_defaults(void)
 		.seed = 1,
 		.ntiers = 1,
 		.memory_bytes = 0,
+		.tokens = TOKENS,
 	};
 }
 
@@ -542,6 +543,12 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 	if (o->memory_bytes < 0)
 		return hoff_seterr(e, HOFF_EUSAGE,
 				   "synth: memory must be >= 0");
+	if (o->tokens < HOFF_SYNTH_MIN_TOKENS ||
+	    o->tokens > HOFF_SYNTH_MAX_TOKENS)
+		return hoff_seterr(e, HOFF_EUSAGE,
+				   "synth: tokens must be %d .. %d, not %d",
+				   HOFF_SYNTH_MIN_TOKENS, HOFF_SYNTH_MAX_TOKENS,
+				   (int)o->tokens);
 
 	const size_t L = (size_t)o->layers;
 	gen s = {.o = o, .rng = o->seed, .tok = HOFF_NONE};
@@ -575,10 +582,12 @@ hoff_status hoff_synth_build(const hoff_synth_opts *o, hoff_graph **out,
 	hoff_build_set(&s.b, HOFF_BUILD_META,
 		       "{\"source\":\"hoff-gen-synth\",\"shape\":\"%s\","
 		       "\"ops\":%lld,\"layers\":%d,\"home\":\"%s\","
-		       "\"seed\":%llu,\"tiers\":%d}",
+		       "\"seed\":%llu,\"tiers\":%d%s%.0d}",
 		       shape, (long long)o->nops, (int)o->layers,
 		       o->weights_on_host ? "host" : "device",
-		       (unsigned long long)o->seed, (int)o->ntiers);
+		       (unsigned long long)o->seed, (int)o->ntiers,
+		       o->tokens != TOKENS ? ",\"tokens\":" : "",
+		       o->tokens != TOKENS ? (int)o->tokens : 0);
 	/* The host's capacity and the device's memory follow from the graph,
 	 * below. */
 	static const hoff_build_tier tiers[2] = {

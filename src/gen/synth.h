@@ -13,6 +13,8 @@ struct hoff_sched;
 
 #define HOFF_SYNTH_MAX_OPS    10000000
 #define HOFF_SYNTH_MAX_LAYERS 65536
+#define HOFF_SYNTH_MIN_TOKENS 256
+#define HOFF_SYNTH_MAX_TOKENS 65536
 
 typedef enum hoff_synth_shape {
 	HOFF_SYNTH_INFER = 0, /* decode steps; per-layer KV blocks updated */
@@ -28,10 +30,12 @@ typedef struct hoff_synth_opts {
 	int32_t ntiers;	      /* 1: "host"; 2: "host" and "remote" */
 	int64_t memory_bytes; /* device memory; 0: the no-offload peak
 				 rounded up to 256 MiB */
+	int32_t tokens;	      /* train: microbatch tokens before jitter,
+				 HOFF_SYNTH_MIN_TOKENS .. MAX (default 4096) */
 } hoff_synth_opts;
 
 /* Defaults: 1000 ops, infer, 32 layers, weights on device, seed 1,
- * one tier, memory from the peak. */
+ * one tier, memory from the peak, 4096 tokens. */
 hoff_synth_opts hoff_synth_defaults(void);
 
 /* Builds the graph o describes into *out (finished; caller frees with
