@@ -1046,6 +1046,18 @@ static void expect_fit(const hoff_graph *g, int64_t budget, int64_t peak,
 	hoff_sched_free(s);
 }
 
+/* Greedy's budget mode on g under budget: a plan that fits, at exactly
+ * makespan (the budget fit's, which it keeps). */
+static void expect_greedy_budget(const hoff_graph *g, int64_t budget,
+				 int64_t makespan)
+{
+	hoff_policy_report rep;
+	hoff_sched *s = plan(g, "greedy", budget, 0, &rep);
+	assert_true(rep.feasible);
+	assert_int_equal(rep.makespan_ps, makespan);
+	hoff_sched_free(s);
+}
+
 /* A short gap's round trip. Without offload g holds a, b, c (5 MB),
  * f2 a, c, d (6 MB), h a, d, e (5 MB). Under 5 MB only a, untouched
  * between f1 and f3, can leave for f2: stored after f1 (1 MB/ms: 2-4
@@ -1074,12 +1086,7 @@ static void test_fit_short_gap(void **state)
 	expect_fit(g, 5 * MB, 5 * MB, 8 * MS,
 		   "op f0|op f1|store a host|op g|op f2|prefetch a host|"
 		   "op h|op f3");
-	/* greedy's budget mode gives the same */
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "greedy", 5 * MB, 0, &rep);
-	assert_true(rep.feasible);
-	assert_int_equal(rep.makespan_ps, 8 * MS);
-	hoff_sched_free(s);
+	expect_greedy_budget(g, 5 * MB, 8 * MS); /* the same */
 	hoff_graph_free(g);
 }
 
@@ -1115,11 +1122,7 @@ static void test_fit_waits_for_stores(void **state)
 	expect_fit(g, budget, 5 * MB + 1000, 11 * MS + 2000000,
 		   "op f0|op f1|store a host|store w host|prefetch w host|"
 		   "op f2|prefetch a host|op f3");
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "greedy", budget, 0, &rep);
-	assert_true(rep.feasible);
-	assert_int_equal(rep.makespan_ps, 11 * MS + 2000000);
-	hoff_sched_free(s);
+	expect_greedy_budget(g, budget, 11 * MS + 2000000);
 	hoff_graph_free(g);
 }
 
@@ -1205,11 +1208,7 @@ static void test_fit_waits_for_less(void **state)
 		   "op f0|op f1|store a host|op f2|store w host|"
 		   "prefetch w host|store b host|op f3|op f4|"
 		   "prefetch a host|prefetch b host|op f5");
-	hoff_policy_report rep;
-	hoff_sched *s = plan(g, "greedy", budget, 0, &rep);
-	assert_true(rep.feasible);
-	assert_int_equal(rep.makespan_ps, 13 * MS + 2000000);
-	hoff_sched_free(s);
+	expect_greedy_budget(g, budget, 13 * MS + 2000000);
 	hoff_graph_free(g);
 }
 
