@@ -76,6 +76,7 @@
 #define HOLD_BACK      16 /* boundaries before k's prefetch a hold-back looks */
 #define WAIT_BACK      16 /* ops before k a wait for k may go */
 #define WAIT_SMALL     1024 /* a wait's operand: at most budget / this */
+#define NARRAYS	       23   /* fit's per-interval and per-op arrays */
 
 /* A plan as the simulator judged it. */
 typedef struct look {
@@ -98,6 +99,13 @@ typedef struct move {
 	uint8_t fv;
 } move;
 
+/* A plan's decisions, saved to go back to. */
+typedef struct saved {
+	int32_t *pick, *sat; /* (niv) */
+	uint8_t *fence;	     /* (nops + 1) */
+	int32_t changed;
+} saved;
+
 typedef struct fit {
 	const hoff_graph *g;
 	int32_t n;
@@ -105,21 +113,18 @@ typedef struct fit {
 	hoff_cand *iv; /* (niv) by (a, t) */
 	int32_t niv;
 	int32_t *pick, *trial;	 /* (niv) */
-	int32_t *spick;		 /* (niv) an exchange's saved picks */
-	int32_t *sw;		 /* (niv) swap_out's saved picks */
-	uint8_t *swf;		 /* (nops + 1) and waits */
+	int32_t *npick;		 /* (niv) scratch: the stream's picks */
 	int64_t *mem;		 /* (nops) scratch: the stream's memory */
-	int32_t *mem2;		 /* (niv) scratch: the stream's old picks */
-	uint8_t *sfence;	 /* (nops + 1) and waits */
+	saved xs, ss, ts;	 /* exchange's, swap_out's, and the
+				    stream's and wait_less's (which never
+				    nest) */
 	uint8_t *fence, *tfence; /* (nops + 1) a wait before op k */
 	int32_t *sat;		 /* (niv) where a taken interval's eviction
 				    is issued: 2q at boundary q before its
 				    wait, 2q + 1 after it (from 2a, the
 				    default, to 2 (pick - 1) + 1) */
-	int32_t *ssat, *swsat;	 /* (niv) exchange's and swap_out's saved */
 	int32_t *ev, *evq;	 /* (niv) scratch: evictions by boundary */
 	int32_t *wl, *wq;	 /* (niv) scratch: wait_less's stores */
-	int32_t *wsat;		 /* (niv) wait_less's saved leaves */
 	int32_t *pf;		 /* (niv) scratch: prefetches by issue */
 	int32_t *b_off, *by_b;	 /* the intervals by consumer b */
 	int32_t *by_size;	 /* (niv) by bytes, largest first */
@@ -419,6 +424,36 @@ static void apply(fit *f, move mv)
 		f->fence[mv.fk] = mv.fv;
 }
 
+/* Saves f's decisions into *s. */
+static void save(const fit *f, saved *s)
+{
+	memcpy(s->pick, f->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(s->sat, f->sat, (size_t)f->niv * sizeof *f->sat);
+	memcpy(s->fence, f->fence, (size_t)f->n + 1);
+	s->changed = f->changed;
+}
+
+/* Puts back the decisions saved in *s. */
+static void restore(fit *f, const saved *s)
+{
+	memcpy(f->pick, s->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->sat, s->sat, (size_t)f->niv * sizeof *f->sat);
+	memcpy(f->fence, s->fence, (size_t)f->n + 1);
+	f->changed = s->changed;
+}
+
+/* *l in *cur's place when it fits and is faster (1), else freed (0). */
+static int take_faster(look *l, look *cur)
+{
+	if (!faster(l, cur)) {
+		look_free(l);
+		return 0;
+	}
+	look_free(cur);
+	*cur = *l;
+	return 1;
+}
+
 /* The op a wait for op k goes before: the latest of the WAIT_BACK ops up
  * to k with a small operand to store and fetch back (a wait's operand
  * counts twice while its store is queued); HOFF_NONE when none. */
@@ -573,14 +608,31 @@ static int attempt(fit *f, move mv, look *cur, hoff_status *st)
 	look l;
 	if ((*st = try_move(f, mv, &l)) != HOFF_OK)
 		return -1;
-	if (!faster(&l, cur)) {
-		look_free(&l);
+	if (!take_faster(&l, cur))
 		return 0;
-	}
 	apply(f, mv);
-	look_free(cur);
-	*cur = l;
 	return 1;
+}
+
+static int stream(fit *f, look *cur, hoff_status *st);
+
+/* Phase 1's repairs on *l, leaving interval tabu alone (HOFF_NONE:
+ * none), on at most tries simulations of its size (within the work
+ * left); with then_stream, the stream after them when the plan fits.
+ * HOFF_ENOMEM or the simulator's error. */
+static hoff_status repair_within(fit *f, look *l, int32_t tabu, int64_t tries,
+				 bool then_stream)
+{
+	int64_t limit = f->limit;
+	if (f->work + tries * l->s->nsteps < limit)
+		f->limit = f->work + tries * l->s->nsteps;
+	f->tabu = tabu;
+	hoff_status st = fit_phase(f, l);
+	f->tabu = HOFF_NONE;
+	if (st == HOFF_OK && then_stream && l->fits)
+		stream(f, l, &st); /* keeps what is faster */
+	f->limit = limit;
+	return st;
 }
 
 /* Tries mv in phase 2 as an exchange: when it is faster but over the
@@ -594,38 +646,22 @@ static int exchange(fit *f, move mv, look *cur, hoff_status *st)
 		return -1;
 	if (faster(&l, cur)) {
 		apply(f, mv);
-		look_free(cur);
-		*cur = l;
-		return 1;
+		return take_faster(&l, cur);
 	}
 	if (!l.legal || l.fits || l.sum.makespan_ps >= cur->sum.makespan_ps) {
 		look_free(&l);
 		return 0;
 	}
-	memcpy(f->spick, f->pick, (size_t)f->niv * sizeof *f->pick);
-	memcpy(f->ssat, f->sat, (size_t)f->niv * sizeof *f->sat);
-	memcpy(f->sfence, f->fence, (size_t)f->n + 1);
-	int32_t changed = f->changed;
+	save(f, &f->xs);
 	apply(f, mv);
-	int64_t limit = f->limit;
-	if (f->work + EXCHANGE_TRIES * l.s->nsteps < limit)
-		f->limit = f->work + EXCHANGE_TRIES * l.s->nsteps;
-	*st = fit_phase(f, &l);
-	f->limit = limit;
-	if (*st != HOFF_OK) {
+	if ((*st = repair_within(f, &l, HOFF_NONE, EXCHANGE_TRIES, false)) !=
+	    HOFF_OK) {
 		look_free(&l);
 		return -1;
 	}
-	if (faster(&l, cur)) {
-		look_free(cur);
-		*cur = l;
+	if (take_faster(&l, cur))
 		return 1;
-	}
-	memcpy(f->pick, f->spick, (size_t)f->niv * sizeof *f->pick);
-	memcpy(f->sat, f->ssat, (size_t)f->niv * sizeof *f->sat);
-	memcpy(f->fence, f->sfence, (size_t)f->n + 1);
-	f->changed = changed;
-	look_free(&l);
+	restore(f, &f->xs);
 	return 0;
 }
 
@@ -679,8 +715,6 @@ static int earlier(fit *f, int32_t k, look *cur, hoff_status *st)
 	return 0;
 }
 
-static int stream(fit *f, look *cur, hoff_status *st);
-
 /* Op k's stall against the stores: a taken store before k (the largest
  * first, NSWAP of them) dropped for good, phase 1 repairing without it
  * (smaller or sooner evictions, whose bytes leave in time), then the
@@ -699,40 +733,22 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
 		if (f->work > f->limit)
 			break;
 		tried++;
-		int32_t *keep = f->sw;
-		memcpy(keep, f->pick, (size_t)f->niv * sizeof *f->pick);
-		memcpy(f->swsat, f->sat, (size_t)f->niv * sizeof *f->sat);
-		memcpy(f->swf, f->fence, (size_t)f->n + 1);
-		int32_t changed = f->changed;
+		save(f, &f->ss);
 		look l;
 		if ((*st = try_move(f, (move){i, OFF, HOFF_NONE, 0}, &l)) !=
 		    HOFF_OK)
 			return -1;
 		apply(f, (move){i, OFF, HOFF_NONE, 0});
-		int64_t limit = f->limit;
-		if (f->work + 2 * EXCHANGE_TRIES * l.s->nsteps < limit)
-			f->limit = f->work + 2 * EXCHANGE_TRIES * l.s->nsteps;
-		f->tabu = i;
-		*st = fit_phase(f, &l);
-		f->tabu = HOFF_NONE;
-		if (*st == HOFF_OK && l.fits)
-			stream(f, &l, st); /* keeps what is faster */
-		f->limit = limit;
+		*st = repair_within(f, &l, i, 2 * EXCHANGE_TRIES, true);
 		if (*st != HOFF_OK) {
 			look_free(&l);
 			return -1;
 		}
-		if (faster(&l, cur)) {
-			look_free(cur);
-			*cur = l;
+		if (take_faster(&l, cur)) {
 			f->changed = -1;
 			return 1;
 		}
-		look_free(&l);
-		memcpy(f->pick, keep, (size_t)f->niv * sizeof *f->pick);
-		memcpy(f->sat, f->swsat, (size_t)f->niv * sizeof *f->sat);
-		memcpy(f->fence, f->swf, (size_t)f->n + 1);
-		f->changed = changed;
+		restore(f, &f->ss);
 	}
 	return 0;
 }
@@ -768,7 +784,7 @@ static int wait_less(fit *f, int32_t k, look *cur, hoff_status *st)
 	int32_t done = 0;
 	for (int32_t m = 1; done < nq && f->work <= f->limit; m *= 2) {
 		int32_t to = m < nq ? m : nq;
-		memcpy(f->wsat, f->sat, (size_t)f->niv * sizeof *f->sat);
+		save(f, &f->ts);
 		for (int32_t x = done; x < to; x++)
 			f->sat[f->wl[x]] = after;
 		hoff_sched *s = emit(f, f->pick, f->fence);
@@ -779,14 +795,10 @@ static int wait_less(fit *f, int32_t k, look *cur, hoff_status *st)
 		look l;
 		if ((*st = judge(f, s, &l)) != HOFF_OK)
 			return -1;
-		if (!faster(&l, cur)) {
-			look_free(&l);
-			memcpy(f->sat, f->wsat,
-			       (size_t)f->niv * sizeof *f->sat);
+		if (!take_faster(&l, cur)) {
+			restore(f, &f->ts);
 			break;
 		}
-		look_free(cur);
-		*cur = l;
 		for (int32_t x = done; x < to; x++) {
 			int32_t q = boundary_of(f->wq[f->wl[x]]);
 			if (q < f->changed)
@@ -870,7 +882,7 @@ static int stream(fit *f, look *cur, hoff_status *st)
 			for (int32_t j = f->pick[i] + 1; j < k; j++)
 				M[j] -= f->iv[i].bytes;
 		}
-	memcpy(f->spick, f->pick, (size_t)f->niv * sizeof *f->pick);
+	memcpy(f->npick, f->pick, (size_t)f->niv * sizeof *f->pick);
 	int32_t prev = -1;
 	bool same = true;
 	for (int32_t x = 0; x < ne; x++) {
@@ -886,22 +898,19 @@ static int stream(fit *f, look *cur, hoff_status *st)
 		for (j = p + 1; j < c->b; j++)
 			M[j] += c->bytes;
 		same = same && p == f->pick[i];
-		f->spick[i] = p;
+		f->npick[i] = p;
 		prev = p;
 	}
 	if (same)
 		return 0;
 	/* as one move: the picks swapped in, then judged as an exchange */
-	memcpy(f->mem2, f->pick, (size_t)f->niv * sizeof *f->pick);
-	memcpy(f->pick, f->spick, (size_t)f->niv * sizeof *f->pick);
-	int32_t changed = f->changed;
+	save(f, &f->ts);
+	memcpy(f->pick, f->npick, (size_t)f->niv * sizeof *f->pick);
 	int r = exchange(f, (move){HOFF_NONE, 0, HOFF_NONE, 0}, cur, st);
-	if (r <= 0) {
-		memcpy(f->pick, f->mem2, (size_t)f->niv * sizeof *f->pick);
-		f->changed = changed;
-	} else {
+	if (r <= 0)
+		restore(f, &f->ts);
+	else
 		f->changed = -1;
-	}
 	return r;
 }
 
@@ -955,6 +964,25 @@ static hoff_status stall_phase(fit *f, look *cur)
 	return st;
 }
 
+/* f's arrays of an int32 an interval (into a32, returns how many) and
+ * of a byte an op (into a8, NARRAYS less that many), as fit_init
+ * allocates them and fit_free frees them. */
+static int arrays(fit *f, int32_t **a32[NARRAYS], uint8_t **a8[NARRAYS])
+{
+	int32_t **x32[] = {&f->pick,	&f->trial,   &f->pf,	 &f->by_b,
+			   &f->by_size, &f->npick,   &f->sat,	 &f->ev,
+			   &f->evq,	&f->wl,	     &f->wq,	 &f->xs.pick,
+			   &f->xs.sat,	&f->ss.pick, &f->ss.sat, &f->ts.pick,
+			   &f->ts.sat};
+	uint8_t **x8[] = {&f->fence,	&f->tfence,   &f->waitable,
+			  &f->xs.fence, &f->ss.fence, &f->ts.fence};
+	enum { N32 = sizeof x32 / sizeof *x32, N8 = sizeof x8 / sizeof *x8 };
+	_Static_assert(N32 + N8 == NARRAYS, "NARRAYS counts f's arrays");
+	memcpy(a32, x32, sizeof x32);
+	memcpy(a8, x8, sizeof x8);
+	return N32;
+}
+
 /* Allocates f's arrays and the candidates; HOFF_ENOMEM. */
 static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 			    int64_t work, hoff_err *e)
@@ -977,35 +1005,18 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	if (m > 1) /* f->iv is NULL when there are none */
 		qsort(f->iv, m, sizeof *f->iv, hoff_cand_cmp_a_t);
 	size_t n = (size_t)g->nops;
-	f->pick = hoff_alloc(m + 1, sizeof *f->pick);
-	f->trial = hoff_alloc(m + 1, sizeof *f->trial);
-	f->pf = hoff_alloc(m + 1, sizeof *f->pf);
-	f->by_b = hoff_alloc(m + 1, sizeof *f->by_b);
-	f->by_size = hoff_alloc(m + 1, sizeof *f->by_size);
+	int32_t **a32[NARRAYS];
+	uint8_t **a8[NARRAYS];
+	int n32 = arrays(f, a32, a8), n8 = NARRAYS - n32;
+	bool ok = true;
+	for (int x = 0; x < n32; x++)
+		ok = (*a32[x] = hoff_alloc(m + 1, sizeof **a32[x])) && ok;
+	for (int x = 0; x < n8; x++)
+		ok = (*a8[x] = hoff_zalloc(n + 1, 1)) && ok;
 	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);
-	f->fence = hoff_zalloc(n + 1, 1);
-	f->tfence = hoff_zalloc(n + 1, 1);
-	f->ws = hoff_sim_ws_new();
-	f->waitable = hoff_zalloc(n + 1, 1);
-	f->spick = hoff_alloc(m + 1, sizeof *f->spick);
 	f->mem = hoff_alloc(n + 1, sizeof *f->mem);
-	f->mem2 = hoff_alloc(m + 1, sizeof *f->mem2);
-	f->sfence = hoff_zalloc(n + 1, 1);
-	f->sw = hoff_alloc(m + 1, sizeof *f->sw);
-	f->swf = hoff_zalloc(n + 1, 1);
-	f->sat = hoff_alloc(m + 1, sizeof *f->sat);
-	f->ssat = hoff_alloc(m + 1, sizeof *f->ssat);
-	f->swsat = hoff_alloc(m + 1, sizeof *f->swsat);
-	f->ev = hoff_alloc(m + 1, sizeof *f->ev);
-	f->evq = hoff_alloc(m + 1, sizeof *f->evq);
-	f->wl = hoff_alloc(m + 1, sizeof *f->wl);
-	f->wq = hoff_alloc(m + 1, sizeof *f->wq);
-	f->wsat = hoff_alloc(m + 1, sizeof *f->wsat);
-	if (!f->pick || !f->trial || !f->pf || !f->by_b || !f->by_size ||
-	    !f->b_off || !f->fence || !f->tfence || !f->ws || !f->waitable ||
-	    !f->spick || !f->sfence || !f->mem || !f->mem2 || !f->sw ||
-	    !f->swf || !f->sat || !f->ssat || !f->swsat || !f->ev || !f->evq ||
-	    !f->wl || !f->wq || !f->wsat)
+	f->ws = hoff_sim_ws_new();
+	if (!ok || !f->b_off || !f->mem || !f->ws)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	for (int32_t k = 0; k < g->nops; k++) {
 		for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
@@ -1048,30 +1059,16 @@ static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
 
 static void fit_free(fit *f)
 {
+	int32_t **a32[NARRAYS];
+	uint8_t **a8[NARRAYS];
+	int n32 = arrays(f, a32, a8);
+	for (int x = 0; x < n32; x++)
+		free(*a32[x]);
+	for (int x = 0; x < NARRAYS - n32; x++)
+		free(*a8[x]);
 	free(f->iv);
-	free(f->pick);
-	free(f->trial);
-	free(f->pf);
-	free(f->by_b);
-	free(f->by_size);
 	free(f->b_off);
-	free(f->fence);
-	free(f->tfence);
-	free(f->waitable);
-	free(f->spick);
 	free(f->mem);
-	free(f->mem2);
-	free(f->sfence);
-	free(f->sw);
-	free(f->swf);
-	free(f->sat);
-	free(f->ssat);
-	free(f->swsat);
-	free(f->ev);
-	free(f->evq);
-	free(f->wl);
-	free(f->wq);
-	free(f->wsat);
 	hoff_sim_ws_free(f->ws);
 }
 
