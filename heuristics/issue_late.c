@@ -26,13 +26,15 @@ int32_t hoff_issue_late(const int64_t *fin, int32_t n, hoff_issue *p,
 	int64_t free_at[HOFF_MAX_TIERS + 1] = {0};
 	for (int32_t x = 0; x < np; x++) {
 		hoff_issue *c = &p[x];
-		HOFF_REQUIRE(c->tier >= 0 && c->tier <= HOFF_MAX_TIERS);
-		HOFF_REQUIRE(c->pick >= -1 && c->pick <= c->last &&
-			     c->last < n);
+		HOFF_REQUIRE(c->pick >= -1 && c->pick < n && c->last < n);
+		/* a tier out of range: one channel of its own */
+		int32_t ch = c->tier >= 0 && c->tier < HOFF_MAX_TIERS
+				     ? c->tier
+				     : HOFF_MAX_TIERS;
 		int64_t start = fin[c->pick + 1];
-		if (free_at[c->tier] > start)
-			start = free_at[c->tier];
-		free_at[c->tier] = start + c->fetch_ps;
+		if (free_at[ch] > start)
+			start = free_at[ch];
+		free_at[ch] = start + c->fetch_ps;
 		c->late = latest_by(fin, c->pick, c->last, start);
 	}
 	int32_t moved = 0;

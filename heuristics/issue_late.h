@@ -33,7 +33,7 @@ typedef struct hoff_issue {
  * same times whenever the real transfers last at least fetch_ps (a
  * duplex slowdown, a wait for a store only delay them): only the memory
  * held before each start goes. Returns how many moved (late > pick).
- * O(np log n); each tier below HOFF_MAX_TIERS + 1. */
+ * O(np log n). */
 int32_t hoff_issue_late(const int64_t *fin, int32_t n, hoff_issue *p,
 			int32_t np);
 
