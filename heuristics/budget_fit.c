@@ -27,7 +27,9 @@
  * 2. Stalls, against the budget. First the stream: every taken prefetch
  *    re-issued as early as the budget allows on the plan's memory per
  *    op, earliest consumer first (on a link-bound stretch the link never
- *    idles while memory could hold what comes next). Then, at the op
+ *    idles while memory could hold what comes next), then each as late
+ *    as its link allows (issue_late.h: no memory held before its
+ *    transfer can start, room the moves after it may use). Then, at the op
  *    that waits longest: its prefetches issued where their transfer
  *    would end as it could start (then galloping earlier), its wait
  *    moved or removed, prefetches ahead of it held back past it, its
@@ -62,6 +64,7 @@
 
 #include "candidates.h"
 #include "emit.h"
+#include "issue_late.h"
 #include "sim.h"
 #include "sort.h"
 
@@ -862,12 +865,70 @@ static int stall_moves(fit *f, int32_t k, look *cur, hoff_status *st)
 	return 0;
 }
 
+/* Every taken prefetch issued as late as its link allows on cur's
+ * timeline (issue_late.h): the same transfers at the same times, less
+ * memory held before them, room that later moves may use. Kept when
+ * faster (phase 2's order: a lower peak at the same makespan counts).
+ * 1 kept, 0 not, -1 on error. */
+static int issue_late(fit *f, look *cur, hoff_status *st)
+{
+	int32_t np = 0;
+	for (int32_t i = 0; i < f->niv; i++)
+		if (f->pick[i] != OFF && f->iv[i].b < f->n)
+			f->pf[np++] = i;
+	f->key = f->pick;
+	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
+	hoff_issue *p = hoff_alloc((size_t)np + 1, sizeof *p);
+	int64_t *fin = f->mem; /* op k's finish at fin[k + 1] */
+	if (!p) {
+		*st = hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+		return -1;
+	}
+	fin[0] = 0;
+	for (int32_t q = 0; q < f->n; q++)
+		fin[q + 1] = cur->start[q] + f->g->op[q].time_ps;
+	for (int32_t x = 0; x < np; x++) {
+		const hoff_cand *c = &f->iv[f->pf[x]];
+		p[x] = (hoff_issue){.pick = f->pick[f->pf[x]],
+				    .last = c->b - 1,
+				    .tier = c->tier,
+				    .fetch_ps = c->fetch_ps,
+				    .key = (uint64_t)c->b << 32 |
+					   (uint32_t)c->t};
+	}
+	int32_t moved = hoff_issue_late(fin, f->n, p, np);
+	memcpy(f->trial, f->pick, (size_t)f->niv * sizeof *f->trial);
+	for (int32_t x = 0; x < np; x++)
+		f->trial[f->pf[x]] = p[x].late;
+	free(p);
+	if (!moved)
+		return 0;
+	hoff_sched *s = emit(f, f->trial, f->fence);
+	look l;
+	if (!s) {
+		*st = hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
+		return -1;
+	}
+	if ((*st = judge(f, s, &l)) != HOFF_OK)
+		return -1;
+	if (!faster(&l, cur)) {
+		look_free(&l);
+		return 0;
+	}
+	memcpy(f->pick, f->trial, (size_t)f->niv * sizeof *f->pick);
+	f->changed = -1;
+	look_free(cur);
+	*cur = l;
+	return 1;
+}
+
 /* Phase 2's stream: every taken prefetch re-issued as early as the
  * budget allows on cur's memory per op, earliest consumer first and in
  * that order on the link (none issued before one with an earlier
  * consumer): on a link-bound stretch the link never idles while memory
- * could hold what comes next. Tried as an exchange. 1 kept, 0 not, -1 on
- * error. Cost: O(nops + the ops the taken prefetches span). */
+ * could hold what comes next. Tried as an exchange; then each issued as
+ * late as its link allows (issue_late). 1 kept, 0 not, -1 on error.
+ * Cost: O(nops + the ops the taken prefetches span). */
 static int stream(fit *f, look *cur, hoff_status *st)
 {
 	int64_t *M = f->mem;
@@ -902,7 +963,7 @@ static int stream(fit *f, look *cur, hoff_status *st)
 		prev = p;
 	}
 	if (same)
-		return 0;
+		return issue_late(f, cur, st);
 	/* as one move: the picks swapped in, then judged as an exchange */
 	save(f, &f->ts);
 	memcpy(f->pick, f->npick, (size_t)f->niv * sizeof *f->pick);
@@ -911,7 +972,8 @@ static int stream(fit *f, look *cur, hoff_status *st)
 		restore(f, &f->ts);
 	else
 		f->changed = -1;
-	return r;
+	int r2 = r < 0 ? 0 : issue_late(f, cur, st);
+	return r < 0 || r2 < 0 ? -1 : r || r2;
 }
 
 /* Phase 2: at the longest stall not yet exhausted, the first move that

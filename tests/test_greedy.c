@@ -15,6 +15,7 @@
 #include "baselines.h"
 #include "budget_fit.h"
 #include "duplex_time.h"
+#include "issue_late.h"
 #include "refine.h"
 #include "synth.h"
 #include "testutil_policy.h"
@@ -1215,6 +1216,44 @@ static struct fit_case fits[] = {
 	 true},
 };
 
+/* Prefetches issued as late as their link allows (issue_late.c), by
+ * hand. Ops finish at 1, 2, 5, 6 ms (boundary -1 at 0). On tier 0, A
+ * (3 ms) and B (2 ms) issued before op 0, C (1 ms, consumer op 2) after
+ * op 0: the channel runs A 0-3, B 3-5, C 5-6. B's start (3) is after op
+ * 1 ends (2): boundary 1 would do, but C, issued there too, would then
+ * go first (its key is lower), so B gets boundary 0; C's start (5) is
+ * after op 2 ends but op 2 is its consumer: boundary 1, its last. D, on
+ * tier 1 after op 2, starts at once (5): it stays. With C's key above
+ * B's, both share boundary 1. */
+static void test_issue_late(void **state)
+{
+	(void)state;
+	const int64_t fin[] = {0, 1 * MS, 2 * MS, 5 * MS, 6 * MS};
+	hoff_issue p[] = {
+		{.pick = -1,
+		 .last = 3,
+		 .tier = 0,
+		 .fetch_ps = 3 * MS,
+		 .key = 10},
+		{.pick = -1,
+		 .last = 3,
+		 .tier = 0,
+		 .fetch_ps = 2 * MS,
+		 .key = 20},
+		{.pick = 0, .last = 1, .tier = 0, .fetch_ps = 1 * MS, .key = 5},
+		{.pick = 2, .last = 3, .tier = 1, .fetch_ps = 1 * MS, .key = 1},
+	};
+	assert_int_equal(hoff_issue_late(fin, 4, p, 4), 2);
+	const int32_t want[] = {-1, 0, 1, 2};
+	for (int x = 0; x < 4; x++)
+		assert_int_equal(p[x].late, want[x]);
+	p[2].key = 25;
+	assert_int_equal(hoff_issue_late(fin, 4, p, 4), 2);
+	const int32_t want2[] = {-1, 1, 1, 2};
+	for (int x = 0; x < 4; x++)
+		assert_int_equal(p[x].late, want2[x]);
+}
+
 /* No dead end: on a 6 MB device, f1's workspace (4 MB) leaves room for
  * a (2 MB, on the host) only away from f1, so every plan stalls past
  * the 1% bound (none's 8 MB does not fit). Greedy still returns a plan
@@ -1291,6 +1330,7 @@ int main(void)
 		FIT_TEST(2),
 		FIT_TEST(3),
 		FIT_TEST(4),
+		cmocka_unit_test(test_issue_late),
 		cmocka_unit_test(test_no_dead_end),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
