@@ -32,7 +32,8 @@ typedef struct hoff_emit {
 	int16_t store_tier; /* tier for tensors homed on the device */
 	hoff_status st;
 	/* The schedule's floor so far; over once it passes limit_ps (set
-	 * it after hoff_emit_init; INT64_MAX there), for a policy to stop. */
+	 * it after hoff_emit_init; INT64_MAX there, and then not kept), for
+	 * a policy to stop. */
 	hoff_floor floor;
 	int64_t limit_ps;
 	bool over;
