@@ -37,6 +37,11 @@ typedef struct hoff_emit {
 	hoff_floor floor;
 	int64_t limit_ps;
 	bool over;
+	/* plan in full all the same when over comes past three quarters
+	 * of the ops (over_at: the next op then), where the rest costs
+	 * little */
+	bool go_on;
+	int32_t over_at;
 	/* (v2) (ntensors) or NULL (the default): how many recompute steps
 	 * still to be written read each tensor; a tensor some later
 	 * recompute reads stays resident (rule 6). The caller owns it and

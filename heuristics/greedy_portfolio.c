@@ -110,21 +110,6 @@ static hoff_sched *memo_unjudged(grun *r, int i)
 	return s;
 }
 
-/* The most any stream of s is busy (hoff_floor_step's largest sum): its
- * floor passed a limit while planned exactly when this is over it, since
- * the sums only grow. */
-static int64_t floor_of(const hoff_graph *g, const hoff_sched *s)
-{
-	hoff_floor f;
-	memset(&f, 0, sizeof f);
-	int64_t most = 0;
-	for (int64_t k = 0; k < s->nsteps; k++) {
-		int64_t v = hoff_floor_step(&f, g, &s->step[k]);
-		most = v > most ? v : most;
-	}
-	return most;
-}
-
 /* Hands baseline i's judged plan c to run r: it competes for r->best
  * (greedy_keep), and the memo being recorded keeps it, a copy where it
  * wins (none kept when the copy fails: the next run plans it again). */
@@ -154,8 +139,7 @@ typedef struct fanout {
 /* Baseline i for the fan-out, judged into f->bc[i], or left waiting
  * (r->wait[i]) when its floor passes limit_ps (INT64_MAX: never); taken
  * from the memo where it holds the plan. A run that records plans a
- * waiting baseline in full all the same (not on a repeat graph, whose
- * plans end with steps the early stop does not count): its floor passes
+ * waiting baseline in full all the same, into the memo: its floor passes
  * the bound late (a million ops: after 93% of the ops), and the next run,
  * cmd_plan's fit under the device, judges it instead of planning it. */
 static void fan_baseline(grun *r, fanout *f, int i, int64_t limit_ps)
@@ -169,18 +153,13 @@ static void fan_baseline(grun *r, fanout *f, int i, int64_t limit_ps)
 	}
 	hoff_sched *s = limit_ps == INT64_MAX ? memo_unjudged(r, i) : NULL;
 	bool over = false;
-	if (!s && r->rec && limit_ps != INT64_MAX && !g->repeat) {
-		f->st[i] = hoff_baseline_plan(g, &r->bopt[i], &s, &f->e[i]);
-		if (f->st[i] == HOFF_OK && floor_of(g, s) > limit_ps) {
-			r->rec->over[i] = s;
-			r->wait[i] = true;
-			return;
-		}
-	} else if (!s) {
-		f->st[i] = hoff_baseline_plan_within(g, &r->bopt[i], limit_ps,
-						     &s, &over, &f->e[i]);
-	}
+	if (!s)
+		f->st[i] = hoff_baseline_plan_over(g, &r->bopt[i], limit_ps,
+						   r->rec != NULL, &s, &over,
+						   &f->e[i]);
 	if (over) {
+		if (r->rec)
+			r->rec->over[i] = s;
 		r->wait[i] = true;
 		return;
 	}
