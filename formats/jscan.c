@@ -109,8 +109,12 @@ static bool is_ws(char c)
 
 static void skip_ws(jscan *s)
 {
-	while (s->pos < s->len && is_ws(s->text[s->pos]))
-		s->pos++;
+	const unsigned char *t = (const unsigned char *)s->text;
+	size_t i = s->pos, n = s->len;
+	/* most calls meet a token at once: one comparison says so */
+	while (i < n && t[i] <= ' ' && is_ws((char)t[i]))
+		i++;
+	s->pos = i;
 }
 
 /* Names the byte at pos for a message. */
@@ -212,6 +216,33 @@ static const unsigned char plain[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  /* 0xf0 */
 };
 
+/* The first byte at or after t[i] that plain[] calls not plain, or n:
+ * eight bytes at a time where the machine is little-endian (a byte under
+ * 0x20, at or over 0x80, '"' or '\\' sets its high bit in the mask; the
+ * lowest set bit is exact, as borrows only run upwards), the rest one by
+ * one. */
+static size_t plain_run(const unsigned char *t, size_t i, size_t n)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+	__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	for (; n - i >= 8; i += 8) {
+		uint64_t w, q, b;
+		memcpy(&w, t + i, 8);
+		q = w ^ (ones * '"');
+		b = w ^ (ones * '\\');
+		uint64_t m = (((w - ones * 0x20) | w) | ((q - ones) & ~q) |
+			      ((b - ones) & ~b)) &
+			     high;
+		if (m)
+			return i + ((size_t)__builtin_ctzll(m) >> 3);
+	}
+#endif
+	while (i < n && plain[t[i]])
+		i++;
+	return i;
+}
+
 /* Scans the string whose '"' is at s->pos; *esc says whether it holds an
  * escape. */
 static hoff_status scan_string(jscan *s, bool *esc)
@@ -220,8 +251,7 @@ static hoff_status scan_string(jscan *s, bool *esc)
 	size_t start = s->pos, i = s->pos + 1, n = s->len;
 	*esc = false;
 	for (;;) {
-		while (i < n && plain[t[i]])
-			i++;
+		i = plain_run(t, i, n);
 		if (i >= n)
 			return js_syntax(s, start, "unterminated string");
 		unsigned char c = t[i];
@@ -831,6 +861,7 @@ hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 		      const bool *list, int n, js_val *slot)
 {
 	uint32_t seen = 0;
+	int next = 0; /* where the next key's name is looked for first */
 	hoff_status st;
 	size_t ka = 0, kb = 0, a, b;
 	bool esc = false, first = true, more;
@@ -862,9 +893,12 @@ hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 				if (strcmp(s->buf + koff, names[i]) == 0)
 					f = i;
 		} else {
+			/* from the name after the last one met: fields
+			 * mostly come in the table's order */
 			const char *k = s->text + ka + 1;
 			size_t kl = kb - ka - 2;
-			for (int i = 0; i < n && f < 0; i++)
+			for (int j = 0, i = next; j < n && f < 0;
+			     j++, i = i + 1 < n ? i + 1 : 0)
 				if (kl == s->nlen[i] && k[0] == names[i][0] &&
 				    memcmp(k, names[i], kl) == 0)
 					f = i;
@@ -874,6 +908,7 @@ hoff_status js_object(jscan *s, const js_where *w, const char *const *names,
 				return js_fail(s->e, w, HOFF_EINPUT,
 					       "duplicate key \"%s\"", names[f]);
 			seen |= UINT32_C(1) << f;
+			next = f + 1 < n ? f + 1 : 0;
 			if ((st = read_val(s, list[f], &slot[f])) != HOFF_OK)
 				return st;
 			continue;

@@ -66,10 +66,18 @@ static void evict_after(hoff_emit *m, int32_t k, int32_t keep_until)
 	}
 }
 
+/* Whether a policy stops planning: its floor passed the limit, unless
+ * it goes on (go_on) and that came past three quarters of the ops. */
+static bool stops(const hoff_emit *m)
+{
+	return m->over &&
+	       (!m->go_on || m->over_at < m->g->nops - m->g->nops / 4);
+}
+
 static void reactive(hoff_emit *m)
 {
 	const hoff_graph *g = m->g;
-	for (int32_t k = 0; k < g->nops && !m->over; k++) {
+	for (int32_t k = 0; k < g->nops && !stops(m); k++) {
 		HOFF_FOR_USES(g, k, t, hoff_emit_prefetch(m, t));
 		hoff_emit_op(m, k);
 		evict_after(m, k, k + 1);
@@ -94,7 +102,7 @@ static void lookahead(hoff_emit *m, int32_t n, hoff_status *st)
 	}
 	start[nruns] = g->nops;
 	int32_t fetched_to = -1; /* runs whose needs were prefetched */
-	for (int32_t r = 0; r < nruns && !m->over; r++) {
+	for (int32_t r = 0; r < nruns && !stops(m); r++) {
 		int32_t last = r + n < nruns ? r + n : nruns - 1;
 		for (int32_t q = fetched_to + 1; q <= last; q++)
 			for (int32_t k = start[q]; k < start[q + 1]; k++)
@@ -130,6 +138,14 @@ hoff_status hoff_baseline_plan_within(const hoff_graph *g,
 				      int64_t limit_ps, hoff_sched **out,
 				      bool *over, hoff_err *e)
 {
+	return hoff_baseline_plan_over(g, o, limit_ps, false, out, over, e);
+}
+
+hoff_status hoff_baseline_plan_over(const hoff_graph *g,
+				    const hoff_policy_opts *o, int64_t limit_ps,
+				    bool whole, hoff_sched **out, bool *over,
+				    hoff_err *e)
+{
 	char name[32];
 	hoff_policy_name(o, name, sizeof name);
 	hoff_emit m;
@@ -138,6 +154,7 @@ hoff_status hoff_baseline_plan_within(const hoff_graph *g,
 	if (hoff_emit_init(&m, g, name) != HOFF_OK)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	m.limit_ps = limit_ps;
+	m.go_on = whole;
 	/* Room for every step at once (a doubling copies into fresh memory,
 	 * a million ops' worth each time): each op, and at most a prefetch
 	 * and an eviction per list entry. Untouched room costs nothing. */
@@ -157,8 +174,9 @@ hoff_status hoff_baseline_plan_within(const hoff_graph *g,
 		lookahead(&m, o->lookahead, &st);
 	else
 		HOFF_REQUIRE(!"a baseline policy");
-	if (st == HOFF_OK && m.over) { /* gave up: no schedule */
-		*over = true;
+	/* (read before the end state's steps, which the stop never saw) */
+	*over = st == HOFF_OK && m.over;
+	if (*over && (!whole || m.next_op < g->nops)) { /* gave up */
 		hoff_emit_free(&m);
 		return HOFF_OK;
 	}

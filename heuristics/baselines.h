@@ -18,6 +18,15 @@ hoff_status hoff_baseline_plan_within(const hoff_graph *g,
 				      int64_t limit_ps, hoff_sched **out,
 				      bool *over, hoff_err *e);
 
+/* As hoff_baseline_plan_within; with whole, a plan whose floor passes
+ * limit_ps past three quarters of the ops goes on to the end all the
+ * same (*out set, *over true: where hoff_baseline_plan_within would have
+ * stopped). */
+hoff_status hoff_baseline_plan_over(const hoff_graph *g,
+				    const hoff_policy_opts *o, int64_t limit_ps,
+				    bool whole, hoff_sched **out, bool *over,
+				    hoff_err *e);
+
 /* The layer of op k: its `layer` field, else the N of an id prefix
  * "layers.N." (or "layer.N.", "h.N.", "blocks.N."), else HOFF_NONE. */
 int64_t hoff_op_layer(const hoff_graph *g, int32_t k);

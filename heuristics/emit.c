@@ -53,8 +53,12 @@ static void push(hoff_emit *m, hoff_step_kind kind, int32_t id, int32_t tier)
 	    hoff_sched_push(m->s, kind, id, tier) != HOFF_OK)
 		m->st = HOFF_ENOMEM;
 	hoff_step st = {.id = id, .tier = (int16_t)tier, .kind = (uint8_t)kind};
-	if (hoff_floor_step(&m->floor, m->g, &st) > m->limit_ps)
+	/* (no floor to keep without a limit: none passes INT64_MAX) */
+	if (m->limit_ps != INT64_MAX &&
+	    hoff_floor_step(&m->floor, m->g, &st) > m->limit_ps && !m->over) {
 		m->over = true;
+		m->over_at = m->next_op;
+	}
 }
 
 void hoff_emit_op(hoff_emit *m, int32_t k)

@@ -32,10 +32,16 @@ typedef struct hoff_emit {
 	int16_t store_tier; /* tier for tensors homed on the device */
 	hoff_status st;
 	/* The schedule's floor so far; over once it passes limit_ps (set
-	 * it after hoff_emit_init; INT64_MAX there), for a policy to stop. */
+	 * it after hoff_emit_init; INT64_MAX there, and then not kept), for
+	 * a policy to stop. */
 	hoff_floor floor;
 	int64_t limit_ps;
 	bool over;
+	/* plan in full all the same when over comes past three quarters
+	 * of the ops (over_at: the next op then), where the rest costs
+	 * little */
+	bool go_on;
+	int32_t over_at;
 	/* (v2) (ntensors) or NULL (the default): how many recompute steps
 	 * still to be written read each tensor; a tensor some later
 	 * recompute reads stays resident (rule 6). The caller owns it and

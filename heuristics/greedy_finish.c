@@ -127,18 +127,21 @@ hoff_status greedy_refine_best(grun *r, hoff_err *e)
 	return st;
 }
 
-/* A copy of s's steps and fields (caller frees); NULL on OOM. */
-static hoff_sched *sched_copy(const hoff_sched *s)
+hoff_sched *greedy_sched_copy(const hoff_sched *s)
 {
 	hoff_sched *d = hoff_sched_new();
 	if (!d)
 		return NULL;
-	for (int64_t k = 0; k < s->nsteps; k++)
-		if (hoff_sched_push(d, s->step[k].kind, s->step[k].id,
-				    s->step[k].tier) != HOFF_OK) {
+	if (s->nsteps > 0) {
+		if (!(d->step =
+			      hoff_alloc((size_t)s->nsteps, sizeof *d->step))) {
 			hoff_sched_free(d);
 			return NULL;
 		}
+		memcpy(d->step, s->step, (size_t)s->nsteps * sizeof *d->step);
+		d->nsteps = s->nsteps;
+		d->cap = (size_t)s->nsteps;
+	}
 	d->version = s->version;
 	d->budget_bytes = s->budget_bytes;
 	d->has_summary = s->has_summary;
@@ -164,7 +167,7 @@ hoff_status greedy_keep_edge(grun *r, const hoff_judged *c, hoff_err *e)
 			   (c->sum.peak_bytes == h->peak_bytes &&
 			    c->sum.makespan_ps >= h->makespan_ps))))
 		return HOFF_OK;
-	hoff_sched *s = sched_copy(c->s);
+	hoff_sched *s = greedy_sched_copy(c->s);
 	if (!s)
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	hoff_sched_free(r->edge.s);

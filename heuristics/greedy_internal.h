@@ -21,6 +21,7 @@
 #include "analysis.h"
 #include "candidates.h"
 #include "duplex_time.h"
+#include "greedy.h"
 #include "heap.h"
 #include "judged.h"
 #include "policy_opts.h"
@@ -115,6 +116,15 @@ typedef struct tried {
 	bool fits; /* some pass met the objective's constraint */
 } tried;
 
+/* The baselines' judged plans kept between runs on one graph (greedy.h's
+ * hoff_greedy_memo). */
+struct hoff_greedy_memo {
+	const hoff_graph *g;	     /* whose plans; NULL: empty */
+	hoff_judged j[GREEDY_NBASE]; /* .s NULL: none kept */
+	/* plans not judged: their floor passed the recording run's bound */
+	hoff_sched *over[GREEDY_NBASE];
+};
+
 /* One greedy run, from the portfolio to the report. */
 typedef struct grun {
 	const hoff_graph *g;
@@ -135,6 +145,9 @@ typedef struct grun {
 	bool wait[GREEDY_NBASE]; /* baselines not yet planned in full */
 	int64_t hi, lo;		 /* the first target; the op floor */
 	tried t0;		 /* what the first target reached */
+	/* o->memo when this run records its baselines' plans in it (rec)
+	 * or takes them from it (take, the memo of g); else NULL */
+	hoff_greedy_memo *rec, *take;
 } grun;
 
 /* greedy_plan.c */
@@ -189,6 +202,8 @@ int64_t greedy_bound_ps(double x, int64_t lb_ps);
 hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
 			 const char *source, int64_t *T, hoff_sim_ws *ws,
 			 hoff_err *e);
+/* Whether c beats b under go (what greedy_keep keeps). */
+bool greedy_better(const hoff_judged *c, const hoff_judged *b, goal go);
 /* Keeps the better of *best and c under go; frees the other. */
 void greedy_keep(hoff_judged *best, hoff_judged *c, goal go);
 /* Plans, emits and judges one target `passes` times; see the file. */
@@ -217,6 +232,8 @@ hoff_status greedy_overhead_run(const hoff_graph *g, const hoff_policy_opts *o,
 				hoff_policy_report *rep, hoff_err *e);
 
 /* greedy_finish.c */
+/* A copy of s's steps and fields (caller frees); NULL on OOM. */
+hoff_sched *greedy_sched_copy(const hoff_sched *s);
 /* The fastest plan under r->go.cap, unless no plan can reach it. */
 hoff_status greedy_fit_cap(grun *r, hoff_err *e);
 /* Refines r->best on the simulator (refine.c); the result competes. */

@@ -3,7 +3,11 @@
  * returns worse than they; they are planned and simulated beside
  * greedy's own set-up (greedy_plan_init) and, in overhead mode, its
  * first target (the no-offload peak), then kept in a fixed order, so the
- * result does not depend on the number of threads.
+ * result does not depend on the number of threads. A memo
+ * (hoff_greedy_memo) carries the baselines' plans from one run to the
+ * next on the same graph: cmd_plan's fit under the device, after an
+ * overhead-mode run whose least peak is over it, plans none of them again
+ * (a million ops: four plans and simulations).
  * requires a finished graph; leaves a grun that greedy_close frees,
  * whatever it returns. */
 #include <math.h>
@@ -63,6 +67,67 @@ static hoff_status run_init(grun *r, hoff_err *e)
 	return HOFF_OK;
 }
 
+hoff_greedy_memo *hoff_greedy_memo_new(void)
+{
+	return calloc(1, sizeof(hoff_greedy_memo));
+}
+
+int hoff_greedy_memo_plans(const hoff_greedy_memo *m)
+{
+	int n = 0;
+	for (int i = 0; i < GREEDY_NBASE; i++)
+		n += m->j[i].s || m->over[i];
+	return n;
+}
+
+void hoff_greedy_memo_free(hoff_greedy_memo *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < GREEDY_NBASE; i++) {
+		hoff_judged_free(&m->j[i]);
+		hoff_sched_free(m->over[i]);
+	}
+	free(m);
+}
+
+/* Whether the memo run r takes from holds every baseline's plan. */
+static bool memo_full(const grun *r)
+{
+	for (int i = 0; r->take && i < GREEDY_NBASE; i++)
+		if (!r->take->j[i].s && !r->take->over[i])
+			return false;
+	return r->take != NULL;
+}
+
+/* Baseline i's plan that r's memo keeps unjudged, taken out; or NULL. */
+static hoff_sched *memo_unjudged(grun *r, int i)
+{
+	hoff_greedy_memo *m = r->rec ? r->rec : r->take;
+	hoff_sched *s = m ? m->over[i] : NULL;
+	if (s)
+		m->over[i] = NULL;
+	return s;
+}
+
+/* Hands baseline i's judged plan c to run r: it competes for r->best
+ * (greedy_keep), and the memo being recorded keeps it, a copy where it
+ * wins (none kept when the copy fails: the next run plans it again). */
+static void keep_baseline(grun *r, int i, hoff_judged *c)
+{
+	hoff_greedy_memo *m = r->rec;
+	if (m && c->s && !m->j[i].s) {
+		m->j[i] = *c;
+		if (!greedy_better(c, &r->best, r->go)) {
+			c->s = NULL; /* it loses: the memo's now */
+			return;
+		}
+		m->j[i].s = greedy_sched_copy(c->s);
+		m->j[i].start = NULL;
+	}
+	greedy_keep(&r->best, c, r->go);
+}
+
 /* What the fan-out's tasks leave. */
 typedef struct fanout {
 	hoff_judged bc[GREEDY_NBASE]; /* the baselines, judged */
@@ -70,6 +135,38 @@ typedef struct fanout {
 	hoff_status st[GREEDY_NBASE + 1];
 	hoff_err e[GREEDY_NBASE + 1];
 } fanout;
+
+/* Baseline i for the fan-out, judged into f->bc[i], or left waiting
+ * (r->wait[i]) when its floor passes limit_ps (INT64_MAX: never); taken
+ * from the memo where it holds the plan. A run that records plans a
+ * waiting baseline in full all the same, into the memo: its floor passes
+ * the bound late (a million ops: after 93% of the ops), and the next run,
+ * cmd_plan's fit under the device, judges it instead of planning it. */
+static void fan_baseline(grun *r, fanout *f, int i, int64_t limit_ps)
+{
+	const hoff_graph *g = r->g;
+	hoff_greedy_memo *t = r->take;
+	if (t && t->j[i].s) { /* judged by a run before */
+		f->bc[i] = t->j[i];
+		t->j[i] = (hoff_judged){0};
+		return;
+	}
+	hoff_sched *s = limit_ps == INT64_MAX ? memo_unjudged(r, i) : NULL;
+	bool over = false;
+	if (!s)
+		f->st[i] = hoff_baseline_plan_over(g, &r->bopt[i], limit_ps,
+						   r->rec != NULL, &s, &over,
+						   &f->e[i]);
+	if (over) {
+		if (r->rec)
+			r->rec->over[i] = s;
+		r->wait[i] = true;
+		return;
+	}
+	if (f->st[i] == HOFF_OK)
+		f->st[i] = greedy_judge(g, s, &f->bc[i], base[i].name, NULL,
+					NULL, &f->e[i]);
+}
 
 /* Independent work, in parallel: greedy's own set-up and, when it
  * searches for the smallest peak, its first target (task GREEDY_NBASE,
@@ -89,8 +186,8 @@ static void fan_out(grun *r, fanout *f, bool may_wait, bool big)
 	int64_t aim_ps = r->go.bound != HOFF_NONE ? 0 : r->an->lower_bound_ps;
 	/* A big plan's set-up runs first, on every thread (its passes split
 	 * the tensors), when the baselines stop early (their floor passes
-	 * the bound); else beside the baselines. */
-	bool init_first = big && may_wait;
+	 * the bound) or come from the memo; else beside the baselines. */
+	bool init_first = big && (may_wait || memo_full(r));
 	const int nb = GREEDY_NBASE;
 	f->st[nb] = init_first ? greedy_plan_init(&r->pl, g, aim_ps, &f->e[nb])
 			       : HOFF_OK;
@@ -117,21 +214,10 @@ static void fan_out(grun *r, fanout *f, bool may_wait, bool big)
 							     &f->e[i]);
 			continue;
 		}
-		hoff_sched *s = NULL;
-		bool over = false;
-		f->st[i] = hoff_baseline_plan_within(
-			g, &r->bopt[i],
-			may_wait && big && base[i].kind != HOFF_POLICY_NONE
-				? r->go.bound
-				: INT64_MAX,
-			&s, &over, &f->e[i]);
-		if (over) {
-			r->wait[i] = true;
-			continue;
-		}
-		if (f->st[i] == HOFF_OK)
-			f->st[i] = greedy_judge(g, s, &f->bc[i], base[i].name,
-						NULL, NULL, &f->e[i]);
+		fan_baseline(r, f, i,
+			     may_wait && big && base[i].kind != HOFF_POLICY_NONE
+				     ? r->go.bound
+				     : INT64_MAX);
 	}
 }
 
@@ -144,6 +230,13 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 	r->o = o;
 	r->rep = rep;
 	r->work = work;
+	hoff_greedy_memo *m = o->memo;
+	if (m && !m->g) { /* empty: this run records */
+		m->g = g;
+		r->rec = m;
+	} else if (m && m->g == g) {
+		r->take = m;
+	}
 	hoff_status st = run_init(r, e);
 	if (st != HOFF_OK)
 		return st;
@@ -183,7 +276,7 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 		if (st == HOFF_OK)
 			st = greedy_keep_edge(r, c, e);
 		if (st == HOFF_OK)
-			greedy_keep(&r->best, c, r->go);
+			keep_baseline(r, i, c);
 		hoff_sched_free(c->s);
 	}
 	if (st == HOFF_OK)
@@ -205,9 +298,10 @@ hoff_status greedy_resolve_baselines(grun *r, hoff_err *e)
 		st[i] = HOFF_OK;
 		if (!r->wait[i])
 			continue;
-		hoff_sched *s = NULL;
+		hoff_sched *s = memo_unjudged(r, i);
 		hoff_policy_name(&r->bopt[i], name[i], sizeof name[i]);
-		st[i] = hoff_baseline_plan(g, &r->bopt[i], &s, &ce[i]);
+		if (!s)
+			st[i] = hoff_baseline_plan(g, &r->bopt[i], &s, &ce[i]);
 		if (st[i] == HOFF_OK)
 			st[i] = greedy_judge(g, s, &c[i], name[i], NULL, NULL,
 					     &ce[i]);
@@ -232,7 +326,7 @@ hoff_status greedy_resolve_baselines(grun *r, hoff_err *e)
 		if (first == HOFF_OK)
 			first = greedy_keep_edge(r, &c[i], e);
 		if (first == HOFF_OK)
-			greedy_keep(&r->best, &c[i], r->go);
+			keep_baseline(r, i, &c[i]);
 		hoff_sched_free(c[i].s);
 		c[i].s = NULL;
 	}

@@ -54,8 +54,7 @@ hoff_status greedy_judge(const hoff_graph *g, hoff_sched *s, hoff_judged *c,
 	return HOFF_OK;
 }
 
-/* Whether c beats b under go. */
-static bool better(const hoff_judged *c, const hoff_judged *b, goal go)
+bool greedy_better(const hoff_judged *c, const hoff_judged *b, goal go)
 {
 	if (!c->legal)
 		return false;
@@ -85,7 +84,7 @@ static bool better(const hoff_judged *c, const hoff_judged *b, goal go)
 
 void greedy_keep(hoff_judged *best, hoff_judged *c, goal go)
 {
-	if (better(c, best, go)) {
+	if (greedy_better(c, best, go)) {
 		hoff_sched_free(best->s);
 		*best = *c;
 	} else {

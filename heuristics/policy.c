@@ -24,8 +24,10 @@ hoff_status hoff_policy_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (st != HOFF_OK)
 		return st;
 	if (o->recompute && o->kind != HOFF_POLICY_CHECKPOINT &&
-	    o->kind != HOFF_POLICY_CHECKPOINT_REACTIVE)
+	    o->kind != HOFF_POLICY_CHECKPOINT_REACTIVE) {
+		po.memo = NULL; /* its runs plan other graphs, some at once */
 		return hoff_recompute_run(g, &po, out, rep, e);
+	}
 	st = hoff_plan_without_recompute(g, &po, out, rep, e);
 	if (st != HOFF_OK || o->kind == HOFF_POLICY_GREEDY)
 		return st;

@@ -9,6 +9,7 @@
 #include "sched.h"
 
 struct hoff_analysis;
+struct hoff_greedy_memo;
 
 typedef enum hoff_policy_kind {
 	HOFF_POLICY_NONE = 0,  /* everything resident; tier-homed tensors
@@ -36,6 +37,9 @@ typedef struct hoff_policy_opts {
 	/* (v2) also plan with recomputation (greedy_recompute.h); false
 	 * (the default): plans as before, byte for byte */
 	bool recompute;
+	/* greedy: the baselines' plans kept between runs on one graph
+	 * (greedy.h), or NULL (the default); unused with recompute */
+	struct hoff_greedy_memo *memo;
 } hoff_policy_opts;
 
 typedef struct hoff_policy_report {

@@ -98,9 +98,15 @@ uint32_t hoff_strmap_hash(const char *key)
 
 int32_t hoff_strmap_get(const hoff_strmap *m, const char *key)
 {
+	return m->cap == 0 ? HOFF_NONE
+			   : hoff_strmap_get_hashed(m, key, hash_str(key));
+}
+
+int32_t hoff_strmap_get_hashed(const hoff_strmap *m, const char *key,
+			       uint32_t h)
+{
 	if (m->cap == 0)
 		return HOFF_NONE;
-	uint32_t h = hash_str(key);
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		const hoff_strslot *sl = &m->slot[i];
 		if (!sl->key)

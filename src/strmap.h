@@ -35,6 +35,9 @@ void hoff_strpool_free(hoff_strpool *p);
 
 /* Returns the id of key, or HOFF_NONE. */
 int32_t hoff_strmap_get(const hoff_strmap *m, const char *key);
+/* As hoff_strmap_get, for a key whose hoff_strmap_hash is h. */
+int32_t hoff_strmap_get_hashed(const hoff_strmap *m, const char *key,
+			       uint32_t h);
 /* Hints that key will be looked up soon (loads its slot's cache line), so
  * that a reader resolving several names overlaps their memory misses. */
 void hoff_strmap_prefetch(const hoff_strmap *m, const char *key);

@@ -892,6 +892,36 @@ static void test_input_limit(void **state)
 	assert_true(HOFF_MAX_INPUT_BYTES == (size_t)4 << 30);
 }
 
+/* A NUL byte anywhere in a graph file is "byte N is NUL", whatever else
+ * is wrong there: in a string, between tokens, after the top-level
+ * object (the reader looks for it only once a parse failed). */
+static void test_nul_in_file(void **state)
+{
+	(void)state;
+	const char *t = tu_example_graph;
+	size_t n = strlen(t);
+	size_t at[] = {1, (size_t)(strchr(t, '"') - t) + 2, n / 2, n - 1, n};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+		char path[] = "/tmp/hoff-nul-XXXXXX";
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, t, at[k]), (ssize_t)at[k]);
+		assert_int_equal(write(fd, "", 1), 1); /* the NUL */
+		assert_int_equal(write(fd, t + at[k], n - at[k]),
+				 (ssize_t)(n - at[k]));
+		close(fd);
+		hoff_graph *g = (hoff_graph *)1;
+		hoff_err e = {{0}};
+		assert_int_equal(hoff_graph_read(path, &g, &e), HOFF_EINPUT);
+		assert_null(g);
+		char want[96];
+		snprintf(want, sizeof want,
+			 "%s: byte %zu is NUL: not JSON text", path, at[k]);
+		assert_string_equal(e.msg, want);
+		unlink(path);
+	}
+}
+
 /* Numbers read exactly as strtod reads them (the reader's fast path for
  * short decimals must agree), and print back to the same doubles. */
 static void test_numbers(void **state)
@@ -1212,6 +1242,7 @@ int main(void)
 		cmocka_unit_test(test_tier_capacity_exact),
 		cmocka_unit_test(test_many_inputs_linear),
 		cmocka_unit_test(test_input_limit),
+		cmocka_unit_test(test_nul_in_file),
 		cmocka_unit_test(test_v2_fields),
 		cmocka_unit_test(test_v2_duplex_one_and_tiny),
 		cmocka_unit_test(rej_v1_repeat),

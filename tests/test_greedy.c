@@ -16,6 +16,7 @@
 #include "budget_fit.h"
 #include "duplex_time.h"
 #include "issue_late.h"
+#include "greedy.h"
 #include "refine.h"
 #include "synth.h"
 #include "testutil_policy.h"
@@ -1296,6 +1297,77 @@ static void test_no_dead_end(void **state)
 	{                                                    \
 		fits[i].name, test_fit, NULL, NULL, &fits[i] \
 	}
+/* The same report and steps, field by field. */
+static void expect_same_plan(const hoff_sched *a, const hoff_policy_report *ra,
+			     const hoff_sched *b, const hoff_policy_report *rb)
+{
+	assert_true(hoff_sched_same_steps(a, b));
+	assert_int_equal(ra->feasible, rb->feasible);
+	assert_int_equal(ra->peak_bytes, rb->peak_bytes);
+	assert_int_equal(ra->makespan_ps, rb->makespan_ps);
+	assert_int_equal(ra->iterations, rb->iterations);
+	assert_int_equal(ra->none_peak_bytes, rb->none_peak_bytes);
+	assert_int_equal(ra->least_peak_bytes, rb->least_peak_bytes);
+	assert_string_equal(ra->least_source, rb->least_source);
+	assert_string_equal(ra->source, rb->source);
+}
+
+/* cmd_plan's fit under the device after an overhead-mode run over it
+ * (test_cli's test_plan_falls_back_to_device graph), with the
+ * baselines' plans kept from the first run in a memo: the memo records all
+ * four, the second run takes all four, and both runs give what they give
+ * without it. */
+static void test_memo_same_plans(void **state)
+{
+	(void)state;
+	hoff_synth_opts so = hoff_synth_defaults();
+	so.nops = 300;
+	so.shape = HOFF_SYNTH_TRAIN;
+	so.weights_on_host = true;
+	so.layers = 4;
+	so.memory_bytes = (int64_t)3 << 30;
+	hoff_graph *g = tu_synth(&so);
+	hoff_greedy_memo *m = hoff_greedy_memo_new();
+	assert_non_null(m);
+	hoff_policy_opts o = hoff_policy_defaults();
+	hoff_policy_report r0, r1, f0, f1;
+	hoff_sched *s0 = tu_run(g, &o, &r0);
+	o.memo = m;
+	hoff_sched *s1 = tu_run(g, &o, &r1);
+	expect_same_plan(s0, &r0, s1, &r1);
+	assert_true(r1.peak_bytes > g->device.memory_bytes);
+	assert_int_equal(hoff_greedy_memo_plans(m), 4);
+	o.budget_bytes = g->device.memory_bytes;
+	hoff_sched *t1 = tu_run(g, &o, &f1);
+	assert_int_equal(hoff_greedy_memo_plans(m), 0); /* all taken */
+	o.memo = NULL;
+	hoff_sched *t0 = tu_run(g, &o, &f0);
+	expect_same_plan(t0, &f0, t1, &f1);
+	assert_true(f1.feasible);
+	assert_true(f1.peak_bytes <= g->device.memory_bytes);
+	/* A memo of another graph is left alone. */
+	hoff_greedy_memo *m2 = hoff_greedy_memo_new();
+	assert_non_null(m2);
+	hoff_graph *h = tu_graph(only_slow_fits);
+	hoff_policy_report rh, r2;
+	o = hoff_policy_defaults();
+	o.memo = m2;
+	hoff_sched *u = tu_run(h, &o, &rh);
+	assert_int_equal(hoff_greedy_memo_plans(m2), 4);
+	hoff_sched_free(u);
+	u = tu_run(g, &o, &r2);
+	assert_int_equal(hoff_greedy_memo_plans(m2), 4);
+	expect_same_plan(s0, &r0, u, &r2);
+	hoff_sched_free(u);
+	hoff_graph_free(h);
+	hoff_greedy_memo_free(m2);
+	hoff_greedy_memo_free(m);
+	hoff_sched_free(s0);
+	hoff_sched_free(s1);
+	hoff_sched_free(t0);
+	hoff_sched_free(t1);
+	hoff_graph_free(g);
+}
 
 int main(void)
 {
@@ -1332,6 +1404,7 @@ int main(void)
 		FIT_TEST(4),
 		cmocka_unit_test(test_issue_late),
 		cmocka_unit_test(test_no_dead_end),
+		cmocka_unit_test(test_memo_same_plans),
 	};
 	/* TG_FILTER=test_name runs one test (timing one under the
 	 * sanitizers) */

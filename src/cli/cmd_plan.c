@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "fileio.h"
 #include "graph_json.h"
+#include "greedy.h"
 #include "pipeline.h"
 #include "policy.h"
 #include "sim.h"
@@ -105,6 +106,13 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 	plan_ctx *c = ctx;
 	c->po.budget_bytes = p->budget_bytes;
 	c->po.analysis = &p->an;
+	/* The fit under the device below would plan greedy's baselines
+	 * again: the first run keeps them (NULL on OOM: planned again). */
+	hoff_greedy_memo *memo = NULL;
+	if (c->po.kind == HOFF_POLICY_GREEDY &&
+	    c->po.budget_bytes == HOFF_NONE && !c->po.recompute)
+		memo = hoff_greedy_memo_new();
+	c->po.memo = memo;
 	hoff_status st = hoff_policy_run(p->g, &c->po, &p->s, &c->rep, e);
 	/* (not when greedy's floor, what one op needs, is over the device:
 	 * nothing fits it, said so in the report) */
@@ -112,7 +120,7 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 	    c->po.budget_bytes != HOFF_NONE ||
 	    c->rep.peak_bytes <= p->g->device.memory_bytes ||
 	    c->rep.floor_bytes > p->g->device.memory_bytes)
-		return st;
+		goto out;
 	hoff_policy_opts fo = c->po;
 	fo.budget_bytes = p->g->device.memory_bytes;
 	hoff_sched *fs = NULL;
@@ -126,6 +134,9 @@ static hoff_status plan_policy(hoff_pipeline *p, void *ctx, hoff_err *e)
 	} else {
 		hoff_sched_free(fs);
 	}
+out:
+	c->po.memo = NULL;
+	hoff_greedy_memo_free(memo);
 	return st;
 }
 
