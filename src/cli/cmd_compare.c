@@ -18,15 +18,6 @@
 #include "ilp.h"
 #include "sim.h"
 
-const char *const hoff_usage_compare =
-	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
-	"                [--time-limit S] [--gap G] [--json] [...]\n"
-	"\n"
-	"Runs greedy and the exact scheduler on GRAPH and prints, side by\n"
-	"side, the objective (total stall under a budget, else the peak),\n"
-	"the exact solver's bound, each one's gap to it, the simulated peak\n"
-	"and makespan, and the time each took. Options as hoffopt --exact.\n";
-
 int hoff_cmd_compare(int argc, char **argv)
 {
 	xopts x;

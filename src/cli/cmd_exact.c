@@ -68,6 +68,17 @@ const char *const hoff_usage_exact =
 	"Exit codes: 0 ok, 1 infeasible or over the device's memory_bytes\n"
 	"(nothing is written), 2 bad input or usage, 3 internal error (a bug).\n";
 
+/* compare's usage sits here, beside exact's, as the option parser
+ * below prints both: cmd_compare.c calls into this file, never back. */
+const char *const hoff_usage_compare =
+	"usage: hoffopt compare GRAPH [--budget B | --max-overhead X]\n"
+	"                [--time-limit S] [--gap G] [--json] [...]\n"
+	"\n"
+	"Runs greedy and the exact scheduler on GRAPH and prints, side by\n"
+	"side, the objective (total stall under a budget, else the peak),\n"
+	"the exact solver's bound, each one's gap to it, the simulated peak\n"
+	"and makespan, and the time each took. Options as hoffopt --exact.\n";
+
 /* compare takes the same options less the outputs of a schedule. */
 #define XOPTS_COMMON                                                  \
 	HOFF_FLAG("--quiet", xopts, quiet),                           \
