@@ -21,7 +21,6 @@
 #include "analysis.h"
 #include "candidates.h"
 #include "duplex_time.h"
-#include "greedy.h"
 #include "heap.h"
 #include "judged.h"
 #include "policy_opts.h"
@@ -147,7 +146,7 @@ typedef struct grun {
 	tried t0;		 /* what the first target reached */
 	/* o->memo when this run records its baselines' plans in it (rec)
 	 * or takes them from it (take, the memo of g); else NULL */
-	hoff_greedy_memo *rec, *take;
+	struct hoff_greedy_memo *rec, *take;
 } grun;
 
 /* greedy_plan.c */

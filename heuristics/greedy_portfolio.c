@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "baselines.h"
+#include "greedy.h"
 #include "greedy_internal.h"
 
 static const struct {
