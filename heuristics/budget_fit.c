@@ -62,500 +62,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "candidates.h"
-#include "emit.h"
+#include "budget_plan.h"
 #include "issue_late.h"
-#include "sim.h"
 #include "sort.h"
-
-#define OFF	       (-2) /* a pick: the interval is not taken */
-#define NEVICT	       5    /* eviction moves tried per repair */
-#define NHOLD	       3    /* hold-back moves tried per repair */
-#define NVARIANTS      8    /* plans from other choices of repair, best kept */
-#define NSWAP	       2    /* stores swapped out per stall */
-#define NHOLD_STALL    4    /* hold-back moves tried per stall */
-#define NMOVES	       (2 + 4 * NEVICT + NHOLD)
-#define EXCHANGE_TRIES 48 /* simulations an exchange's repairs may spend */
-#define HOLD_BACK      16 /* boundaries before k's prefetch a hold-back looks */
-#define WAIT_BACK      16 /* ops before k a wait for k may go */
-#define WAIT_SMALL     1024 /* a wait's operand: at most budget / this */
-#define NARRAYS	       23   /* fit's per-interval and per-op arrays */
-
-/* A plan as the simulator judged it. */
-typedef struct look {
-	hoff_sched *s;
-	hoff_summary sum;
-	int64_t *start;	    /* (nops + 1) op starts, last: the last end */
-	int64_t *opmem;	    /* (nops) the most memory while op k runs */
-	int64_t over_bytes; /* over the budget at the first instant over */
-	int64_t over_ps;    /* that instant */
-	int32_t over_op;    /* first op starting at or after that instant;
-			       nops + 1 when it fits */
-	bool legal, fits;
-} look;
-
-/* One change to the decisions: interval i's pick to p (i HOFF_NONE:
- * none), and the wait before op fk set to fv (fk HOFF_NONE: none). */
-typedef struct move {
-	int32_t i, p;
-	int32_t fk;
-	uint8_t fv;
-} move;
-
-/* A plan's decisions, saved to go back to. */
-typedef struct saved {
-	int32_t *pick, *sat; /* (niv) */
-	uint8_t *fence;	     /* (nops + 1) */
-	int32_t changed;
-} saved;
-
-typedef struct fit {
-	const hoff_graph *g;
-	int32_t n;
-	int64_t budget;
-	hoff_cand *iv; /* (niv) by (a, t) */
-	int32_t niv;
-	int32_t *pick, *trial;	 /* (niv) */
-	int32_t *npick;		 /* (niv) scratch: the stream's picks */
-	int64_t *mem;		 /* (nops) scratch: the stream's memory */
-	saved xs, ss, ts;	 /* exchange's, swap_out's, and the
-				    stream's and wait_less's (which never
-				    nest) */
-	uint8_t *fence, *tfence; /* (nops + 1) a wait before op k */
-	int32_t *sat;		 /* (niv) where a taken interval's eviction
-				    is issued: 2q at boundary q before its
-				    wait, 2q + 1 after it (from 2a, the
-				    default, to 2 (pick - 1) + 1) */
-	int32_t *ev, *evq;	 /* (niv) scratch: evictions by boundary */
-	int32_t *wl, *wq;	 /* (niv) scratch: wait_less's stores */
-	int32_t *pf;		 /* (niv) scratch: prefetches by issue */
-	int32_t *b_off, *by_b;	 /* the intervals by consumer b */
-	int32_t *by_size;	 /* (niv) by bytes, largest first */
-	const int32_t *key;	 /* the picks pf is sorted by */
-	uint8_t *waitable;	 /* (nops) op k has a small operand that a
-				    wait before it may store and fetch */
-	hoff_sim_ws *ws;
-	int64_t work, limit; /* steps simulated, and the most allowed */
-	int32_t changed;     /* the earliest boundary a kept move changed */
-	bool by_cost;	     /* repairs that get past k: the faster first */
-	bool future;	     /* evictions scored on the excess to come */
-	bool timed;	     /* evictions scored by the time they free
-				their bytes, not by ops */
-	int32_t tabu;	     /* an interval repairs leave alone (HOFF_NONE) */
-	int32_t tried;
-	hoff_err *e;
-} fit;
-
-/* Interval indices by f->key, then boundary b, then start t (hoff_sort_ctx
- * with the fit as context). */
-static int by_pick(const void *x, const void *y, void *ctx)
-{
-	const fit *f = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	const hoff_cand *a = &f->iv[i], *b = &f->iv[j];
-	int32_t pa = f->key[i], pb = f->key[j];
-	if (pa != pb)
-		return pa < pb ? -1 : 1;
-	if (a->b != b->b)
-		return a->b < b->b ? -1 : 1;
-	return (a->t > b->t) - (a->t < b->t);
-}
-
-/* Interval indices, largest first, then by index (context: the fit). */
-static int by_bytes(const void *x, const void *y, void *ctx)
-{
-	const fit *f = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	int64_t a = f->iv[i].bytes, b = f->iv[j].bytes;
-	if (a != b)
-		return a > b ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
-/* Interval indices by f->key, then index (context: the fit). */
-static int by_key(const void *x, const void *y, void *ctx)
-{
-	const fit *f = ctx;
-	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-	if (f->key[i] != f->key[j])
-		return f->key[i] < f->key[j] ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
-/* Where taken interval i leaves under picks pick (2q: at boundary q
- * before its wait, 2q + 1: after it): f->sat[i] within [2a, 2 (pick[i] -
- * 1) + 1] (it is away for one op at least). */
-static int32_t leave_at(const fit *f, const int32_t *pick, int32_t i)
-{
-	int32_t h = f->sat[i], a = 2 * f->iv[i].a;
-	if (h > 2 * pick[i] - 1)
-		h = 2 * pick[i] - 1;
-	return h < a ? a : h;
-}
-
-/* The boundary of half-boundary position h (leave_at's). */
-static int32_t boundary_of(int32_t h)
-{
-	return h < 0 ? -1 : h / 2;
-}
-
-/* Whether interval i (taken) brings its tensor back for op k. */
-static bool fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
-{
-	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
-		int32_t i = f->by_b[u];
-		if (f->iv[i].t == t && pick[i] != OFF)
-			return true;
-	}
-	return false;
-}
-
-/* The wait before op k: its smallest input or update that is resident,
- * dirty and may move, stored and fetched back at once. None when op k
- * has no such operand. */
-static void wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k)
-{
-	const hoff_graph *g = f->g;
-	int32_t best = HOFF_NONE;
-	for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
-		const int32_t *lst;
-		int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
-		for (int64_t j = 0; j < nl; j++) {
-			int32_t t = lst[j];
-			const hoff_tensor *x = &g->tensor[t];
-			if (!m->on[t] || m->copy[t] != HOFF_NONE ||
-			    !hoff_tensor_offload(x) ||
-			    fetched_for(f, pick, t, k))
-				continue;
-			if (x->producer == HOFF_NONE && x->home != HOFF_DEVICE)
-				continue;
-			if (m->store_tier == HOFF_NONE)
-				continue;
-			if (best == HOFF_NONE ||
-			    x->bytes < g->tensor[best].bytes ||
-			    (x->bytes == g->tensor[best].bytes && t < best))
-				best = t;
-		}
-	}
-	if (best != HOFF_NONE && hoff_emit_evict(m, best))
-		hoff_emit_prefetch(m, best);
-}
-
-/* The schedule of decisions pick and waits fence; NULL on OOM. At each
- * boundary: the evictions, the prefetches by issue (earliest consumer
- * first), then the wait for the next op. */
-static hoff_sched *emit(fit *f, const int32_t *pick, const uint8_t *fence)
-{
-	const hoff_graph *g = f->g;
-	hoff_emit m;
-	if (hoff_emit_init(&m, g, "greedy") != HOFF_OK)
-		return NULL;
-	int32_t np = 0;
-	for (int32_t i = 0; i < f->niv; i++)
-		if (pick[i] != OFF && f->iv[i].b < f->n)
-			f->pf[np++] = i;
-	f->key = pick;
-	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
-	/* the evictions by where they leave, then by (a, t): with none
-	 * left late, the intervals' own order */
-	int32_t ne = 0;
-	bool late = false;
-	for (int32_t i = 0; i < f->niv; i++) {
-		if (pick[i] == OFF || f->iv[i].kind == HOFF_CAND_START)
-			continue;
-		f->evq[i] = leave_at(f, pick, i);
-		late = late || f->evq[i] != 2 * f->iv[i].a;
-		f->ev[ne++] = i;
-	}
-	if (late) {
-		f->key = f->evq;
-		hoff_sort_ctx(f->ev, (size_t)ne, sizeof *f->ev, by_key, f);
-	}
-	int32_t ie = 0, ip = 0;
-	for (int32_t q = -1; q < f->n; q++) {
-		if (q >= 0)
-			hoff_emit_op(&m, q);
-		for (; ie < ne && f->evq[f->ev[ie]] <= 2 * q; ie++)
-			hoff_emit_evict(&m, f->iv[f->ev[ie]].t);
-		for (; ip < np && pick[f->pf[ip]] <= q; ip++)
-			hoff_emit_prefetch(&m, f->iv[f->pf[ip]].t);
-		if (q + 1 < f->n && fence[q + 1])
-			wait_at(f, &m, pick, q + 1);
-		for (; ie < ne && f->evq[f->ev[ie]] <= 2 * q + 1; ie++)
-			hoff_emit_evict(&m, f->iv[f->ev[ie]].t);
-	}
-	return hoff_emit_finish(&m);
-}
-
-static void look_free(look *l)
-{
-	hoff_sched_free(l->s);
-	free(l->start);
-	free(l->opmem);
-	memset(l, 0, sizeof *l);
-}
-
-/* Simulates s (taken) into *l; HOFF_ENOMEM or the simulator's error. */
-static hoff_status judge(fit *f, hoff_sched *s, look *l)
-{
-	hoff_sim_opts o = hoff_sim_defaults();
-	o.budget_bytes = INT64_MAX;
-	o.op_times = true;
-	o.timeline = true;
-	o.ws = f->ws;
-	hoff_sim_result r;
-	memset(l, 0, sizeof *l);
-	f->work += s->nsteps;
-	f->tried++;
-	hoff_status st = hoff_sim_run(f->g, s, &o, &r, f->e);
-	if (st != HOFF_OK) {
-		hoff_sched_free(s);
-		return st;
-	}
-	l->s = s;
-	l->sum = r.summary;
-	l->legal = r.valid;
-	l->start = r.op_start_ps;
-	r.op_start_ps = NULL;
-	l->over_op = f->n + 1;
-	l->opmem = hoff_zalloc((size_t)f->n + 1, sizeof *l->opmem);
-	if (!l->opmem) {
-		hoff_sim_result_free(&r);
-		look_free(l);
-		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
-	}
-	for (size_t x = 0, k = 0; x < r.tl.nmem; x++) {
-		/* op k's from the end of op k - 1 to its own: the stall
-		 * before it (waiting for what a boundary issued) included,
-		 * as a prefetch issued after op p covers ops p + 1 on */
-		while (k + 1 < (size_t)f->n &&
-		       r.tl.mem[x].t_ps >= l->start[k] + f->g->op[k].time_ps)
-			k++;
-		if (r.tl.mem[x].bytes > l->opmem[k])
-			l->opmem[k] = r.tl.mem[x].bytes;
-	}
-	for (size_t x = 0; x < r.tl.nmem; x++) {
-		if (r.tl.mem[x].bytes <= f->budget)
-			continue;
-		int64_t t = r.tl.mem[x].t_ps;
-		l->over_ps = t;
-		l->over_bytes = r.tl.mem[x].bytes - f->budget;
-		int32_t lo = 0, hi = f->n; /* first op starting at or after t */
-		while (lo < hi) {
-			int32_t mid = lo + (hi - lo) / 2;
-			if (l->start[mid] >= t)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		l->over_op = lo;
-		break;
-	}
-	l->fits = l->legal && l->over_op > f->n;
-	hoff_sim_result_free(&r);
-	return HOFF_OK;
-}
-
-/* Phase 1's order: fits, then the first instant over the budget later,
- * then less over there, then faster. */
-static bool closer(const look *a, const look *b)
-{
-	if (!a->legal)
-		return false;
-	if (!b->legal)
-		return true;
-	if (a->over_op != b->over_op)
-		return a->over_op > b->over_op;
-	if (!a->fits && a->over_bytes != b->over_bytes)
-		return a->over_bytes < b->over_bytes;
-	return a->sum.makespan_ps < b->sum.makespan_ps;
-}
-
-/* Among the repairs at op k: closer; with f->by_cost, of two that both
- * get past k, the faster (the least cost in stall). */
-static bool cheaper(const fit *f, const look *a, const look *b, int32_t k)
-{
-	if (f->by_cost && a->legal && b->legal && a->over_op > k &&
-	    b->over_op > k && a->fits == b->fits)
-		return a->sum.makespan_ps < b->sum.makespan_ps;
-	return closer(a, b);
-}
-
-/* Phase 2's order: fits, then faster, then a lower peak. */
-static bool faster(const look *a, const look *b)
-{
-	if (!a->fits)
-		return false;
-	if (!b->fits)
-		return true;
-	if (a->sum.makespan_ps != b->sum.makespan_ps)
-		return a->sum.makespan_ps < b->sum.makespan_ps;
-	return a->sum.peak_bytes < b->sum.peak_bytes;
-}
-
-/* The plan with move mv applied, emitted and judged into *l. */
-static hoff_status try_move(fit *f, move mv, look *l)
-{
-	memcpy(f->trial, f->pick, (size_t)f->niv * sizeof *f->trial);
-	memcpy(f->tfence, f->fence, (size_t)f->n + 1);
-	if (mv.i != HOFF_NONE)
-		f->trial[mv.i] = mv.p;
-	if (mv.fk != HOFF_NONE)
-		f->tfence[mv.fk] = mv.fv;
-	hoff_sched *s = emit(f, f->trial, f->tfence);
-	if (!s)
-		return hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
-	return judge(f, s, l);
-}
-
-static void apply(fit *f, move mv)
-{
-	int32_t at = HOFF_NONE;
-	if (mv.i != HOFF_NONE) {
-		int32_t old = f->pick[mv.i], a = f->iv[mv.i].a;
-		at = old == OFF || mv.p == OFF ? a : old < mv.p ? old : mv.p;
-	}
-	if (mv.fk != HOFF_NONE && (at == HOFF_NONE || mv.fk - 1 < at))
-		at = mv.fk - 1;
-	if (at != HOFF_NONE && at < f->changed)
-		f->changed = at;
-	if (mv.i != HOFF_NONE && f->pick[mv.i] == OFF)
-		f->sat[mv.i] = 2 * f->iv[mv.i].a; /* newly taken: at once */
-	if (mv.i != HOFF_NONE)
-		f->pick[mv.i] = mv.p;
-	if (mv.fk != HOFF_NONE)
-		f->fence[mv.fk] = mv.fv;
-}
-
-/* Saves f's decisions into *s. */
-static void save(const fit *f, saved *s)
-{
-	memcpy(s->pick, f->pick, (size_t)f->niv * sizeof *f->pick);
-	memcpy(s->sat, f->sat, (size_t)f->niv * sizeof *f->sat);
-	memcpy(s->fence, f->fence, (size_t)f->n + 1);
-	s->changed = f->changed;
-}
-
-/* Puts back the decisions saved in *s. */
-static void restore(fit *f, const saved *s)
-{
-	memcpy(f->pick, s->pick, (size_t)f->niv * sizeof *f->pick);
-	memcpy(f->sat, s->sat, (size_t)f->niv * sizeof *f->sat);
-	memcpy(f->fence, s->fence, (size_t)f->n + 1);
-	f->changed = s->changed;
-}
-
-/* *l in *cur's place when it fits and is faster (1), else freed (0). */
-static int take_faster(look *l, look *cur)
-{
-	if (!faster(l, cur)) {
-		look_free(l);
-		return 0;
-	}
-	look_free(cur);
-	*cur = *l;
-	return 1;
-}
-
-/* The op a wait for op k goes before: the latest of the WAIT_BACK ops up
- * to k with a small operand to store and fetch back (a wait's operand
- * counts twice while its store is queued); HOFF_NONE when none. */
-static int32_t wait_op(const fit *f, int32_t k)
-{
-	for (int32_t j = k; j >= 1 && j > k - WAIT_BACK; j--)
-		if (f->waitable[j])
-			return j;
-	return HOFF_NONE;
-}
-
-/* The prefetch boundary of an interval taken for a repair: as late as
- * its consumer allows (phase 2 brings it earlier while the plan fits). */
-static int32_t late_pick(const fit *f, int32_t i)
-{
-	return f->iv[i].b >= f->n ? f->n - 1 : f->iv[i].b - 1;
-}
-
-/* The repair moves at cur's first instant over the budget, at op k:
- * into mv, returns how many. Over at k's start, a wait before k lets the
- * queued stores free their bytes first; over at the boundary before it
- * (prefetches issued there), a wait before op k - 1. */
-static int repairs(const fit *f, const look *cur, int32_t k, move *mv)
-{
-	int nm = 0, nf = 0;
-	int64_t x = cur->over_bytes;
-	int32_t wk[2];
-	int32_t w0 = wait_op(f, k);
-	int32_t w1 = cur->over_ps < cur->start[k] ? wait_op(f, k - 1)
-						  : HOFF_NONE;
-	if (w0 != HOFF_NONE && !f->fence[w0])
-		wk[nf++] = w0;
-	if (w1 != HOFF_NONE && w1 != w0 && !f->fence[w1])
-		wk[nf++] = w1;
-	for (int w = 0; w < nf; w++)
-		mv[nm++] = (move){HOFF_NONE, 0, wk[w], 1};
-	/* evictions over a gap around k, Belady's choice first: the most
-	 * of the excess (with f->future, the most to come before the
-	 * tensor's next use, M[j] from op k to op j) times the ops to it */
-	int64_t *M = f->mem;
-	for (int32_t j = k; j < f->n; j++) {
-		int64_t over = cur->opmem[j] - f->budget;
-		M[j] = j > k && M[j - 1] > over ? M[j - 1] : over;
-		if (M[j] < x)
-			M[j] = x;
-	}
-	int32_t top[NEVICT];
-	double score[NEVICT];
-	int nt = 0;
-	for (int32_t i = 0; i < f->niv; i++) {
-		const hoff_cand *c = &f->iv[i];
-		if (f->pick[i] != OFF || c->kind == HOFF_CAND_START ||
-		    c->a >= k || c->b <= k || i == f->tabu)
-			continue;
-		int32_t to = c->b < f->n ? c->b : f->n;
-		int64_t cap = f->future ? M[to - 1] : x;
-		double s = (double)(c->bytes < cap ? c->bytes : cap) * (to - k);
-		if (f->timed) {
-			/* the time its bytes are off the device, from when
-			 * its store ends (as if the queue were empty) */
-			int64_t free_at = cur->start[c->a + 1] + c->store_ps;
-			if (free_at < cur->start[k])
-				free_at = cur->start[k];
-			int64_t w = cur->start[to] - free_at;
-			s = (double)(c->bytes < cap ? c->bytes : cap) *
-			    (double)(w > 0 ? w : 0);
-		}
-		int at = nt < NEVICT ? nt++ : NEVICT;
-		while (at > 0 && s > score[at - 1]) {
-			if (at < NEVICT) {
-				top[at] = top[at - 1];
-				score[at] = score[at - 1];
-			}
-			at--;
-		}
-		if (at < NEVICT) {
-			top[at] = i;
-			score[at] = s;
-		}
-	}
-	for (int w = 0; w < nt; w++) {
-		int32_t i = top[w];
-		mv[nm++] = (move){i, late_pick(f, i), HOFF_NONE, 0};
-		for (int v = 0; v < nf && f->iv[i].kind == HOFF_CAND_DIRTY; v++)
-			mv[nm++] = (move){i, late_pick(f, i), wk[v], 1};
-	}
-	/* prefetches issued before k for a later op: after k instead */
-	int nh = 0;
-	for (int32_t x2 = 0; x2 < f->niv && nh < NHOLD; x2++) {
-		int32_t i = f->by_size[x2];
-		const hoff_cand *c = &f->iv[i];
-		if (f->pick[i] == OFF || c->b >= f->n || c->b <= k ||
-		    f->pick[i] >= k)
-			continue;
-		mv[nm++] = (move){i, k, HOFF_NONE, 0};
-		nh++;
-	}
-	return nm;
-}
 
 /* Phase 1: repairs at the first instant over the budget until the plan
  * fits, no move gets closer, or the work is spent. */
@@ -564,14 +73,14 @@ static hoff_status fit_phase(fit *f, look *cur)
 	move mv[NMOVES];
 	while (!cur->fits && cur->legal && f->work <= f->limit) {
 		int32_t k = cur->over_op < f->n ? cur->over_op : f->n - 1;
-		int nm = repairs(f, cur, k, mv);
+		int nm = bf_repairs(f, cur, k, mv);
 		look best = {0};
 		int took = -1;
 		for (int w = 0; w < nm; w++) {
 			look l;
-			hoff_status st = try_move(f, mv[w], &l);
+			hoff_status st = bf_try_move(f, mv[w], &l);
 			if (st != HOFF_OK) {
-				look_free(&best);
+				bf_look_free(&best);
 				return st;
 			}
 			/* an eviction whose store queues past an earlier op:
@@ -579,27 +88,27 @@ static hoff_status fit_phase(fit *f, look *cur)
 			int32_t wf = l.legal && l.over_op <= k &&
 						     mv[w].fk == HOFF_NONE &&
 						     mv[w].i != HOFF_NONE
-					     ? wait_op(f, l.over_op)
+					     ? bf_wait_op(f, l.over_op)
 					     : HOFF_NONE;
 			if (wf != HOFF_NONE && !f->fence[wf] && nm < NMOVES) {
 				mv[nm] = mv[w];
 				mv[nm].fk = wf;
 				mv[nm++].fv = 1;
 			}
-			if (took < 0 || cheaper(f, &l, &best, k)) {
-				look_free(&best);
+			if (took < 0 || bf_cheaper(f, &l, &best, k)) {
+				bf_look_free(&best);
 				best = l;
 				took = w;
 			} else {
-				look_free(&l);
+				bf_look_free(&l);
 			}
 		}
-		if (took < 0 || !closer(&best, cur)) {
-			look_free(&best);
+		if (took < 0 || !bf_closer(&best, cur)) {
+			bf_look_free(&best);
 			break;
 		}
-		apply(f, mv[took]);
-		look_free(cur);
+		bf_apply(f, mv[took]);
+		bf_look_free(cur);
 		*cur = best;
 	}
 	return HOFF_OK;
@@ -609,11 +118,11 @@ static hoff_status fit_phase(fit *f, look *cur)
 static int attempt(fit *f, move mv, look *cur, hoff_status *st)
 {
 	look l;
-	if ((*st = try_move(f, mv, &l)) != HOFF_OK)
+	if ((*st = bf_try_move(f, mv, &l)) != HOFF_OK)
 		return -1;
-	if (!take_faster(&l, cur))
+	if (!bf_take_faster(&l, cur))
 		return 0;
-	apply(f, mv);
+	bf_apply(f, mv);
 	return 1;
 }
 
@@ -645,26 +154,26 @@ static hoff_status repair_within(fit *f, look *l, int32_t tabu, int64_t tries,
 static int exchange(fit *f, move mv, look *cur, hoff_status *st)
 {
 	look l;
-	if ((*st = try_move(f, mv, &l)) != HOFF_OK)
+	if ((*st = bf_try_move(f, mv, &l)) != HOFF_OK)
 		return -1;
-	if (faster(&l, cur)) {
-		apply(f, mv);
-		return take_faster(&l, cur);
+	if (bf_faster(&l, cur)) {
+		bf_apply(f, mv);
+		return bf_take_faster(&l, cur);
 	}
 	if (!l.legal || l.fits || l.sum.makespan_ps >= cur->sum.makespan_ps) {
-		look_free(&l);
+		bf_look_free(&l);
 		return 0;
 	}
-	save(f, &f->xs);
-	apply(f, mv);
+	bf_save(f, &f->xs);
+	bf_apply(f, mv);
 	if ((*st = repair_within(f, &l, HOFF_NONE, EXCHANGE_TRIES, false)) !=
 	    HOFF_OK) {
-		look_free(&l);
+		bf_look_free(&l);
 		return -1;
 	}
-	if (take_faster(&l, cur))
+	if (bf_take_faster(&l, cur))
 		return 1;
-	restore(f, &f->xs);
+	bf_restore(f, &f->xs);
 	return 0;
 }
 
@@ -736,22 +245,22 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
 		if (f->work > f->limit)
 			break;
 		tried++;
-		save(f, &f->ss);
+		bf_save(f, &f->ss);
 		look l;
-		if ((*st = try_move(f, (move){i, OFF, HOFF_NONE, 0}, &l)) !=
+		if ((*st = bf_try_move(f, (move){i, OFF, HOFF_NONE, 0}, &l)) !=
 		    HOFF_OK)
 			return -1;
-		apply(f, (move){i, OFF, HOFF_NONE, 0});
+		bf_apply(f, (move){i, OFF, HOFF_NONE, 0});
 		*st = repair_within(f, &l, i, 2 * EXCHANGE_TRIES, true);
 		if (*st != HOFF_OK) {
-			look_free(&l);
+			bf_look_free(&l);
 			return -1;
 		}
-		if (take_faster(&l, cur)) {
+		if (bf_take_faster(&l, cur)) {
 			f->changed = -1;
 			return 1;
 		}
-		restore(f, &f->ss);
+		bf_restore(f, &f->ss);
 	}
 	return 0;
 }
@@ -760,7 +269,7 @@ static int swap_out(fit *f, int32_t k, look *cur, hoff_status *st)
  * the fit). */
 static int by_key_down(const void *x, const void *y, void *ctx)
 {
-	return by_key(y, x, ctx);
+	return bf_by_key(y, x, ctx);
 }
 
 /* Op k's wait: it waits for every store issued before it, also for those
@@ -777,7 +286,7 @@ static int wait_less(fit *f, int32_t k, look *cur, hoff_status *st)
 		if (f->pick[i] == OFF || f->iv[i].kind != HOFF_CAND_DIRTY ||
 		    f->pick[i] < k)
 			continue;
-		f->wq[i] = leave_at(f, f->pick, i);
+		f->wq[i] = bf_leave_at(f, f->pick, i);
 		if (f->wq[i] < after)
 			f->wl[nq++] = i;
 	}
@@ -787,23 +296,23 @@ static int wait_less(fit *f, int32_t k, look *cur, hoff_status *st)
 	int32_t done = 0;
 	for (int32_t m = 1; done < nq && f->work <= f->limit; m *= 2) {
 		int32_t to = m < nq ? m : nq;
-		save(f, &f->ts);
+		bf_save(f, &f->ts);
 		for (int32_t x = done; x < to; x++)
 			f->sat[f->wl[x]] = after;
-		hoff_sched *s = emit(f, f->pick, f->fence);
+		hoff_sched *s = bf_emit(f, f->pick, f->fence);
 		if (!s) {
 			*st = hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
 			return -1;
 		}
 		look l;
-		if ((*st = judge(f, s, &l)) != HOFF_OK)
+		if ((*st = bf_judge(f, s, &l)) != HOFF_OK)
 			return -1;
-		if (!take_faster(&l, cur)) {
-			restore(f, &f->ts);
+		if (!bf_take_faster(&l, cur)) {
+			bf_restore(f, &f->ts);
 			break;
 		}
 		for (int32_t x = done; x < to; x++) {
-			int32_t q = boundary_of(f->wq[f->wl[x]]);
+			int32_t q = bf_boundary_of(f->wq[f->wl[x]]);
 			if (q < f->changed)
 				f->changed = q;
 		}
@@ -868,7 +377,7 @@ static int stall_moves(fit *f, int32_t k, look *cur, hoff_status *st)
 /* Every taken prefetch issued as late as its link allows on cur's
  * timeline (issue_late.h): the same transfers at the same times, less
  * memory held before them, room that later moves may use. Kept when
- * faster (phase 2's order: a lower peak at the same makespan counts).
+ * bf_faster (phase 2's order: a lower peak at the same makespan counts).
  * 1 kept, 0 not, -1 on error. */
 static int issue_late(fit *f, look *cur, hoff_status *st)
 {
@@ -877,7 +386,7 @@ static int issue_late(fit *f, look *cur, hoff_status *st)
 		if (f->pick[i] != OFF && f->iv[i].b < f->n)
 			f->pf[np++] = i;
 	f->key = f->pick;
-	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, by_pick, f);
+	hoff_sort_ctx(f->pf, (size_t)np, sizeof *f->pf, bf_by_pick, f);
 	hoff_issue *p = hoff_alloc((size_t)np + 1, sizeof *p);
 	int64_t *fin = f->mem; /* op k's finish at fin[k + 1] */
 	if (!p) {
@@ -903,21 +412,21 @@ static int issue_late(fit *f, look *cur, hoff_status *st)
 	free(p);
 	if (!moved)
 		return 0;
-	hoff_sched *s = emit(f, f->trial, f->fence);
+	hoff_sched *s = bf_emit(f, f->trial, f->fence);
 	look l;
 	if (!s) {
 		*st = hoff_seterr(f->e, HOFF_ENOMEM, "out of memory");
 		return -1;
 	}
-	if ((*st = judge(f, s, &l)) != HOFF_OK)
+	if ((*st = bf_judge(f, s, &l)) != HOFF_OK)
 		return -1;
-	if (!faster(&l, cur)) {
-		look_free(&l);
+	if (!bf_faster(&l, cur)) {
+		bf_look_free(&l);
 		return 0;
 	}
 	memcpy(f->pick, f->trial, (size_t)f->niv * sizeof *f->pick);
 	f->changed = -1;
-	look_free(cur);
+	bf_look_free(cur);
 	*cur = l;
 	return 1;
 }
@@ -965,11 +474,11 @@ static int stream(fit *f, look *cur, hoff_status *st)
 	if (same)
 		return issue_late(f, cur, st);
 	/* as one move: the picks swapped in, then judged as an exchange */
-	save(f, &f->ts);
+	bf_save(f, &f->ts);
 	memcpy(f->pick, f->npick, (size_t)f->niv * sizeof *f->pick);
 	int r = exchange(f, (move){HOFF_NONE, 0, HOFF_NONE, 0}, cur, st);
 	if (r <= 0)
-		restore(f, &f->ts);
+		bf_restore(f, &f->ts);
 	else
 		f->changed = -1;
 	int r2 = r < 0 ? 0 : issue_late(f, cur, st);
@@ -1026,114 +535,6 @@ static hoff_status stall_phase(fit *f, look *cur)
 	return st;
 }
 
-/* f's arrays of an int32 an interval (into a32, returns how many) and
- * of a byte an op (into a8, NARRAYS less that many), as fit_init
- * allocates them and fit_free frees them. */
-static int arrays(fit *f, int32_t **a32[NARRAYS], uint8_t **a8[NARRAYS])
-{
-	int32_t **x32[] = {&f->pick,	&f->trial,   &f->pf,	 &f->by_b,
-			   &f->by_size, &f->npick,   &f->sat,	 &f->ev,
-			   &f->evq,	&f->wl,	     &f->wq,	 &f->xs.pick,
-			   &f->xs.sat,	&f->ss.pick, &f->ss.sat, &f->ts.pick,
-			   &f->ts.sat};
-	uint8_t **x8[] = {&f->fence,	&f->tfence,   &f->waitable,
-			  &f->xs.fence, &f->ss.fence, &f->ts.fence};
-	enum { N32 = sizeof x32 / sizeof *x32, N8 = sizeof x8 / sizeof *x8 };
-	_Static_assert(N32 + N8 == NARRAYS, "NARRAYS counts f's arrays");
-	memcpy(a32, x32, sizeof x32);
-	memcpy(a8, x8, sizeof x8);
-	return N32;
-}
-
-/* Allocates f's arrays and the candidates; HOFF_ENOMEM. */
-static hoff_status fit_init(fit *f, const hoff_graph *g, int64_t budget,
-			    int64_t work, hoff_err *e)
-{
-	memset(f, 0, sizeof *f);
-	f->g = g;
-	f->n = g->nops;
-	f->budget = budget;
-	f->limit = work;
-	f->e = e;
-	hoff_cand_rule rule = {.store_tier = hoff_best_tier(g),
-			       .small_below_bytes = 0};
-	size_t m;
-	hoff_status st = hoff_cand_list(g, &rule, &f->iv, &m, e);
-	if (st != HOFF_OK)
-		return st;
-	if (m > INT32_MAX / 2)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	f->niv = (int32_t)m;
-	if (m > 1) /* f->iv is NULL when there are none */
-		qsort(f->iv, m, sizeof *f->iv, hoff_cand_cmp_a_t);
-	size_t n = (size_t)g->nops;
-	int32_t **a32[NARRAYS];
-	uint8_t **a8[NARRAYS];
-	int n32 = arrays(f, a32, a8), n8 = NARRAYS - n32;
-	bool ok = true;
-	for (int x = 0; x < n32; x++)
-		ok = (*a32[x] = hoff_alloc(m + 1, sizeof **a32[x])) && ok;
-	for (int x = 0; x < n8; x++)
-		ok = (*a8[x] = hoff_zalloc(n + 1, 1)) && ok;
-	f->b_off = hoff_zalloc(n + 3, sizeof *f->b_off);
-	f->mem = hoff_alloc(n + 1, sizeof *f->mem);
-	f->ws = hoff_sim_ws_new();
-	if (!ok || !f->b_off || !f->mem || !f->ws)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	for (int32_t k = 0; k < g->nops; k++) {
-		for (int u = HOFF_USE_IN; u <= HOFF_USE_UPD; u++) {
-			const int32_t *lst;
-			int64_t nl = hoff_op_list(g, k, (hoff_use)u, &lst);
-			for (int64_t j = 0; j < nl; j++) {
-				const hoff_tensor *x = &g->tensor[lst[j]];
-				bool homed = x->producer == HOFF_NONE &&
-					     x->home != HOFF_DEVICE;
-				if (hoff_tensor_offload(x) && !homed &&
-				    x->bytes <= budget / WAIT_SMALL)
-					f->waitable[k] = 1;
-			}
-		}
-	}
-	for (int32_t i = 0; i < f->niv; i++) {
-		const hoff_cand *c = &f->iv[i];
-		/* (v2) a repeat graph's state goes home right after its
-		 * last use (rule 9), a pick no move undoes: left to the
-		 * end, its stores would queue behind the last op */
-		f->pick[i] = c->kind == HOFF_CAND_START	 ? c->b - 1
-			     : hoff_cand_goes_home(g, c) ? f->n - 1
-							 : OFF;
-		f->sat[i] = 2 * c->a;
-		f->by_size[i] = i;
-		f->b_off[c->b + 1]++;
-	}
-	for (size_t k = 0; k <= n; k++)
-		f->b_off[k + 1] += f->b_off[k];
-	int32_t *fill = hoff_alloc(n + 1, sizeof *fill);
-	if (!fill)
-		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	memcpy(fill, f->b_off, (n + 1) * sizeof *fill);
-	for (int32_t i = 0; i < f->niv; i++)
-		f->by_b[fill[f->iv[i].b]++] = i;
-	free(fill);
-	hoff_sort_ctx(f->by_size, m, sizeof *f->by_size, by_bytes, f);
-	return HOFF_OK;
-}
-
-static void fit_free(fit *f)
-{
-	int32_t **a32[NARRAYS];
-	uint8_t **a8[NARRAYS];
-	int n32 = arrays(f, a32, a8);
-	for (int x = 0; x < n32; x++)
-		free(*a32[x]);
-	for (int x = 0; x < NARRAYS - n32; x++)
-		free(*a8[x]);
-	free(f->iv);
-	free(f->b_off);
-	free(f->mem);
-	hoff_sim_ws_free(f->ws);
-}
-
 /* One variant of the plan: phases 1 and 2 from every tensor resident. */
 static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
 			   int64_t work, int v, hoff_fit_result *r, hoff_err *e)
@@ -1141,19 +542,19 @@ static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
 	memset(r, 0, sizeof *r);
 	fit f;
 	look cur = {0};
-	hoff_status st = fit_init(&f, g, budget_bytes, work, e);
+	hoff_status st = bf_fit_init(&f, g, budget_bytes, work, e);
 	f.by_cost = v & 1;
 	f.future = !(v & 2);
 	f.timed = v & 4;
 	f.tabu = HOFF_NONE;
 	if (st != HOFF_OK || g->nops == 0)
 		goto out;
-	hoff_sched *s = emit(&f, f.pick, f.fence);
+	hoff_sched *s = bf_emit(&f, f.pick, f.fence);
 	if (!s) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((st = judge(&f, s, &cur)) != HOFF_OK)
+	if ((st = bf_judge(&f, s, &cur)) != HOFF_OK)
 		goto out;
 	if ((st = fit_phase(&f, &cur)) != HOFF_OK ||
 	    (st = stall_phase(&f, &cur)) != HOFF_OK)
@@ -1168,8 +569,8 @@ static hoff_status variant(const hoff_graph *g, int64_t budget_bytes,
 		r->fences += f.fence[k];
 out:
 	r->tried = f.tried;
-	look_free(&cur);
-	fit_free(&f);
+	bf_look_free(&cur);
+	bf_fit_free(&f);
 	return st;
 }
 
