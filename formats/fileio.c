@@ -18,8 +18,11 @@
 #include <unistd.h>
 
 /* The temporary files that exist now, for the signal handler to remove:
- * a slot is set once the name is complete, and cleared after the file is
- * renamed or removed and before the name is freed. */
+ * a slot is set before mkstemp makes the file (so no instant exists
+ * where the file is there and the handler does not know it; the handler
+ * may then unlink the template or a name mkstemp is still choosing,
+ * which is harmless), and cleared after the file is renamed or removed
+ * and before the name is freed. */
 #define LIVE_MAX 16
 static char *_Atomic live[LIVE_MAX];
 
@@ -137,15 +140,16 @@ static hoff_status open_target(hoff_outfile *o, const char *path, bool stream,
 		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 	memcpy(o->tmp, o->path, d);
 	memcpy(o->tmp + d, base, sizeof base);
+	live_add(o->tmp); /* before the file exists: see live */
 	int fd = mkstemp(o->tmp);
 	if (fd < 0) {
 		int err = errno;
+		live_drop(o->tmp);
 		free(o->tmp);
 		o->tmp = NULL;
 		return hoff_seterr(e, HOFF_EIO, "cannot write %s: %s", path,
 				   strerror(err));
 	}
-	live_add(o->tmp);
 	mode_t mode;
 	if (exists) {
 		mode = sb.st_mode & 07777;
