@@ -28,7 +28,7 @@ int bf_by_pick(const void *x, const void *y, void *ctx)
 }
 
 /* Interval indices, largest first, then by index (context: the fit). */
-int bf_by_bytes(const void *x, const void *y, void *ctx)
+static int by_bytes(const void *x, const void *y, void *ctx)
 {
 	const fit *f = ctx;
 	int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
@@ -66,7 +66,7 @@ int32_t bf_boundary_of(int32_t h)
 }
 
 /* Whether interval i (taken) brings its tensor back for op k. */
-bool bf_fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
+static bool fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
 {
 	for (int32_t u = f->b_off[k]; u < f->b_off[k + 1]; u++) {
 		int32_t i = f->by_b[u];
@@ -79,7 +79,7 @@ bool bf_fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k)
 /* The wait before op k: its smallest input or update that is resident,
  * dirty and may move, stored and fetched back at once. None when op k
  * has no such operand. */
-void bf_wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k)
+static void wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k)
 {
 	const hoff_graph *g = f->g;
 	int32_t best = HOFF_NONE;
@@ -91,7 +91,7 @@ void bf_wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k)
 			const hoff_tensor *x = &g->tensor[t];
 			if (!m->on[t] || m->copy[t] != HOFF_NONE ||
 			    !hoff_tensor_offload(x) ||
-			    bf_fetched_for(f, pick, t, k))
+			    fetched_for(f, pick, t, k))
 				continue;
 			if (x->producer == HOFF_NONE && x->home != HOFF_DEVICE)
 				continue;
@@ -146,7 +146,7 @@ hoff_sched *bf_emit(fit *f, const int32_t *pick, const uint8_t *fence)
 		for (; ip < np && pick[f->pf[ip]] <= q; ip++)
 			hoff_emit_prefetch(&m, f->iv[f->pf[ip]].t);
 		if (q + 1 < f->n && fence[q + 1])
-			bf_wait_at(f, &m, pick, q + 1);
+			wait_at(f, &m, pick, q + 1);
 		for (; ie < ne && f->evq[f->ev[ie]] <= 2 * q + 1; ie++)
 			hoff_emit_evict(&m, f->iv[f->ev[ie]].t);
 	}
@@ -336,7 +336,7 @@ int32_t bf_wait_op(const fit *f, int32_t k)
 
 /* The prefetch boundary of an interval taken for a repair: as late as
  * its consumer allows (phase 2 brings it earlier while the plan fits). */
-int32_t bf_late_pick(const fit *f, int32_t i)
+static int32_t late_pick(const fit *f, int32_t i)
 {
 	return f->iv[i].b >= f->n ? f->n - 1 : f->iv[i].b - 1;
 }
@@ -405,9 +405,9 @@ int bf_repairs(const fit *f, const look *cur, int32_t k, move *mv)
 	}
 	for (int w = 0; w < nt; w++) {
 		int32_t i = top[w];
-		mv[nm++] = (move){i, bf_late_pick(f, i), HOFF_NONE, 0};
+		mv[nm++] = (move){i, late_pick(f, i), HOFF_NONE, 0};
 		for (int v = 0; v < nf && f->iv[i].kind == HOFF_CAND_DIRTY; v++)
-			mv[nm++] = (move){i, bf_late_pick(f, i), wk[v], 1};
+			mv[nm++] = (move){i, late_pick(f, i), wk[v], 1};
 	}
 	/* prefetches issued before k for a later op: after k instead */
 	int nh = 0;
@@ -426,7 +426,7 @@ int bf_repairs(const fit *f, const look *cur, int32_t k, move *mv)
 /* f's arrays of an int32 an interval (into a32, returns how many) and
  * of a byte an op (into a8, NARRAYS less that many), as fit_init
  * allocates them and fit_free frees them. */
-int bf_arrays(fit *f, int32_t **a32[NARRAYS], uint8_t **a8[NARRAYS])
+static int arrays(fit *f, int32_t **a32[NARRAYS], uint8_t **a8[NARRAYS])
 {
 	int32_t **x32[] = {&f->pick,	&f->trial,   &f->pf,	 &f->by_b,
 			   &f->by_size, &f->npick,   &f->sat,	 &f->ev,
@@ -466,7 +466,7 @@ hoff_status bf_fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	size_t n = (size_t)g->nops;
 	int32_t **a32[NARRAYS];
 	uint8_t **a8[NARRAYS];
-	int n32 = bf_arrays(f, a32, a8), n8 = NARRAYS - n32;
+	int n32 = arrays(f, a32, a8), n8 = NARRAYS - n32;
 	bool ok = true;
 	for (int x = 0; x < n32; x++)
 		ok = (*a32[x] = hoff_alloc(m + 1, sizeof **a32[x])) && ok;
@@ -512,7 +512,7 @@ hoff_status bf_fit_init(fit *f, const hoff_graph *g, int64_t budget,
 	for (int32_t i = 0; i < f->niv; i++)
 		f->by_b[fill[f->iv[i].b]++] = i;
 	free(fill);
-	hoff_sort_ctx(f->by_size, m, sizeof *f->by_size, bf_by_bytes, f);
+	hoff_sort_ctx(f->by_size, m, sizeof *f->by_size, by_bytes, f);
 	return HOFF_OK;
 }
 
@@ -520,7 +520,7 @@ void bf_fit_free(fit *f)
 {
 	int32_t **a32[NARRAYS];
 	uint8_t **a8[NARRAYS];
-	int n32 = bf_arrays(f, a32, a8);
+	int n32 = arrays(f, a32, a8);
 	for (int x = 0; x < n32; x++)
 		free(*a32[x]);
 	for (int x = 0; x < NARRAYS - n32; x++)

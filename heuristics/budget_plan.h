@@ -100,9 +100,6 @@ typedef struct fit {
  * with the fit as context). */
 int bf_by_pick(const void *x, const void *y, void *ctx);
 
-/* Interval indices, largest first, then by index (context: the fit). */
-int bf_by_bytes(const void *x, const void *y, void *ctx);
-
 /* Interval indices by f->key, then index (context: the fit). */
 int bf_by_key(const void *x, const void *y, void *ctx);
 
@@ -113,14 +110,6 @@ int32_t bf_leave_at(const fit *f, const int32_t *pick, int32_t i);
 
 /* The boundary of half-boundary position h (leave_at's). */
 int32_t bf_boundary_of(int32_t h);
-
-/* Whether interval i (taken) brings its tensor back for op k. */
-bool bf_fetched_for(const fit *f, const int32_t *pick, int32_t t, int32_t k);
-
-/* The wait before op k: its smallest input or update that is resident,
- * dirty and may move, stored and fetched back at once. None when op k
- * has no such operand. */
-void bf_wait_at(const fit *f, hoff_emit *m, const int32_t *pick, int32_t k);
 
 /* The schedule of decisions pick and waits fence; NULL on OOM. At each
  * boundary: the evictions, the prefetches by issue (earliest consumer
@@ -163,20 +152,11 @@ int bf_take_faster(look *l, look *cur);
  * counts twice while its store is queued); HOFF_NONE when none. */
 int32_t bf_wait_op(const fit *f, int32_t k);
 
-/* The prefetch boundary of an interval taken for a repair: as late as
- * its consumer allows (phase 2 brings it earlier while the plan fits). */
-int32_t bf_late_pick(const fit *f, int32_t i);
-
 /* The repair moves at cur's first instant over the budget, at op k:
  * into mv, returns how many. Over at k's start, a wait before k lets the
  * queued stores free their bytes first; over at the boundary before it
  * (prefetches issued there), a wait before op k - 1. */
 int bf_repairs(const fit *f, const look *cur, int32_t k, move *mv);
-
-/* f's arrays of an int32 an interval (into a32, returns how many) and
- * of a byte an op (into a8, NARRAYS less that many), as fit_init
- * allocates them and fit_free frees them. */
-int bf_arrays(fit *f, int32_t **a32[NARRAYS], uint8_t **a8[NARRAYS]);
 
 /* Allocates f's arrays and the candidates; HOFF_ENOMEM. */
 hoff_status bf_fit_init(fit *f, const hoff_graph *g, int64_t budget,
