@@ -201,6 +201,7 @@ hoff_status greedy_report(grun *r, hoff_sched **out, hoff_err *e)
 	hoff_sched_set_policy(*out, "greedy");
 	rep->peak_bytes = best->sum.peak_bytes;
 	rep->makespan_ps = best->sum.makespan_ps;
+	rep->peak_ps = best->peak_ps;
 	if (best->sum.peak_bytes < rep->least_peak_bytes ||
 	    (best->sum.peak_bytes == rep->least_peak_bytes &&
 	     best->sum.makespan_ps < rep->least_makespan_ps)) {

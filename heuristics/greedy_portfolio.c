@@ -177,7 +177,7 @@ static void fan_baseline(grun *r, fanout *f, int i, int64_t limit_ps)
  * and changes nothing while some schedule meets the bound and fits, so
  * they stop planning there (hoff_baseline_plan_within) and wait until
  * they might matter (greedy_resolve_baselines). */
-static void fan_out(grun *r, fanout *f, bool may_wait, bool big)
+static void fan_out(grun *r, fanout *f, bool may_wait, bool big, bool nobase)
 {
 	const hoff_graph *g = r->g;
 	/* With a budget, the plans aim at the lower bound, the fastest any
@@ -215,6 +215,8 @@ static void fan_out(grun *r, fanout *f, bool may_wait, bool big)
 							     &f->e[i]);
 			continue;
 		}
+		if (nobase)
+			continue;
 		fan_baseline(r, f, i,
 			     may_wait && big && base[i].kind != HOFF_POLICY_NONE
 				     ? r->go.bound
@@ -250,8 +252,15 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 			op_floor <= g->device.memory_bytes;
 	/* Too big for the refinement: every schedule has a step per op. */
 	bool big = g->nops > BIG_OPS;
+	/* Given a peak to beat, a big run plans no baseline: its caller
+	 * (greedy --recompute, on an expanded graph) has judged greedy's
+	 * plan of the graph it expanded, which has the baselines, and
+	 * checkpoint's (none and reactive with recomputation), and holds a
+	 * plan within the bound under that peak (a million ops: the
+	 * baselines cost as much as the set-up and the first target). */
+	bool nobase = big && o->peak_to_beat > 0 && r->go.bound != HOFF_NONE;
 	fanout f = {0};
-	fan_out(r, &f, may_wait, big);
+	fan_out(r, &f, may_wait, big, nobase);
 	for (int k = 0; k <= GREEDY_NBASE; k++) {
 		int i = k == 0 ? GREEDY_NBASE : k - 1; /* set-up's error first
 							*/

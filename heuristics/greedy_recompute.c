@@ -6,21 +6,31 @@
  * it against moving it, against the timeline that the re-runs lengthen
  * (a re-run spends compute-stream time, which costs nothing where the
  * stream waits on the link anyway). The plan without recomputation and,
- * for greedy, policy checkpoint and checkpoint+reactive compete too. Each
- * candidate is mapped back to g and simulated on g; the best under the
- * run's objective wins (the bound: least peak, then makespan; a budget:
- * least makespan, then peak; a baseline without a budget: the least
- * peak no slower than its plan without recomputation), so --recompute
- * never does worse than the same run without it.
+ * for greedy, policy checkpoint and checkpoint+reactive compete too, and
+ * the stream plans (recompute_stream.h) of each expanded graph, made
+ * first: greedy's peak search on the expanded graph then tries only
+ * targets under the least peak found within the bound
+ * (hoff_policy_opts.peak_to_beat). Each candidate is mapped back to g;
+ * the best under the run's objective wins (the bound: least peak, then
+ * makespan; a budget: least makespan, then peak; a baseline without a
+ * budget: the least peak no slower than its plan without recomputation),
+ * simulated on g (a plan of an expanded graph has the same figures on g,
+ * byte for byte, so one that cannot win is not simulated again), so
+ * --recompute never does worse than the same run without it.
+ * Greedy's plan without recomputation runs beside the rest of the first
+ * step (the checkpoint baselines, the first expanded graph and its stream
+ * plans, on a second thread; each reads only g and the options); the
+ * candidates are then judged in a fixed order, so the answer does not
+ * depend on the threads.
  * Cost: per variant, one plan of the policy on a graph of g's size plus
  * the re-runs, and 2 stream plans (3 simulations each) per 0.125% of
- * the bound's slack (at most 164). On graphs past
- * HOFF_RC_BIG_OPS ops: a simulation of the plan without recomputation at
- * its peak, and nothing more unless an activation a plan would drop is
- * resident there; then one variant (segments of 1) and one stream plan
- * (on a million-op graph the expanded graph's greedy run is then most of
- * the cost, about greedy's own). */
+ * the bound's slack (at most 164). On graphs past HOFF_RC_BIG_OPS ops:
+ * one variant (segments of 1) and one stream plan, and greedy on the
+ * expanded graph only if an activation a plan would drop is resident at
+ * the peak of the plan without recomputation (a simulation); its
+ * baselines are left out there (greedy_portfolio.c). */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +55,11 @@ typedef struct rc_cand {
 	hoff_policy_report rep;
 	int64_t peak, makespan, peak_ps;
 	bool fits;
+	/* peak and makespan simulated on the expanded graph the schedule
+	 * was planned on (the same on g, byte for byte: recompute.h), so
+	 * that it is simulated on g only when it would win; else measured
+	 * on g (valid, peak_ps) */
+	bool known, measured, valid;
 	char what[32];
 } rc_cand;
 
@@ -54,6 +69,11 @@ typedef struct rc_run {
 	hoff_policy_opts o; /* recompute off */
 	const hoff_analysis *an;
 	int64_t bound; /* ps, without a budget */
+	/* where the plan without recomputation misses the bound, its peak:
+	 * a plan that misses it too is kept only at or under that peak
+	 * (then the fastest), so --recompute is never worse on either;
+	 * else INT64_MAX */
+	int64_t miss_cap;
 	rc_cand best;
 	int32_t iters;
 	int64_t least_peak, least_ms;
@@ -85,9 +105,18 @@ hoff_status hoff_plan_without_recompute(const hoff_graph *g,
 	return st;
 }
 
+/* Whether c meets the run's constraint (the budget, or the bound). */
+static bool meets(const rc_run *r, const rc_cand *c)
+{
+	return r->o.budget_bytes != HOFF_NONE ? c->peak <= r->o.budget_bytes
+					      : c->makespan <= r->bound;
+}
+
 /* Whether a beats b under the objective. */
 static bool better(const rc_run *r, const rc_cand *a, const rc_cand *b)
 {
+	if (!a->fits && r->o.budget_bytes == HOFF_NONE && a->peak > r->miss_cap)
+		return false;
 	if (!b->s)
 		return true;
 	if (a->fits != b->fits)
@@ -103,38 +132,68 @@ static bool better(const rc_run *r, const rc_cand *a, const rc_cand *b)
 	return a->makespan < b->makespan;
 }
 
-/* Simulates c->s on g, sets its figures, keeps it if better (else frees
- * it). */
-static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
+/* The least peak (then makespan) so far: *peak, *ms, named src; a first
+ * one seen wins a tie. */
+static void least(int64_t *peak, int64_t *ms, char src[32], const rc_cand *c)
+{
+	if (c->peak < *peak || (c->peak == *peak && c->makespan < *ms)) {
+		*peak = c->peak;
+		*ms = c->makespan;
+		snprintf(src, 32, "%.31s", c->what);
+	}
+}
+
+/* Simulates c->s on g into c's figures; reads r only (a thread may
+ * measure beside another). */
+static hoff_status measure(const rc_run *r, rc_cand *c, hoff_err *e)
 {
 	hoff_sim_opts so = hoff_sim_defaults();
 	so.budget_bytes = INT64_MAX;
 	hoff_sim_result sr;
 	hoff_status st = hoff_sim_run(r->g, c->s, &so, &sr, e);
-	if (st != HOFF_OK) {
-		hoff_sched_free(c->s);
+	if (st != HOFF_OK)
 		return st;
-	}
 	c->peak = sr.summary.peak_bytes;
 	c->makespan = sr.summary.makespan_ps;
 	c->peak_ps = sr.peak_ps;
-	bool valid = sr.valid;
+	c->valid = sr.valid;
+	c->measured = true;
 	hoff_sim_result_free(&sr);
+	return HOFF_OK;
+}
+
+static void say(const rc_run *r, const rc_cand *c, const char *more)
+{
 	hoff_say(&r->progress, "recompute: %s: peak %lld B, makespan %.9g s%s",
-		 c->what, (long long)c->peak, hoff_s(c->makespan),
-		 valid ? "" : " (invalid: not kept)");
-	if (!valid) { /* never kept (recompute.h says it cannot happen) */
+		 c->what, (long long)c->peak, hoff_s(c->makespan), more);
+}
+
+/* Keeps c if it beats the best, else frees it: c measured on g, or its
+ * figures known from its expanded graph (then it is simulated on g only
+ * when they would win, and kept on g's figures). */
+static hoff_status judge(rc_run *r, rc_cand *c, hoff_err *e)
+{
+	hoff_status st = HOFF_OK;
+	if (c->known && !c->measured) {
+		c->fits = meets(r, c);
+		if (!better(r, c, &r->best)) {
+			least(&r->least_peak, &r->least_ms, r->least_src, c);
+			say(r, c, "");
+			hoff_sched_free(c->s);
+			return HOFF_OK;
+		}
+	}
+	if (!c->measured && (st = measure(r, c, e)) != HOFF_OK) {
+		hoff_sched_free(c->s);
+		return st;
+	}
+	say(r, c, c->valid ? "" : " (invalid: not kept)");
+	if (!c->valid) { /* never kept (recompute.h says it cannot happen) */
 		hoff_sched_free(c->s);
 		return HOFF_OK;
 	}
-	c->fits = r->o.budget_bytes != HOFF_NONE ? c->peak <= r->o.budget_bytes
-						 : c->makespan <= r->bound;
-	if (c->peak < r->least_peak ||
-	    (c->peak == r->least_peak && c->makespan < r->least_ms)) {
-		r->least_peak = c->peak;
-		r->least_ms = c->makespan;
-		snprintf(r->least_src, sizeof r->least_src, "%.31s", c->what);
-	}
+	c->fits = meets(r, c);
+	least(&r->least_peak, &r->least_ms, r->least_src, c);
 	if (better(r, c, &r->best)) {
 		hoff_sched_free(r->best.s);
 		r->best = *c;
@@ -195,16 +254,31 @@ static hoff_status spans_of(const hoff_rc_graph *x, const hoff_rc_layers *L,
 	return HOFF_OK;
 }
 
+/* The stream plans of one expanded graph, judged among themselves by
+ * their figures on it: the best (its schedule on the expanded graph,
+ * mapped to g only when the run judges it) and the least peak. better()
+ * and least() choose the first of equals, so judging the pool's best
+ * after the candidates before it gives what judging each in turn would. */
+typedef struct rc_pool {
+	rc_cand best;	/* .s NULL: none */
+	hoff_sched *s2; /* best's schedule of the expanded graph */
+	int64_t least_peak, least_ms;
+	char least_src[32];
+	int32_t n; /* plans made */
+} rc_pool;
+
 /* The stream plans of x (recompute_stream.h), with and without the
  * crossing activations moved, at targets M from the lower bound up to
- * the bound: each mapped back and judged. */
-static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
-			      const hoff_rc_layers *L, int32_t seg, hoff_err *e)
+ * the bound, into pool p; reads r only. */
+static hoff_status stream_pool(const rc_run *r, const hoff_rc_graph *x,
+			       const hoff_rc_layers *L, int32_t seg, rc_pool *p,
+			       hoff_err *e)
 {
 	hoff_status st = HOFF_OK;
 	int64_t lb = r->an->lower_bound_ps;
 	int64_t hi = r->o.budget_bytes != HOFF_NONE ? lb : r->bound;
 	bool big = r->g->nops > HOFF_RC_BIG_OPS; /* one plan: out, M hi */
+	*p = (rc_pool){.least_peak = INT64_MAX};
 	for (int on = 1; on >= big && st == HOFF_OK; on--) {
 		hoff_rc_spans sp = {0};
 		if (spans_of(x, L, on, &sp) != HOFF_OK) {
@@ -224,114 +298,217 @@ static hoff_status try_stream(rc_run *r, const hoff_rc_graph *x,
 					    e);
 			if (st != HOFF_OK || !s2)
 				break;
-			rc_cand c = {.rep = r->best.rep};
-			c.s = hoff_rc_map(x, s2);
-			hoff_sched_free(s2);
-			if (!c.s) {
-				st = hoff_seterr(e, HOFF_ENOMEM,
-						 "out of memory");
-				break;
-			}
+			rc_cand c = {.s = s2,
+				     .known = true,
+				     .peak = sum.peak_bytes,
+				     .makespan = sum.makespan_ps};
 			snprintf(c.what, sizeof c.what, "stream%s+recompute:%d",
 				 on ? "+out" : "", (int)seg);
-			st = judge(r, &c, e);
+			c.fits = meets(r, &c);
+			least(&p->least_peak, &p->least_ms, p->least_src, &c);
+			p->n++;
+			if (better(r, &c, &p->best)) {
+				hoff_sched_free(p->s2);
+				p->best = c;
+				p->s2 = s2;
+			} else {
+				hoff_sched_free(s2);
+			}
 		}
 		hoff_rc_spans_free(&sp);
 	}
+	p->best.s = NULL; /* set by pool_judge */
 	return st;
 }
 
-/* Whether plan P cannot beat the best: it fits the bound, and the ops'
- * compute with P's re-runs already passes it (no schedule is faster than
- * its compute steps). */
-static bool over_bound(const rc_run *r, const hoff_rc_plan *P, int32_t seg)
+/* Judges pool p of x (its least peak, then its best mapped to g). */
+static hoff_status pool_judge(rc_run *r, const hoff_rc_graph *x, rc_pool *p,
+			      hoff_err *e)
 {
-	if (r->o.budget_bytes != HOFF_NONE || !r->best.fits)
+	if (!p->s2)
+		return HOFF_OK;
+	hoff_say(&r->progress,
+		 "recompute: %d stream plans, the least peak %lld B", (int)p->n,
+		 (long long)p->least_peak);
+	rc_cand lp = {.peak = p->least_peak, .makespan = p->least_ms};
+	snprintf(lp.what, sizeof lp.what, "%.31s", p->least_src);
+	least(&r->least_peak, &r->least_ms, r->least_src, &lp);
+	rc_cand c = p->best;
+	c.rep = r->best.rep;
+	c.s = hoff_rc_map(x, p->s2);
+	hoff_sched_free(p->s2);
+	p->s2 = NULL;
+	if (!c.s)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	return judge(r, &c, e);
+}
+
+/* The re-runs of plan P: compute with them passes the bound (no schedule
+ * is faster than its compute steps); reads r only. */
+static bool rerun_over(const rc_run *r, const hoff_rc_plan *P)
+{
+	if (r->o.budget_bytes != HOFF_NONE)
 		return false;
 	int64_t rec = 0;
 	for (int64_t i = 0; i < P->nev; i++)
 		rec += r->g->op[P->ev[i].op].time_ps;
-	if (r->an->compute_ps + rec <= r->bound)
+	return r->an->compute_ps + rec > r->bound;
+}
+
+/* A segment plan's expanded graph and its stream plans, made apart from
+ * the run (the first beside greedy's plan without recomputation). */
+typedef struct rc_seg {
+	int32_t seg;
+	hoff_rc_plan P;
+	hoff_rc_graph x;
+	hoff_analysis an2;
+	rc_pool pool;
+	bool built; /* false: no re-run, or their compute passes the bound */
+	bool over;  /* the latter */
+} rc_seg;
+
+static void seg_free(rc_seg *sg)
+{
+	hoff_sched_free(sg->pool.s2);
+	hoff_rc_graph_free(&sg->x);
+	hoff_rc_plan_free(&sg->P);
+	memset(sg, 0, sizeof *sg);
+}
+
+/* Builds the expanded graph of L's plan with segments of sg->seg layers
+ * and, for greedy, its stream plans, unless the plan re-runs nothing or
+ * (unless all) its re-runs pass the bound; reads r only. */
+static hoff_status seg_build(const rc_run *r, hoff_rc_layers *L, rc_seg *sg,
+			     bool all, hoff_err *e)
+{
+	hoff_status st = hoff_rc_layers_plan(L, sg->seg, &sg->P);
+	if (st != HOFF_OK || sg->P.nev == 0)
+		return st;
+	if ((sg->over = !all && rerun_over(r, &sg->P)))
+		return HOFF_OK;
+	if ((st = hoff_rc_build(r->g, &sg->P, &sg->x, e)) != HOFF_OK ||
+	    (st = hoff_analyze(sg->x.g2, &sg->an2, e)) != HOFF_OK)
+		return st;
+	/* the bound is g's: the re-runs are the plan's own cost */
+	sg->an2.lower_bound_ps = r->an->lower_bound_ps;
+	sg->built = true;
+	if (r->o.kind == HOFF_POLICY_GREEDY)
+		st = stream_pool(r, &sg->x, L, sg->seg, &sg->pool, e);
+	return st;
+}
+
+/* Whether sg's plan cannot beat the best: the best fits the bound, and
+ * the plan's re-runs pass it. */
+static bool seg_skip(rc_run *r, const rc_seg *sg)
+{
+	if (!sg->over || !r->best.fits)
 		return false;
+	int64_t rec = 0;
+	for (int64_t i = 0; i < sg->P.nev; i++)
+		rec += r->g->op[sg->P.ev[i].op].time_ps;
 	hoff_say(&r->progress,
 		 "recompute: segments of %d: compute and re-runs (%.9g s) "
 		 "pass the bound (%.9g s): not planned",
-		 (int)seg, hoff_s(r->an->compute_ps + rec), hoff_s(r->bound));
+		 (int)sg->seg, hoff_s(r->an->compute_ps + rec),
+		 hoff_s(r->bound));
 	return true;
 }
 
-/* The policy planned on g with the plan of segments seg: expanded,
- * planned, mapped back, judged. */
-static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, int32_t seg,
+/* The segment plan sg judged: its stream plans, then the policy planned
+ * on its expanded graph (for greedy, with the least peak within the
+ * bound so far to beat), mapped back. A plan whose re-runs pass the
+ * bound is built now when the best misses the bound too. */
+static hoff_status try_segments(rc_run *r, hoff_rc_layers *L, rc_seg *sg,
 				hoff_err *e)
 {
-	hoff_rc_plan P = {0};
-	hoff_rc_graph x = {0};
-	hoff_analysis an2;
+	hoff_status st = HOFF_OK;
+	if (seg_skip(r, sg))
+		return HOFF_OK;
+	if (sg->over) { /* the best misses the bound: planned all the same */
+		int32_t seg = sg->seg;
+		seg_free(sg);
+		sg->seg = seg;
+		if ((st = seg_build(r, L, sg, true, e)) != HOFF_OK)
+			return st;
+	}
+	if (!sg->built || (st = pool_judge(r, &sg->x, &sg->pool, e)) != HOFF_OK)
+		return st;
+	hoff_policy_opts o2 = r->o;
+	o2.analysis = &sg->an2;
+	if (r->o.budget_bytes == HOFF_NONE && r->best.s && r->best.fits)
+		o2.peak_to_beat = r->best.peak;
 	hoff_sched *s2 = NULL;
 	rc_cand c = {0};
-	hoff_status st = hoff_rc_layers_plan(L, seg, &P);
-	if (st != HOFF_OK || P.nev == 0 || over_bound(r, &P, seg))
-		goto out;
-	if ((st = hoff_rc_build(r->g, &P, &x, e)) != HOFF_OK ||
-	    (st = hoff_analyze(x.g2, &an2, e)) != HOFF_OK)
-		goto out;
-	/* the bound is g's: the re-runs are the plan's own cost */
-	an2.lower_bound_ps = r->an->lower_bound_ps;
-	hoff_policy_opts o2 = r->o;
-	o2.analysis = &an2;
-	if ((st = hoff_plan_without_recompute(x.g2, &o2, &s2, &c.rep, e)) !=
+	if ((st = hoff_plan_without_recompute(sg->x.g2, &o2, &s2, &c.rep, e)) !=
 	    HOFF_OK)
 		goto out;
 	r->iters += c.rep.iterations;
-	if (!(c.s = hoff_rc_map(&x, s2))) {
+	if (!(c.s = hoff_rc_map(&sg->x, s2))) {
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
 		goto out;
 	}
+	/* greedy's figures are simulated; a baseline's are not */
+	c.known = r->o.kind == HOFF_POLICY_GREEDY;
+	c.peak = c.rep.peak_bytes;
+	c.makespan = c.rep.makespan_ps;
 	snprintf(c.what, sizeof c.what, "%.16s+recompute:%d", c.rep.source,
-		 (int)seg);
-	if ((st = judge(r, &c, e)) == HOFF_OK &&
-	    r->o.kind == HOFF_POLICY_GREEDY)
-		st = try_stream(r, &x, L, seg, e);
+		 (int)sg->seg);
+	st = judge(r, &c, e);
 out:
 	hoff_sched_free(s2);
-	hoff_rc_graph_free(&x);
-	hoff_rc_plan_free(&P);
 	return st;
 }
 
-/* The plan without recomputation and, for greedy, the checkpoint
- * baselines. */
-static hoff_status try_plain(rc_run *r, hoff_policy_report *rep0, hoff_err *e)
+/* Policy checkpoint (i 0) or checkpoint+reactive (i 1) planned and
+ * measured into *k; reads r only. */
+static hoff_status plan_checkpoint(const rc_run *r, int i, rc_cand *k,
+				   hoff_err *e)
 {
-	rc_cand c = {0};
+	hoff_policy_opts oc = r->o;
+	oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE : HOFF_POLICY_CHECKPOINT;
 	hoff_status st =
-		hoff_plan_without_recompute(r->g, &r->o, &c.s, &c.rep, e);
-	if (st != HOFF_OK)
-		return st;
-	*rep0 = c.rep;
-	r->iters += c.rep.iterations;
-	snprintf(c.what, sizeof c.what, "%.31s", c.rep.source);
-	if ((st = judge(r, &c, e)) != HOFF_OK)
-		return st;
-	if (r->o.kind == HOFF_POLICY_NONE && r->best.s) {
-		rep0->none_peak_bytes = r->best.peak;
-		rep0->none_makespan_ps = r->best.makespan;
-	}
-	if (r->o.kind != HOFF_POLICY_GREEDY)
-		return st;
-	for (int i = 0; i < 2 && st == HOFF_OK; i++) {
-		hoff_policy_opts oc = r->o;
-		oc.kind = i ? HOFF_POLICY_CHECKPOINT_REACTIVE
-			    : HOFF_POLICY_CHECKPOINT;
-		rc_cand k = {0};
-		if ((st = hoff_plan_without_recompute(r->g, &oc, &k.s, &k.rep,
-						      e)) == HOFF_OK) {
-			snprintf(k.what, sizeof k.what, "%.31s", k.rep.source);
-			st = judge(r, &k, e);
-		}
+		hoff_plan_without_recompute(r->g, &oc, &k->s, &k->rep, e);
+	if (st == HOFF_OK) {
+		hoff_policy_name(&oc, k->what, sizeof k->what);
+		st = measure(r, k, e);
 	}
 	return st;
+}
+
+/* The first step: the plan without recomputation (*c0) and, for greedy,
+ * beside it on a second thread, the first segment plan (sg, unless NULL)
+ * and the checkpoint baselines (k), whichever thread is free first taking
+ * the next; nothing judged. Greedy's own threads stay with it (nested).
+ * The first error, in that order, wins. */
+static hoff_status first_step(const rc_run *r, hoff_rc_layers *L, rc_cand *c0,
+			      rc_cand k[2], rc_seg *sg, hoff_err *e)
+{
+	hoff_status st[4] = {HOFF_OK, HOFF_OK, HOFF_OK, HOFF_OK};
+	hoff_err e4[4];
+	int n = r->o.kind == HOFF_POLICY_GREEDY ? 4 : 1;
+	int levels = omp_get_max_active_levels();
+	if (n > 1 && levels < 2)
+		omp_set_max_active_levels(2);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(2) if (n > 1)
+	for (int i = 0; i < n; i++) {
+		if (i == 0)
+			st[0] = hoff_plan_without_recompute(r->g, &r->o, &c0->s,
+							    &c0->rep, &e4[0]);
+		else if (i == 1)
+			st[1] = sg ? seg_build(r, L, sg, false, &e4[1])
+				   : HOFF_OK;
+		else
+			st[i] = plan_checkpoint(r, i - 2, &k[i - 2], &e4[i]);
+	}
+	if (n > 1 && levels < 2)
+		omp_set_max_active_levels(levels);
+	for (int i = 0; i < n; i++)
+		if (st[i] != HOFF_OK) {
+			if (e)
+				*e = e4[i];
+			return st[i];
+		}
+	return HOFF_OK;
 }
 
 /* The bytes of L's dropped activations resident at the best plan's
@@ -396,7 +573,10 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	*out = NULL;
 	memset(rep, 0, sizeof *rep);
 	hoff_analysis own;
-	rc_run r = {.g = g, .o = *o, .least_peak = INT64_MAX};
+	rc_run r = {.g = g,
+		    .o = *o,
+		    .least_peak = INT64_MAX,
+		    .miss_cap = INT64_MAX};
 	r.o.recompute = false;
 	r.progress = o->progress;
 	r.o.progress.fn = NULL;
@@ -409,36 +589,72 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	r.bound = bd < (double)HOFF_PS_LIMIT ? (int64_t)bd : HOFF_PS_LIMIT;
 	hoff_policy_report rep0;
 	hoff_rc_layers L;
-	if ((st = try_plain(&r, &rep0, e)) != HOFF_OK)
+	if (hoff_rc_layers_init(&L, g) != HOFF_OK)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	bool big = g->nops > HOFF_RC_BIG_OPS;
+	int nseg = !L.npair ? 0 : big ? 1 : NSEG, tried = 0;
+	rc_cand c0 = {0}, k[2] = {{0}};
+	rc_seg sg = {.seg = nseg ? seg_sizes[0] : 0};
+	if ((st = first_step(&r, &L, &c0, k, nseg ? &sg : NULL, e)) !=
+	    HOFF_OK) {
+		hoff_sched_free(c0.s);
+		hoff_sched_free(k[0].s);
+		hoff_sched_free(k[1].s);
 		goto out;
-	if (o->kind != HOFF_POLICY_GREEDY && o->budget_bytes == HOFF_NONE &&
-	    r.best.s) {
+	}
+	rep0 = c0.rep;
+	r.iters += c0.rep.iterations;
+	if (o->kind == HOFF_POLICY_GREEDY) { /* greedy simulated it on g */
+		c0.peak = c0.rep.peak_bytes;
+		c0.makespan = c0.rep.makespan_ps;
+		c0.peak_ps = c0.rep.peak_ps;
+		c0.measured = c0.valid = true;
+	}
+	snprintf(c0.what, sizeof c0.what, "%.31s", c0.rep.source);
+	st = judge(&r, &c0, e);
+	if (st == HOFF_OK && r.best.s && !r.best.fits)
+		r.miss_cap = r.best.peak;
+	if (st == HOFF_OK && o->kind == HOFF_POLICY_NONE && r.best.s) {
+		rep0.none_peak_bytes = r.best.peak;
+		rep0.none_makespan_ps = r.best.makespan;
+	}
+	if (st == HOFF_OK && o->kind != HOFF_POLICY_GREEDY &&
+	    o->budget_bytes == HOFF_NONE && r.best.s) {
 		/* a baseline aims at no bound: the least peak no slower
 		 * than the baseline without recomputation */
 		r.bound = r.best.makespan;
 		r.best.fits = true;
 	}
-	if (hoff_rc_layers_init(&L, g) != HOFF_OK) {
-		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-		goto out;
-	}
-	bool big = g->nops > HOFF_RC_BIG_OPS;
-	int nseg = big ? 1 : NSEG, tried = 0;
-	int32_t npair = L.npair;
-	int64_t at_peak = big && npair ? droppable_at_peak(&r, &L, e) : 1;
+	/* at the peak of the plan without recomputation */
+	int64_t at_peak = st == HOFF_OK && big && nseg && r.best.s
+				  ? droppable_at_peak(&r, &L, e)
+				  : 1;
 	if (at_peak < 0)
 		st = hoff_seterr(e, HOFF_ENOMEM, "out of memory");
-	for (int i = 0; i < nseg && st == HOFF_OK && npair && at_peak > 0;
-	     i++, tried++)
-		st = try_segments(&r, &L, seg_sizes[i], e);
-	hoff_rc_layers_free(&L);
+	for (int i = 0; i < 2; i++) {
+		if (st == HOFF_OK && k[i].s)
+			st = judge(&r, &k[i], e);
+		else
+			hoff_sched_free(k[i].s);
+	}
+	if (at_peak <= 0)
+		nseg = 0;
+	for (int i = 0; st == HOFF_OK && i < nseg; i++, tried++) {
+		if (i > 0) {
+			seg_free(&sg);
+			sg.seg = seg_sizes[i];
+			st = seg_build(&r, &L, &sg, false, e);
+		}
+		if (st == HOFF_OK)
+			st = try_segments(&r, &L, &sg, e);
+	}
 	if (st == HOFF_OK && !r.best.s)
 		st = hoff_seterr(e, HOFF_EINTERNAL,
 				 "recompute: no plan was valid");
 	if (st != HOFF_OK)
 		goto out;
 	report(&r, &rep0, rep, tried);
-	if (!npair)
+	if (!L.npair)
 		snprintf(rep->note, sizeof rep->note, "%s",
 			 "recompute: no layer has a forward and a backward "
 			 "run: planned without recomputation");
@@ -449,6 +665,8 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	*out = r.best.s;
 	r.best.s = NULL;
 out:
+	seg_free(&sg);
+	hoff_rc_layers_free(&L);
 	hoff_sched_free(r.best.s);
 	return st;
 }

@@ -114,6 +114,14 @@ static hoff_status peak_search(grun *r, hoff_err *e)
 		k.hi = r->t0.peak; /* on down from what it reached */
 	else
 		k.lo = k.hi + 1;
+	/* a peak at or over the one to beat loses whatever it is: on down
+	 * from there, in steps of its own size */
+	int64_t beat = r->o->peak_to_beat;
+	if (r->t0.fits && beat > 0 && beat < k.hi) {
+		k.hi = beat;
+		k.lo = k.lo < k.hi ? k.lo : k.hi;
+		k.step = k.hi >> GALLOP_SHIFT > 1 ? k.hi >> GALLOP_SHIFT : 1;
+	}
 	plan pl2;
 	k.two = greedy_plan_clone(&pl2, &r->pl) == HOFF_OK;
 	k.down = true;

@@ -23,6 +23,7 @@ hoff_status hoff_judge(const hoff_graph *g, hoff_sched *s,
 	}
 	j->s = s;
 	j->sum = r.summary;
+	j->peak_ps = r.peak_ps;
 	j->legal = r.valid;
 	snprintf(j->source, sizeof j->source, "%s", source);
 	if (o->peak) {

@@ -16,6 +16,7 @@ typedef struct hoff_judged {
 	bool legal;	  /* every rule but the budget's holds */
 	bool fits;	  /* the caller's constraint holds (the caller's to
 			     set: a cap, a makespan bound) */
+	int64_t peak_ps;  /* the first instant at the peak */
 	int64_t npeak;	  /* instants at the peak (with .peak) */
 	int32_t peak_op;  /* the first op starting at or after the peak
 			     (with .peak) */

@@ -40,12 +40,17 @@ typedef struct hoff_policy_opts {
 	/* greedy: the baselines' plans kept between runs on one graph
 	 * (greedy.h), or NULL (the default); unused with recompute */
 	struct hoff_greedy_memo *memo;
+	/* greedy without a budget: only a peak under this matters (the best
+	 * another planner has found within the bound): the peak search
+	 * tries no target at or over it; 0 (the default): any */
+	int64_t peak_to_beat;
 } hoff_policy_opts;
 
 typedef struct hoff_policy_report {
 	bool feasible;	     /* budget or overhead bound met */
 	int64_t peak_bytes;  /* simulated */
 	int64_t makespan_ps; /* simulated */
+	int64_t peak_ps;     /* greedy: the first instant at the peak */
 	int64_t lower_bound_ps;
 	int64_t noffload_peak_bytes; /* the no-offload analysis peak */
 	int64_t none_peak_bytes;     /* policy none's simulated peak, when the

@@ -829,6 +829,65 @@ static void test_one_op_no_candidates(void **state)
 		2 * MB, "op f0", 1 * MS, "op f0|store y host", 2 * MS);
 }
 
+/* The targets of greedy's peak search, from its progress lines. */
+typedef struct targets {
+	int n;
+	int64_t t[64];
+} targets;
+
+static void note_target(void *ctx, const char *line)
+{
+	targets *k = ctx;
+	long long t;
+	if (k->n < 64 && sscanf(line, "greedy: target %lld B", &t) == 1)
+		k->t[k->n++] = t;
+}
+
+/* hoff_policy_opts.peak_to_beat: a peak at or over it loses whatever it
+ * is, so the peak search tries no target there. Over the first target's
+ * peak it changes nothing (the same schedule from the same plans); at
+ * greedy's own answer, every target after the first (the no-offload
+ * peak, planned beside the baselines) is under it, where the search
+ * without it tried some over it, and what it returns is valid. */
+static void test_peak_to_beat(void **state)
+{
+	(void)state;
+	hoff_synth_opts so = hoff_synth_defaults();
+	so.nops = 400;
+	so.layers = 3;
+	so.shape = HOFF_SYNTH_TRAIN;
+	hoff_graph *g = tu_synth(&so);
+	hoff_policy_opts o = hoff_policy_defaults();
+	targets k0 = {0}, k1 = {0};
+	o.progress = (hoff_progress){.fn = note_target, .ctx = &k0};
+	hoff_policy_report r0, r1;
+	hoff_sched *s0 = tu_run(g, &o, &r0);
+	o.peak_to_beat = INT64_MAX;
+	o.progress.fn = NULL;
+	hoff_sched *s1 = tu_run(g, &o, &r1);
+	assert_true(hoff_sched_same_steps(s0, s1));
+	assert_int_equal(r1.iterations, r0.iterations);
+	hoff_sched_free(s1);
+	o.peak_to_beat = r0.peak_bytes;
+	o.progress = (hoff_progress){.fn = note_target, .ctx = &k1};
+	s1 = tu_run(g, &o, &r1);
+	int over = 0;
+	for (int i = 1; i < k0.n; i++)
+		over += k0.t[i] >= r0.peak_bytes;
+	assert_true(over > 0);
+	assert_true(k1.n > 1);
+	assert_int_equal(k1.t[0], k0.t[0]);
+	for (int i = 1; i < k1.n; i++)
+		assert_true(k1.t[i] < r0.peak_bytes);
+	hoff_sim_result r = tu_sim(g, s1, HOFF_NONE);
+	assert_true(r.valid);
+	assert_int_equal(r.summary.peak_bytes, r1.peak_bytes);
+	hoff_sim_result_free(&r);
+	hoff_sched_free(s1);
+	hoff_sched_free(s0);
+	hoff_graph_free(g);
+}
+
 /* (v2) One training step that repeats, 4 ms an op at 1 MB/ms: f0 reads
  * x and the device-homed weight w (4 MB), f1 makes g (4 MB), f2 updates
  * w and its Adam state m (2 MB, homed on the host) and makes s, f3 reads
@@ -1379,6 +1438,7 @@ int main(void)
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_no_ops),
 		cmocka_unit_test(test_one_op_no_candidates),
+		cmocka_unit_test(test_peak_to_beat),
 		cmocka_unit_test(test_repeat_state_home),
 		cmocka_unit_test(test_duplex_arithmetic),
 		cmocka_unit_test(test_duplex_placement),
