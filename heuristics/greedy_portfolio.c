@@ -1,6 +1,7 @@
 /* greedy_portfolio.c: how every greedy run starts. The baselines (none,
  * reactive, lookahead:1, lookahead:2) are candidates too, so greedy never
- * returns worse than they; they are planned and simulated beside
+ * returns worse than they (but for a big run given a peak to beat,
+ * hoff_policy_opts.peak_to_beat); they are planned and simulated beside
  * greedy's own set-up (greedy_plan_init) and, in overhead mode, its
  * first target (the no-offload peak), then kept in a fixed order, so the
  * result does not depend on the number of threads. A memo
@@ -256,8 +257,8 @@ hoff_status greedy_portfolio(grun *r, const hoff_graph *g,
 	 * (greedy --recompute, on an expanded graph) has judged greedy's
 	 * plan of the graph it expanded, which has the baselines, and
 	 * checkpoint's (none and reactive with recomputation), and holds a
-	 * plan within the bound under that peak (a million ops: the
-	 * baselines cost as much as the set-up and the first target). */
+	 * plan within the bound at that peak (a million ops: the baselines
+	 * cost as much as the set-up and the first target). */
 	bool nobase = big && o->peak_to_beat > 0 && r->go.bound != HOFF_NONE;
 	fanout f = {0};
 	fan_out(r, &f, may_wait, big, nobase);

@@ -19,21 +19,25 @@
  * --recompute never does worse than the same run without it.
  * Greedy's plan without recomputation runs beside the rest of the first
  * step (the checkpoint baselines, the first expanded graph and its stream
- * plans, on a second thread; each reads only g and the options); the
- * candidates are then judged in a fixed order, so the answer does not
- * depend on the threads.
+ * plans, on a second thread; each reads g and the options and writes its
+ * own results); the candidates are then judged in a fixed order, so the
+ * answer does not depend on the threads. On a big graph that first
+ * expanded graph is built before it is known whether greedy will plan it
+ * (an activation to drop at the peak): CPU spent beside greedy.
  * Cost: per variant, one plan of the policy on a graph of g's size plus
  * the re-runs, and 2 stream plans (3 simulations each) per 0.125% of
  * the bound's slack (at most 164). On graphs past HOFF_RC_BIG_OPS ops:
  * one variant (segments of 1) and one stream plan, and greedy on the
  * expanded graph only if an activation a plan would drop is resident at
- * the peak of the plan without recomputation (a simulation); its
- * baselines are left out there (greedy_portfolio.c). */
+ * the peak of the plan without recomputation (a simulation); past
+ * greedy's BIG_OPS ops its baselines are left out (greedy_portfolio.c). */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "analysis.h"
 #include "baselines.h"
@@ -258,7 +262,11 @@ static hoff_status spans_of(const hoff_rc_graph *x, const hoff_rc_layers *L,
  * their figures on it: the best (its schedule on the expanded graph,
  * mapped to g only when the run judges it) and the least peak. better()
  * and least() choose the first of equals, so judging the pool's best
- * after the candidates before it gives what judging each in turn would. */
+ * after the candidates before it gives what judging each in turn would;
+ * but for the first segment plan's pool, made beside the plan without
+ * recomputation, miss_cap is not known yet: where that plan misses the
+ * bound, a fastest stream plan over its peak is not kept, and a slower
+ * one under it not tried (a chance lost, never a worse answer). */
 typedef struct rc_pool {
 	rc_cand best;	/* .s NULL: none */
 	hoff_sched *s2; /* best's schedule of the expanded graph */
@@ -296,8 +304,10 @@ static hoff_status stream_pool(const rc_run *r, const hoff_rc_graph *x,
 			hoff_summary sum;
 			st = hoff_rc_stream(x->g2, &sp, M, r->bound, &s2, &sum,
 					    e);
-			if (st != HOFF_OK || !s2)
+			if (st != HOFF_OK || !s2) {
+				hoff_sched_free(s2);
 				break;
+			}
 			rc_cand c = {.s = s2,
 				     .known = true,
 				     .peak = sum.peak_bytes,
@@ -343,16 +353,14 @@ static hoff_status pool_judge(rc_run *r, const hoff_rc_graph *x, rc_pool *p,
 	return judge(r, &c, e);
 }
 
-/* The re-runs of plan P: compute with them passes the bound (no schedule
- * is faster than its compute steps); reads r only. */
-static bool rerun_over(const rc_run *r, const hoff_rc_plan *P)
+/* The compute of g's ops and plan P's re-runs: no schedule with P is
+ * faster. */
+static int64_t with_reruns(const rc_run *r, const hoff_rc_plan *P)
 {
-	if (r->o.budget_bytes != HOFF_NONE)
-		return false;
-	int64_t rec = 0;
+	int64_t ps = r->an->compute_ps;
 	for (int64_t i = 0; i < P->nev; i++)
-		rec += r->g->op[P->ev[i].op].time_ps;
-	return r->an->compute_ps + rec > r->bound;
+		ps += r->g->op[P->ev[i].op].time_ps;
+	return ps;
 }
 
 /* A segment plan's expanded graph and its stream plans, made apart from
@@ -363,7 +371,8 @@ typedef struct rc_seg {
 	hoff_rc_graph x;
 	hoff_analysis an2;
 	rc_pool pool;
-	bool built; /* false: no re-run, or their compute passes the bound */
+	bool built; /* false: not built (yet), no re-run, or their compute
+		       passes the bound */
 	bool over;  /* the latter */
 } rc_seg;
 
@@ -381,10 +390,14 @@ static void seg_free(rc_seg *sg)
 static hoff_status seg_build(const rc_run *r, hoff_rc_layers *L, rc_seg *sg,
 			     bool all, hoff_err *e)
 {
-	hoff_status st = hoff_rc_layers_plan(L, sg->seg, &sg->P);
-	if (st != HOFF_OK || sg->P.nev == 0)
-		return st;
-	if ((sg->over = !all && rerun_over(r, &sg->P)))
+	if (hoff_rc_layers_plan(L, sg->seg, &sg->P) != HOFF_OK)
+		return hoff_seterr(e, HOFF_ENOMEM, "out of memory");
+	if (sg->P.nev == 0)
+		return HOFF_OK;
+	hoff_status st;
+	sg->over = !all && r->o.budget_bytes == HOFF_NONE &&
+		   with_reruns(r, &sg->P) > r->bound;
+	if (sg->over)
 		return HOFF_OK;
 	if ((st = hoff_rc_build(r->g, &sg->P, &sg->x, e)) != HOFF_OK ||
 	    (st = hoff_analyze(sg->x.g2, &sg->an2, e)) != HOFF_OK)
@@ -403,13 +416,10 @@ static bool seg_skip(rc_run *r, const rc_seg *sg)
 {
 	if (!sg->over || !r->best.fits)
 		return false;
-	int64_t rec = 0;
-	for (int64_t i = 0; i < sg->P.nev; i++)
-		rec += r->g->op[sg->P.ev[i].op].time_ps;
 	hoff_say(&r->progress,
 		 "recompute: segments of %d: compute and re-runs (%.9g s) "
 		 "pass the bound (%.9g s): not planned",
-		 (int)sg->seg, hoff_s(r->an->compute_ps + rec),
+		 (int)sg->seg, hoff_s(with_reruns(r, &sg->P)),
 		 hoff_s(r->bound));
 	return true;
 }
@@ -476,20 +486,24 @@ static hoff_status plan_checkpoint(const rc_run *r, int i, rc_cand *k,
 }
 
 /* The first step: the plan without recomputation (*c0) and, for greedy,
- * beside it on a second thread, the first segment plan (sg, unless NULL)
- * and the checkpoint baselines (k), whichever thread is free first taking
- * the next; nothing judged. Greedy's own threads stay with it (nested).
- * The first error, in that order, wins. */
+ * beside it on a second thread, the first segment plan (sg, unless NULL:
+ * it writes L's scratch, which no other part reads) and the checkpoint
+ * baselines (k), whichever thread is free first taking the next; nothing
+ * judged. Greedy's own threads stay with it (nested). The first error,
+ * in that order, wins. */
 static hoff_status first_step(const rc_run *r, hoff_rc_layers *L, rc_cand *c0,
 			      rc_cand k[2], rc_seg *sg, hoff_err *e)
 {
 	hoff_status st[4] = {HOFF_OK, HOFF_OK, HOFF_OK, HOFF_OK};
-	hoff_err e4[4];
-	int n = r->o.kind == HOFF_POLICY_GREEDY ? 4 : 1;
+	hoff_err e4[4] = {{{0}}};
+	int n = r->o.kind == HOFF_POLICY_GREEDY ? 4 : 1, nt = 1;
+#ifdef _OPENMP
 	int levels = omp_get_max_active_levels();
-	if (n > 1 && levels < 2)
+	nt = n > 1 && omp_get_max_threads() > 1 ? 2 : 1;
+	if (nt > 1 && levels < 2)
 		omp_set_max_active_levels(2);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(2) if (n > 1)
+#endif
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 	for (int i = 0; i < n; i++) {
 		if (i == 0)
 			st[0] = hoff_plan_without_recompute(r->g, &r->o, &c0->s,
@@ -500,8 +514,11 @@ static hoff_status first_step(const rc_run *r, hoff_rc_layers *L, rc_cand *c0,
 		else
 			st[i] = plan_checkpoint(r, i - 2, &k[i - 2], &e4[i]);
 	}
-	if (n > 1 && levels < 2)
+#ifdef _OPENMP
+	if (nt > 1 && levels < 2)
 		omp_set_max_active_levels(levels);
+#endif
+	(void)nt; /* without OpenMP */
 	for (int i = 0; i < n; i++)
 		if (st[i] != HOFF_OK) {
 			if (e)
@@ -511,10 +528,10 @@ static hoff_status first_step(const rc_run *r, hoff_rc_layers *L, rc_cand *c0,
 	return HOFF_OK;
 }
 
-/* The bytes of L's dropped activations resident at the best plan's
- * peak (a graph past HOFF_RC_BIG_OPS ops is planned with recomputation
- * only when some are: re-running ops frees nothing else there); -1 on
- * OOM. */
+/* The bytes of L's dropped activations resident at the peak of the best
+ * plan, the plan without recomputation when called (a graph past
+ * HOFF_RC_BIG_OPS ops is planned with recomputation only when some are:
+ * re-running ops frees nothing else there); -1 on OOM. */
 static int64_t droppable_at_peak(const rc_run *r, const hoff_rc_layers *L,
 				 hoff_err *e)
 {
@@ -539,6 +556,7 @@ static void report(rc_run *r, const hoff_policy_report *rep0,
 	*rep = r->best.rep;
 	rep->peak_bytes = r->best.peak;
 	rep->makespan_ps = r->best.makespan;
+	rep->peak_ps = r->best.peak_ps;
 	rep->feasible = r->best.fits;
 	rep->lower_bound_ps = r->an->lower_bound_ps;
 	rep->noffload_peak_bytes = r->an->closed_peak_bytes;
@@ -595,7 +613,10 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	int nseg = !L.npair ? 0 : big ? 1 : NSEG, tried = 0;
 	rc_cand c0 = {0}, k[2] = {{0}};
 	rc_seg sg = {.seg = nseg ? seg_sizes[0] : 0};
-	if ((st = first_step(&r, &L, &c0, k, nseg ? &sg : NULL, e)) !=
+	/* greedy builds the first segment plan in the first step; a
+	 * baseline after it, against its own makespan as the bound */
+	bool early = o->kind == HOFF_POLICY_GREEDY && nseg;
+	if ((st = first_step(&r, &L, &c0, k, early ? &sg : NULL, e)) !=
 	    HOFF_OK) {
 		hoff_sched_free(c0.s);
 		hoff_sched_free(k[0].s);
@@ -640,7 +661,7 @@ hoff_status hoff_recompute_run(const hoff_graph *g, const hoff_policy_opts *o,
 	if (at_peak <= 0)
 		nseg = 0;
 	for (int i = 0; st == HOFF_OK && i < nseg; i++, tried++) {
-		if (i > 0) {
+		if (i > 0 || !early) {
 			seg_free(&sg);
 			sg.seg = seg_sizes[i];
 			st = seg_build(&r, &L, &sg, false, e);

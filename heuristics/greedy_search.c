@@ -3,20 +3,22 @@
  * bound. After the portfolio, the peak search: two targets at a time,
  * one per thread, each on its own copy of the plan. Low targets select
  * many candidates and cost the most to plan, and the answer is usually
- * near the top: from the peak the first target reached, gallop down in
- * steps growing fourfold until a target misses, then shrink the bracket
- * to a third per step until it is under peak / 2^STOP_SHIFT. Fits are
- * not monotone in the target, so a fine last bracket finds lower peaks
- * than a coarse one. Then the baselines that waited (if nothing met the
- * bound within the device), the refinement, and the fit under the
- * device when the bound could not be met there (greedy_finish.c).
+ * near the top: from the peak the first target reached (or from the
+ * caller's peak to beat, hoff_policy_opts.peak_to_beat, when lower),
+ * gallop down in steps growing fourfold until a target misses, then
+ * shrink the bracket to a third per step until it is under
+ * peak / 2^STOP_SHIFT. Fits are not monotone in the target, so a fine
+ * last bracket finds lower peaks than a coarse one. Then the baselines that
+ * waited (if nothing met the bound within the device), the refinement, and the
+ * fit under the device when the bound could not be met there (greedy_finish.c).
  * requires a finished graph; deterministic for any number of threads. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "greedy_internal.h"
 
-/* The peak search's bracket: targets at or over hi fit, under lo miss. */
+/* The peak search's bracket: targets at or over hi fit (or do not
+ * matter: over the peak to beat), under lo miss. */
 typedef struct bracket {
 	int64_t hi, lo;
 	int64_t step; /* the gallop's next step down */
@@ -114,11 +116,11 @@ static hoff_status peak_search(grun *r, hoff_err *e)
 		k.hi = r->t0.peak; /* on down from what it reached */
 	else
 		k.lo = k.hi + 1;
-	/* a peak at or over the one to beat loses whatever it is: on down
-	 * from there, in steps of its own size */
+	/* a peak over the one to beat loses whatever it is: on down from
+	 * there (targets up to it), in steps of its own size */
 	int64_t beat = r->o->peak_to_beat;
-	if (r->t0.fits && beat > 0 && beat < k.hi) {
-		k.hi = beat;
+	if (r->t0.fits && beat > 0 && beat < k.hi - 1) {
+		k.hi = beat + 1;
 		k.lo = k.lo < k.hi ? k.lo : k.hi;
 		k.step = k.hi >> GALLOP_SHIFT > 1 ? k.hi >> GALLOP_SHIFT : 1;
 	}

@@ -40,9 +40,10 @@ typedef struct hoff_policy_opts {
 	/* greedy: the baselines' plans kept between runs on one graph
 	 * (greedy.h), or NULL (the default); unused with recompute */
 	struct hoff_greedy_memo *memo;
-	/* greedy without a budget: only a peak under this matters (the best
-	 * another planner has found within the bound): the peak search
-	 * tries no target at or over it; 0 (the default): any */
+	/* greedy without a budget: only a peak at or under this matters (the
+	 * least another planner has found within the bound): the peak search
+	 * tries no target over it, and past greedy's big-graph size no
+	 * baseline is planned (greedy_portfolio.c); 0 (the default): any */
 	int64_t peak_to_beat;
 } hoff_policy_opts;
 

@@ -247,6 +247,39 @@ static void test_rule10(void **state)
 	hoff_graph_free(g);
 }
 
+/* The candidates a run judged, from its progress lines. */
+typedef struct said {
+	char text[4096];
+} said;
+
+static void note_line(void *ctx, const char *line)
+{
+	said *k = ctx;
+	size_t n = strlen(k->text);
+	snprintf(k->text + n, sizeof k->text - n, "%s\n", line);
+}
+
+/* A baseline's --recompute plans every segment plan, segments of 1 first
+ * (after its own plan, whose makespan is then its bound: none's 9 ms on
+ * the graph of test_beats_offload leaves room for f0's re-run): policy
+ * none judges none+recompute:1, then :2 (the same plan: one layer). */
+static void test_baseline_segments(void **state)
+{
+	(void)state;
+	hoff_graph *g = tu_graph(beats);
+	said k = {{0}};
+	hoff_policy_opts o = hoff_policy_defaults();
+	assert_true(hoff_policy_parse("none", &o));
+	o.recompute = true;
+	o.progress = (hoff_progress){.fn = note_line, .ctx = &k};
+	hoff_policy_report rep;
+	hoff_sched *s = tu_run(g, &o, &rep);
+	assert_non_null(strstr(k.text, "recompute: none+recompute:1: "));
+	assert_non_null(strstr(k.text, "recompute: none+recompute:2: "));
+	hoff_sched_free(s);
+	hoff_graph_free(g);
+}
+
 /* Where nothing meets the bound, greedy returns its fastest plan;
  * --recompute returns the fastest that peaks no higher than that one, so
  * it is worse on neither. On llama3-8b's first 4 layers training at 2048
@@ -286,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_rule10),
 		cmocka_unit_test(test_missed_bound),
+		cmocka_unit_test(test_baseline_segments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
